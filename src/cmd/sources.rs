@@ -1,0 +1,58 @@
+//! Options that say where symbols come from, shared by the filter, `lookup`
+//! and `xray`.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use crate::symbols::{Symbolizer, SymbolizerConfig};
+
+#[derive(Args, Debug, Clone, Default)]
+pub struct SourceArgs {
+    /// Debug-file tree searched by build ID (DIR/.build-id/ab/cdef...debug);
+    /// repeatable, searched in order. Default: /usr/lib/debug.
+    #[arg(
+        long = "build-id-dir",
+        visible_alias = "debug-file-directory",
+        value_name = "DIR"
+    )]
+    pub build_id_dirs: Vec<PathBuf>,
+    /// ELF file, or folder scanned recursively for ELF files, indexed by
+    /// build ID (for example a build output tree); repeatable.
+    #[arg(long = "symbol-path", value_name = "PATH")]
+    pub symbol_paths: Vec<PathBuf>,
+    /// Breakpad symbol store (<debug_file>/<DEBUG_ID>/<debug_file>.sym); repeatable.
+    #[arg(long = "breakpad-store", value_name = "DIR")]
+    pub breakpad_stores: Vec<PathBuf>,
+    /// GSYM file, or folder of GSYM files matched to modules by UUID; repeatable.
+    #[arg(long = "gsym", value_name = "PATH")]
+    pub gsym_paths: Vec<PathBuf>,
+    /// debuginfod server URL, tried after DEBUGINFOD_URLS' servers; repeatable.
+    #[arg(long = "debuginfod", value_name = "URL")]
+    pub debuginfod_urls: Vec<String>,
+    /// Never ask debuginfod servers.
+    #[arg(long = "no-debuginfod")]
+    pub no_debuginfod: bool,
+    /// Use no network at all (debuginfod cache only).
+    #[arg(long)]
+    pub offline: bool,
+}
+
+impl SourceArgs {
+    /// Build the symbolizer front: local sources first, then the network.
+    pub fn symbolizer(&self) -> anyhow::Result<Symbolizer> {
+        let mut config = SymbolizerConfig::default();
+        config.providers.extend(crate::elf::providers(
+            &self.build_id_dirs,
+            &self.symbol_paths,
+        )?);
+        config
+            .providers
+            .extend(crate::breakpad::providers(&self.breakpad_stores)?);
+        config
+            .providers
+            .extend(crate::gsym::providers(&self.gsym_paths)?);
+        config.providers.extend(crate::debuginfod::providers(self)?);
+        Ok(Symbolizer::new(config))
+    }
+}

@@ -1,0 +1,1 @@
+//! The context state machine (skeleton; filled in by its issue).

@@ -1,0 +1,1 @@
+//! Demangling, full (human) and LLVM-compatible (skeleton).

@@ -1,0 +1,1 @@
+//! The streaming filter loop (skeleton; filled in by its issue).

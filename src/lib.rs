@@ -1,0 +1,20 @@
+//! symfilter: a symbolizing filter for LLVM Symbolizer Markup logs.
+//!
+//! Data flows one way: [`markup`] (lexer, bytes -> elements) -> [`context`]
+//! (module/mmap state machine) -> [`symbols`] (one front over every symbol
+//! source) -> [`render`] (human, llvm, json printers). The lexer knows
+//! nothing of ELF; sources know nothing of markup; renderers know nothing of
+//! file formats.
+
+pub mod breakpad;
+pub mod cmd;
+pub mod context;
+pub mod debuginfod;
+pub mod demangle;
+pub mod elf;
+pub mod filter;
+pub mod gsym;
+pub mod markup;
+pub mod render;
+pub mod symbols;
+pub mod xray;

@@ -1,0 +1,1 @@
+//! The markup lexer (skeleton; filled in by its issue).

@@ -1,0 +1,1 @@
+//! Renderers (skeleton; filled in by its issue).

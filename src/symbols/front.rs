@@ -1,0 +1,73 @@
+use std::collections::HashMap;
+
+use super::{Attempt, BuildId, ModuleKey, Provider, SymbolSource};
+
+/// Which sources to ask, in order. Local sources come first; network
+/// sources (debuginfod) last.
+#[derive(Default)]
+pub struct SymbolizerConfig {
+    pub providers: Vec<Box<dyn Provider>>,
+}
+
+enum Slot {
+    Found(Box<dyn SymbolSource>),
+    Missing(Vec<Attempt>),
+}
+
+/// The front every consumer (filter, `lookup`, `xray`) goes through: opens a
+/// module's symbol source once per run, on first use, and remembers misses
+/// so a missing build ID costs one search and one diagnostic.
+pub struct Symbolizer {
+    providers: Vec<Box<dyn Provider>>,
+    slots: HashMap<BuildId, Slot>,
+    trails: HashMap<BuildId, Vec<Attempt>>,
+}
+
+/// The outcome of asking for a module's source.
+pub struct Opened<'a> {
+    pub source: Result<&'a dyn SymbolSource, &'a [Attempt]>,
+    /// True the first time this build ID was asked for (callers report a
+    /// miss only then).
+    pub first_time: bool,
+}
+
+impl Symbolizer {
+    pub fn new(config: SymbolizerConfig) -> Symbolizer {
+        Symbolizer {
+            providers: config.providers,
+            slots: HashMap::new(),
+            trails: HashMap::new(),
+        }
+    }
+
+    pub fn open(&mut self, key: &ModuleKey) -> Opened<'_> {
+        let first_time = !self.slots.contains_key(&key.build_id);
+        if first_time {
+            let mut trail = Vec::new();
+            let mut found = None;
+            for p in &self.providers {
+                if let Some(src) = p.find(key, &mut trail) {
+                    found = Some(src);
+                    break;
+                }
+            }
+            self.trails.insert(key.build_id.clone(), trail.clone());
+            let slot = match found {
+                Some(src) => Slot::Found(src),
+                None => Slot::Missing(trail),
+            };
+            self.slots.insert(key.build_id.clone(), slot);
+        }
+        let source = match self.slots.get(&key.build_id) {
+            Some(Slot::Found(src)) => Ok(src.as_ref()),
+            Some(Slot::Missing(trail)) => Err(trail.as_slice()),
+            None => Err(&[][..]),
+        };
+        Opened { source, first_time }
+    }
+
+    /// Every place tried for `id` (for `--explain`), if it was asked for.
+    pub fn trail(&self, id: &BuildId) -> Option<&[Attempt]> {
+        self.trails.get(id).map(Vec::as_slice)
+    }
+}

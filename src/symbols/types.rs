@@ -1,0 +1,171 @@
+use std::fmt;
+
+/// An ELF build ID (the payload of the `NT_GNU_BUILD_ID` note).
+#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct BuildId(pub Vec<u8>);
+
+impl BuildId {
+    /// Parse lowercase/uppercase hex; odd lengths are read with a leading `0`
+    /// (as LLVM does). Returns `None` for empty or non-hex input.
+    pub fn from_hex(s: &str) -> Option<BuildId> {
+        let s = s.as_bytes();
+        if s.is_empty() {
+            return None;
+        }
+        let mut out = Vec::with_capacity(s.len().div_ceil(2));
+        let (head, rest) = if s.len() % 2 == 1 {
+            s.split_at(1)
+        } else {
+            s.split_at(0)
+        };
+        if let [c] = head {
+            out.push(hex_val(*c)?);
+        }
+        for pair in rest.chunks_exact(2) {
+            out.push(hex_val(pair[0])? << 4 | hex_val(pair[1])?);
+        }
+        Some(BuildId(out))
+    }
+
+    pub fn to_hex(&self) -> String {
+        let mut s = String::with_capacity(self.0.len() * 2);
+        for b in &self.0 {
+            use std::fmt::Write;
+            let _ = write!(s, "{b:02x}");
+        }
+        s
+    }
+}
+
+fn hex_val(c: u8) -> Option<u8> {
+    match c {
+        b'0'..=b'9' => Some(c - b'0'),
+        b'a'..=b'f' => Some(c - b'a' + 10),
+        b'A'..=b'F' => Some(c - b'A' + 10),
+        _ => None,
+    }
+}
+
+impl fmt::Display for BuildId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.to_hex())
+    }
+}
+
+impl fmt::Debug for BuildId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "BuildId({})", self.to_hex())
+    }
+}
+
+/// What a provider is asked to find: a module as the log names it.
+#[derive(Clone, Debug)]
+pub struct ModuleKey {
+    pub build_id: BuildId,
+    /// The human-readable name from `{{{module}}}` (may be empty). Only a
+    /// hint: Breakpad stores are laid out by debug file name.
+    pub name: String,
+}
+
+/// One frame of a code location. `function` is the raw (usually mangled)
+/// linkage name, or the plain DWARF name when no linkage name exists.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Frame {
+    pub function: Option<String>,
+    /// Full path as the debug info gives it (comp dir joined).
+    pub file: Option<String>,
+    /// 0 when unknown.
+    pub line: u32,
+    /// 0 when unknown.
+    pub column: u32,
+}
+
+/// A symbol-table entry (ELF `.symtab`/`.dynsym`, Breakpad `PUBLIC`/`FUNC`,
+/// GSYM function info).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SymbolHit {
+    /// Raw linkage name.
+    pub name: String,
+    pub address: u64,
+    pub size: u64,
+    /// For local symbols, the `STT_FILE` name that precedes them (LLVM shows
+    /// it when no line info exists).
+    pub file: Option<String>,
+}
+
+/// The answer to a code lookup.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CodeInfo {
+    /// Innermost first; the last frame is the physical (outermost) function.
+    /// Empty when there is no debug info for the address.
+    pub frames: Vec<Frame>,
+    /// The symbol-table symbol covering the address, if any.
+    pub symbol: Option<SymbolHit>,
+}
+
+impl CodeInfo {
+    pub fn is_empty(&self) -> bool {
+        self.frames.is_empty() && self.symbol.is_none()
+    }
+}
+
+/// The answer to a data lookup.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DataInfo {
+    /// The global covering the address.
+    pub symbol: Option<SymbolHit>,
+    /// Declaration location from DWARF, when known.
+    pub decl_file: Option<String>,
+    pub decl_line: u32,
+}
+
+/// Why a lookup or a search came up empty: what `--explain` and the
+/// diagnostics print. Every miss carries one.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum Miss {
+    #[error("no file found")]
+    NotFound,
+    #[error("{path}: build ID is {found}, expected {expected}")]
+    BuildIdMismatch {
+        path: String,
+        found: String,
+        expected: String,
+    },
+    #[error("{path}: {reason}")]
+    Unreadable { path: String, reason: String },
+    #[error("no symbol or line information for this address")]
+    NoInfo,
+    #[error("{0}")]
+    Other(String),
+}
+
+/// One place a provider looked, and what came of it (`--explain`).
+#[derive(Clone, Debug)]
+pub struct Attempt {
+    /// e.g. "build-id-dir", "symbol-path", "breakpad", "gsym", "debuginfod".
+    pub provider: &'static str,
+    /// The path or URL tried.
+    pub place: String,
+    /// `None` when this place served the module.
+    pub failure: Option<Miss>,
+}
+
+/// Answers lookups for one module. Implementations are opened lazily and
+/// live for the whole run.
+pub trait SymbolSource: Send {
+    /// Where the data came from (a path or URL), for messages.
+    fn origin(&self) -> String;
+    /// Code lookup at a module-relative address (already adjusted for
+    /// return addresses by the caller).
+    fn lookup_code(&self, addr: u64) -> Result<CodeInfo, Miss>;
+    /// Data lookup at a module-relative address.
+    fn lookup_data(&self, addr: u64) -> Result<DataInfo, Miss>;
+}
+
+/// Finds the symbol data for a module. Providers are asked in order; the
+/// first that returns a source wins.
+pub trait Provider: Send + Sync {
+    fn name(&self) -> &'static str;
+    /// Look for `key`, recording every place tried in `trail`.
+    fn find(&self, key: &ModuleKey, trail: &mut Vec<Attempt>) -> Option<Box<dyn SymbolSource>>;
+}

@@ -1,0 +1,1 @@
+//! LLVM XRay flight-data-recorder traces (skeleton; filled in by its issue).
