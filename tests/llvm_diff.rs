@@ -25,13 +25,15 @@ fn run_llvm_format(log: &Path) -> Vec<u8> {
 
 #[test]
 fn llvm_format_matches_llvm_symbolizer_22() {
-    let mut logs: Vec<PathBuf> = std::fs::read_dir(dir())
-        .expect("read testdata/llvm-diff")
+    let sanitizers = dir().join("../sanitizers");
+    let mut logs: Vec<PathBuf> = [dir(), sanitizers]
+        .iter()
+        .flat_map(|d| std::fs::read_dir(d).expect("read a suite folder"))
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|x| x == "log"))
         .collect();
     logs.sort();
-    assert!(logs.len() >= 9, "expected the whole suite, found {} logs", logs.len());
+    assert!(logs.len() >= 12, "expected the whole suite, found {} logs", logs.len());
     let mut failures = Vec::new();
     for log in &logs {
         let ours = run_llvm_format(log);
