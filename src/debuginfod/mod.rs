@@ -1,9 +1,444 @@
-//! debuginfod client symbol source (skeleton; filled in by its issue).
+//! debuginfod client symbol source.
+//!
+//! Asked after every local source. For a build ID it looks in the shared
+//! debuginfod cache (elfutils layout, see [`cache`]), then asks each server
+//! in `DEBUGINFOD_URLS` and `--debuginfod` order for
+//! `/buildid/<hex>/debuginfo` (and `/executable` when the debuginfo has no
+//! symbols). A download goes to a temporary file, must be an ELF with the
+//! requested build ID, and only then is renamed into the cache and handed
+//! to [`open_elf`]. Every cache probe and server request is recorded as an
+//! [`Attempt`] for `--explain`; server faults are also reported once on
+//! stderr, and symbolization goes on without them.
+
+mod cache;
+mod client;
+mod config;
+mod elfcheck;
+mod symtab;
+
+use std::collections::HashMap;
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+pub use cache::{Cache, Kind, Probe};
+pub use client::{Client, FetchError};
+pub use config::Config;
+pub use elfcheck::ElfFacts;
 
 use crate::cmd::sources::SourceArgs;
-use crate::symbols::Provider;
+use crate::symbols::{Attempt, BuildId, Miss, ModuleKey, Provider, SymbolSource};
 
-/// The debuginfod provider, asked after every local source.
-pub fn providers(_args: &SourceArgs) -> anyhow::Result<Vec<Box<dyn Provider>>> {
-    Ok(Vec::new())
+const PROVIDER: &str = "debuginfod";
+
+/// Longest build ID accepted (elfutils' `MAX_BUILD_ID_BYTES`).
+pub const MAX_BUILD_ID_BYTES: usize = 64;
+
+/// The debuginfod provider, asked after every local source. Empty when
+/// debuginfod is off (`--no-debuginfod`) or there is neither a server nor a
+/// cache directory.
+pub fn providers(args: &SourceArgs) -> anyhow::Result<Vec<Box<dyn Provider>>> {
+    let env = |name: &str| std::env::var(name).ok();
+    let Some(config) = Config::resolve(args, &env) else {
+        return Ok(Vec::new());
+    };
+    for w in &config.warnings {
+        eprintln!("symfilter: {w}");
+    }
+    Ok(vec![Box::new(DebuginfodProvider::new(config))])
+}
+
+/// Opens a verified debug file or executable as a [`SymbolSource`]. The
+/// hook the ELF/DWARF source plugs into; until then a symbol-table-only
+/// source answers.
+pub fn open_elf(path: &Path, _id: &BuildId) -> Result<Box<dyn SymbolSource>, Miss> {
+    Ok(Box::new(symtab::SymtabSource::open(path)?))
+}
+
+/// Where diagnostics go: stderr in the binary, a buffer in tests.
+pub type Warn = Arc<dyn Fn(&str) + Send + Sync>;
+/// See [`open_elf`].
+pub type Opener = fn(&Path, &BuildId) -> Result<Box<dyn SymbolSource>, Miss>;
+
+pub struct DebuginfodProvider {
+    servers: Vec<String>,
+    cache: Option<Cache>,
+    client: Option<Client>,
+    /// Servers found dead (unreachable, timed out) in this run, with why.
+    dead: Mutex<HashMap<usize, String>>,
+    warn: Warn,
+    opener: Opener,
+    progress: bool,
+}
+
+impl DebuginfodProvider {
+    pub fn new(config: Config) -> DebuginfodProvider {
+        let client = (!config.servers.is_empty()).then(|| Client::new(&config));
+        DebuginfodProvider {
+            cache: config.cache_root.clone().map(Cache::new),
+            servers: config.servers,
+            client,
+            dead: Mutex::new(HashMap::new()),
+            warn: Arc::new(|msg: &str| eprintln!("symfilter: {msg}")),
+            opener: open_elf,
+            progress: std::io::stderr().is_terminal(),
+        }
+    }
+
+    /// Send diagnostics somewhere else than stderr.
+    pub fn with_warn(mut self, warn: Warn) -> DebuginfodProvider {
+        self.warn = warn;
+        self
+    }
+
+    /// Open verified files with something else than [`open_elf`].
+    pub fn with_opener(mut self, opener: Opener) -> DebuginfodProvider {
+        self.opener = opener;
+        self
+    }
+
+    /// Find `kind` for `id`: cache first, then each live server. Returns
+    /// the verified file.
+    fn resolve(
+        &self,
+        id: &BuildId,
+        hex: &str,
+        kind: Kind,
+        trail: &mut Vec<Attempt>,
+    ) -> Option<Fetched> {
+        let attempt = |place: String, failure: Option<Miss>| Attempt {
+            provider: PROVIDER,
+            place,
+            failure,
+        };
+        if let Some(cache) = &self.cache {
+            let path = cache.entry(hex, kind);
+            let shown = path.display().to_string();
+            match cache.probe(hex, kind) {
+                Probe::Present(p) => match elfcheck::check(&p, id, &shown) {
+                    Ok(facts) => {
+                        trail.push(attempt(shown, None));
+                        return Some(Fetched {
+                            path: p,
+                            facts,
+                            _temp: None,
+                        });
+                    }
+                    Err(miss) => trail.push(attempt(shown, Some(miss))),
+                },
+                Probe::Negative { age, ttl } => {
+                    trail.push(attempt(
+                        shown,
+                        Some(Miss::Other(format!(
+                            "cached negative result ({} s old, kept {} s); servers not asked",
+                            age.as_secs(),
+                            ttl.as_secs()
+                        ))),
+                    ));
+                    return None;
+                }
+                Probe::Expired { age, ttl } => trail.push(attempt(
+                    shown,
+                    Some(Miss::Other(format!(
+                        "negative result expired ({} s old, kept {} s)",
+                        age.as_secs(),
+                        ttl.as_secs()
+                    ))),
+                )),
+                Probe::Absent => trail.push(attempt(shown, Some(Miss::NotFound))),
+            }
+        }
+        let client = self.client.as_ref()?;
+        let mut all_definitive = true;
+        for (i, server) in self.servers.iter().enumerate() {
+            let url = format!("{server}/buildid/{hex}/{}", kind.as_str());
+            let dead = self
+                .dead
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .get(&i)
+                .cloned();
+            if let Some(why) = dead {
+                all_definitive = false;
+                trail.push(attempt(
+                    url,
+                    Some(Miss::Other(format!(
+                        "not asked: server failed earlier in this run ({why})"
+                    ))),
+                ));
+                continue;
+            }
+            match self.download(client, &url, id, hex, kind) {
+                Ok(fetched) => {
+                    trail.push(attempt(url, None));
+                    return Some(fetched);
+                }
+                Err(Failure::Fetch(e)) => {
+                    if !e.is_definitive() {
+                        all_definitive = false;
+                    }
+                    if e.server_is_dead() {
+                        self.dead
+                            .lock()
+                            .unwrap_or_else(|p| p.into_inner())
+                            .insert(i, e.to_string());
+                    }
+                    if !matches!(e, FetchError::NotFound(_)) {
+                        (self.warn)(&format!("debuginfod: {url}: {e}"));
+                    }
+                    trail.push(attempt(url, Some(Miss::Other(e.to_string()))));
+                }
+                Err(Failure::Rejected(miss)) => {
+                    (self.warn)(&format!("debuginfod: discarded download: {miss}"));
+                    trail.push(attempt(url, Some(miss)));
+                }
+                Err(Failure::Local(why)) => {
+                    all_definitive = false;
+                    (self.warn)(&format!("debuginfod: {url}: {why}"));
+                    trail.push(attempt(url, Some(Miss::Other(why))));
+                }
+            }
+        }
+        if all_definitive
+            && !self.servers.is_empty()
+            && let Some(cache) = &self.cache
+        {
+            cache.store_negative(hex, kind);
+        }
+        None
+    }
+
+    /// Download `url` to a temporary file, verify it, move it into the
+    /// cache (or keep it as a temporary file when there is no cache).
+    fn download(
+        &self,
+        client: &Client,
+        url: &str,
+        id: &BuildId,
+        hex: &str,
+        kind: Kind,
+    ) -> Result<Fetched, Failure> {
+        let mut tmp = match &self.cache {
+            Some(cache) => cache.begin(hex, kind),
+            None => tempfile::Builder::new()
+                .prefix("symfilter-debuginfod.")
+                .tempfile(),
+        }
+        .map_err(|e| Failure::Local(format!("cannot create a temporary file: {e}")))?;
+        let mut meter = Meter::new(self.progress, hex, url);
+        let mut buffered = std::io::BufWriter::with_capacity(256 * 1024, tmp.as_file_mut());
+        let result = client.fetch(url, &mut buffered, &mut |got, total| meter.tick(got, total));
+        drop(buffered);
+        meter.finish();
+        result.map_err(Failure::Fetch)?;
+        let facts = elfcheck::check(tmp.path(), id, url).map_err(Failure::Rejected)?;
+        match &self.cache {
+            Some(cache) => {
+                let path = cache
+                    .commit(tmp, hex, kind)
+                    .map_err(|e| Failure::Local(format!("cannot store in the cache: {e}")))?;
+                Ok(Fetched {
+                    path,
+                    facts,
+                    _temp: None,
+                })
+            }
+            None => {
+                let temp = tmp.into_temp_path();
+                Ok(Fetched {
+                    path: temp.to_path_buf(),
+                    facts,
+                    _temp: Some(temp),
+                })
+            }
+        }
+    }
+
+    fn open(
+        &self,
+        fetched: Fetched,
+        id: &BuildId,
+        trail: &mut Vec<Attempt>,
+    ) -> Option<Box<dyn SymbolSource>> {
+        match (self.opener)(&fetched.path, id) {
+            Ok(src) => Some(match fetched._temp {
+                Some(temp) => Box::new(KeepTemp {
+                    inner: src,
+                    _temp: temp,
+                }),
+                None => src,
+            }),
+            Err(miss) => {
+                trail.push(Attempt {
+                    provider: PROVIDER,
+                    place: fetched.path.display().to_string(),
+                    failure: Some(miss),
+                });
+                None
+            }
+        }
+    }
+}
+
+enum Failure {
+    Fetch(FetchError),
+    /// Downloaded, but not the file asked for.
+    Rejected(Miss),
+    Local(String),
+}
+
+/// A verified file; `_temp` owns it when it lives outside the cache.
+struct Fetched {
+    path: PathBuf,
+    facts: ElfFacts,
+    _temp: Option<tempfile::TempPath>,
+}
+
+/// A source over a temporary download, deleted when the source is dropped.
+struct KeepTemp {
+    inner: Box<dyn SymbolSource>,
+    _temp: tempfile::TempPath,
+}
+
+impl SymbolSource for KeepTemp {
+    fn origin(&self) -> String {
+        self.inner.origin()
+    }
+    fn lookup_code(&self, addr: u64) -> Result<crate::symbols::CodeInfo, Miss> {
+        self.inner.lookup_code(addr)
+    }
+    fn lookup_data(&self, addr: u64) -> Result<crate::symbols::DataInfo, Miss> {
+        self.inner.lookup_data(addr)
+    }
+}
+
+/// The hex form of a build ID that may go into a URL and a path, or why
+/// not.
+pub fn checked_hex(id: &BuildId) -> Result<String, Miss> {
+    if id.0.is_empty() {
+        return Err(Miss::Other("empty build ID".to_owned()));
+    }
+    if id.0.len() > MAX_BUILD_ID_BYTES {
+        return Err(Miss::Other(format!(
+            "build ID of {} bytes is longer than {MAX_BUILD_ID_BYTES}",
+            id.0.len()
+        )));
+    }
+    let hex = id.to_hex();
+    if !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(Miss::Other("build ID is not hex".to_owned()));
+    }
+    Ok(hex)
+}
+
+impl Provider for DebuginfodProvider {
+    fn name(&self) -> &'static str {
+        PROVIDER
+    }
+
+    fn find(&self, key: &ModuleKey, trail: &mut Vec<Attempt>) -> Option<Box<dyn SymbolSource>> {
+        let id = &key.build_id;
+        let hex = match checked_hex(id) {
+            Ok(h) => h,
+            Err(miss) => {
+                trail.push(Attempt {
+                    provider: PROVIDER,
+                    place: "debuginfod".to_owned(),
+                    failure: Some(miss),
+                });
+                return None;
+            }
+        };
+        let debuginfo = self.resolve(id, &hex, Kind::Debuginfo, trail);
+        let fallback = match debuginfo {
+            Some(f) if f.facts.has_symbols => {
+                if let Some(src) = self.open(f, id, trail) {
+                    return Some(src);
+                }
+                None
+            }
+            Some(f) => {
+                trail.push(Attempt {
+                    provider: PROVIDER,
+                    place: f.path.display().to_string(),
+                    failure: Some(Miss::Other(
+                        "debuginfo has no symbol table or DWARF; trying the executable".to_owned(),
+                    )),
+                });
+                Some(f)
+            }
+            None => None,
+        };
+        if let Some(exe) = self.resolve(id, &hex, Kind::Executable, trail)
+            && let Some(src) = self.open(exe, id, trail)
+        {
+            return Some(src);
+        }
+        fallback.and_then(|f| self.open(f, id, trail))
+    }
+}
+
+/// A one-line progress display on stderr for downloads that take more than
+/// a moment; only when stderr is a terminal.
+struct Meter<'a> {
+    enabled: bool,
+    hex: &'a str,
+    url: &'a str,
+    start: Instant,
+    last: Option<Instant>,
+}
+
+impl<'a> Meter<'a> {
+    const DELAY: Duration = Duration::from_millis(750);
+    const EVERY: Duration = Duration::from_millis(200);
+
+    fn new(enabled: bool, hex: &'a str, url: &'a str) -> Meter<'a> {
+        Meter {
+            enabled,
+            hex,
+            url,
+            start: Instant::now(),
+            last: None,
+        }
+    }
+
+    fn tick(&mut self, got: u64, total: Option<u64>) {
+        if !self.enabled || self.start.elapsed() < Self::DELAY {
+            return;
+        }
+        let now = Instant::now();
+        if self
+            .last
+            .is_some_and(|l| now.duration_since(l) < Self::EVERY)
+        {
+            return;
+        }
+        self.last = Some(now);
+        let host = self
+            .url
+            .split("://")
+            .nth(1)
+            .and_then(|r| r.split('/').next())
+            .unwrap_or(self.url);
+        let amount = match total {
+            Some(t) => format!("{} / {} KiB", got / 1024, t / 1024),
+            None => format!("{} KiB", got / 1024),
+        };
+        let mut err = std::io::stderr().lock();
+        let _ = write!(
+            err,
+            "\r\x1b[Ksymfilter: debuginfod: downloading {} from {host}: {amount}",
+            self.hex
+        );
+        let _ = err.flush();
+    }
+
+    fn finish(&mut self) {
+        if self.last.is_some() {
+            let mut err = std::io::stderr().lock();
+            let _ = write!(err, "\r\x1b[K");
+            let _ = err.flush();
+        }
+    }
 }
