@@ -240,14 +240,17 @@ struct Run {
 }
 
 fn provider(servers: Vec<String>, cache: Option<&Path>, timeout_s: u64, max_size: u64) -> Run {
-    let config = Config {
+    provider_with(Config {
         servers,
         cache_root: cache.map(Path::to_path_buf),
         timeout: Duration::from_secs(timeout_s),
         max_time: None,
         max_size: Some(max_size),
         warnings: Vec::new(),
-    };
+    })
+}
+
+fn provider_with(config: Config) -> Run {
     let warnings = Arc::new(Mutex::new(Vec::new()));
     let w = warnings.clone();
     let provider = DebuginfodProvider::new(config).with_warn(Arc::new(move |m: &str| {
@@ -642,5 +645,104 @@ fn corrupt_cache_entry_is_replaced_by_a_verified_download() {
     assert_eq!(
         std::fs::read(dir.join("debuginfo")).expect("read"),
         fixture_bytes("hello.debug")
+    );
+}
+
+#[test]
+fn whole_download_time_is_bounded_by_maxtime() {
+    let server = FaultServer::start();
+    let cache = tempfile::tempdir().expect("tempdir");
+    let id = fixture_id();
+    let run = provider_with(Config {
+        servers: vec![server.url("slow")],
+        cache_root: Some(cache.path().to_path_buf()),
+        timeout: Duration::from_secs(30),
+        max_time: Some(Duration::from_secs(1)),
+        max_size: None,
+        warnings: Vec::new(),
+    });
+    let mut trail = Vec::new();
+    assert!(run.provider.find(&key(&id), &mut trail).is_none());
+    let f = failures(&trail);
+    assert!(f[1].1.starts_with("timed out"), "{f:?}");
+}
+
+#[test]
+fn https_to_a_plain_http_server_fails_cleanly() {
+    let server = FaultServer::start();
+    let cache = tempfile::tempdir().expect("tempdir");
+    let id = fixture_id();
+    let https = server.url("ok").replacen("http://", "https://", 1);
+    let run = provider(
+        vec![https, server.url("ok")],
+        Some(cache.path()),
+        2,
+        1 << 20,
+    );
+    let mut trail = Vec::new();
+    let src = run
+        .provider
+        .find(&key(&id), &mut trail)
+        .expect("http server serves");
+    assert_symbolizes(src.as_ref());
+    let f = failures(&trail);
+    assert!(f[1].0.starts_with("https://127.0.0.1:"), "{f:?}");
+    assert_ne!(f[1].1, "served");
+    assert_eq!(f[2].1, "served");
+    assert_eq!(run.warnings.lock().expect("w").len(), 1);
+}
+
+#[test]
+fn concurrent_downloads_of_one_build_id_share_the_cache_safely() {
+    let server = FaultServer::start();
+    let cache = tempfile::tempdir().expect("tempdir");
+    let id = fixture_id();
+    let threads: Vec<_> = (0..4)
+        .map(|_| {
+            let url = server.url("ok");
+            let root = cache.path().to_path_buf();
+            let id = id.clone();
+            std::thread::spawn(move || {
+                let run = provider(vec![url], Some(&root), 5, 1 << 20);
+                let mut trail = Vec::new();
+                let src = run.provider.find(&key(&id), &mut trail).expect("found");
+                assert_symbolizes(src.as_ref());
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().expect("thread");
+    }
+    assert_eq!(
+        cache_files(cache.path(), &id),
+        vec![("debuginfo".to_owned(), 6504)]
+    );
+}
+
+#[test]
+fn unwritable_cache_still_symbolizes_from_a_temporary_file() {
+    let server = FaultServer::start();
+    let dir = tempfile::tempdir().expect("tempdir");
+    // A cache root below a regular file cannot be created, even by root.
+    let blocker = dir.path().join("file");
+    std::fs::write(&blocker, b"x").expect("write");
+    let id = fixture_id();
+    let run = provider(
+        vec![server.url("ok")],
+        Some(&blocker.join("cache")),
+        5,
+        1 << 20,
+    );
+    let mut trail = Vec::new();
+    let src = run.provider.find(&key(&id), &mut trail).expect("found");
+    assert_symbolizes(src.as_ref());
+    let warnings = run.warnings.lock().expect("w").clone();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(
+        warnings[0].starts_with(&format!(
+            "debuginfod: cannot write to the cache {}/cache: ",
+            blocker.display()
+        )),
+        "{warnings:?}"
     );
 }

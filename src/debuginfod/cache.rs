@@ -19,7 +19,7 @@ use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
-use tempfile::NamedTempFile;
+use tempfile::{NamedTempFile, PersistError};
 
 /// elfutils' default for `cache_miss_s`.
 pub const DEFAULT_MISS_TTL: Duration = Duration::from_secs(600);
@@ -138,11 +138,22 @@ impl Cache {
 
     /// Move a verified download into place atomically; read-only (0400),
     /// as elfutils leaves its cache files.
-    pub fn commit(&self, tmp: NamedTempFile, hex: &str, kind: Kind) -> io::Result<PathBuf> {
+    /// On failure the temporary file is handed back.
+    pub fn commit(
+        &self,
+        tmp: NamedTempFile,
+        hex: &str,
+        kind: Kind,
+    ) -> Result<PathBuf, PersistError> {
         let path = self.entry(hex, kind);
-        tmp.as_file().sync_all()?;
-        fs::set_permissions(tmp.path(), fs::Permissions::from_mode(0o400))?;
-        tmp.persist(&path).map_err(|e| e.error)?;
+        let prepared = tmp
+            .as_file()
+            .sync_all()
+            .and_then(|()| fs::set_permissions(tmp.path(), fs::Permissions::from_mode(0o400)));
+        if let Err(error) = prepared {
+            return Err(PersistError { error, file: tmp });
+        }
+        tmp.persist(&path)?;
         Ok(path)
     }
 

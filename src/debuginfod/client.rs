@@ -82,6 +82,9 @@ impl Client {
             .timeout_per_read(t)
             .timeout_global(config.max_time)
             .user_agent(format!("symfilter/{}", env!("CARGO_PKG_VERSION")))
+            // Debug files are served as is; a compressed body would make
+            // Content-Length useless for the size and truncation checks.
+            .accept_encoding("identity")
             .build()
             .into();
         Client {
@@ -106,9 +109,17 @@ impl Client {
             404 | 410 => return Err(FetchError::NotFound(status)),
             _ => return Err(FetchError::Status(status)),
         }
+        // A body that is compressed anyway (a proxy) is decoded by ureq: its
+        // Content-Length then counts encoded bytes, not what we receive.
+        let encoded = response
+            .headers()
+            .get("content-encoding")
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| !v.trim().eq_ignore_ascii_case("identity"));
         let announced = response
             .headers()
             .get("content-length")
+            .filter(|_| !encoded)
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.trim().parse::<u64>().ok());
         if let (Some(limit), Some(n)) = (self.max_size, announced)

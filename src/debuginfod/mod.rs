@@ -19,6 +19,7 @@ mod symtab;
 use std::collections::HashMap;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -68,6 +69,7 @@ pub struct DebuginfodProvider {
     /// Servers found dead (unreachable, timed out) in this run, with why.
     dead: Mutex<HashMap<usize, String>>,
     warn: Warn,
+    cache_warned: AtomicBool,
     opener: Opener,
     progress: bool,
 }
@@ -81,6 +83,7 @@ impl DebuginfodProvider {
             client,
             dead: Mutex::new(HashMap::new()),
             warn: Arc::new(|msg: &str| eprintln!("symfilter: {msg}")),
+            cache_warned: AtomicBool::new(false),
             opener: open_elf,
             progress: std::io::stderr().is_terminal(),
         }
@@ -219,39 +222,64 @@ impl DebuginfodProvider {
         hex: &str,
         kind: Kind,
     ) -> Result<Fetched, Failure> {
-        let mut tmp = match &self.cache {
-            Some(cache) => cache.begin(hex, kind),
-            None => tempfile::Builder::new()
-                .prefix("symfilter-debuginfod.")
-                .tempfile(),
-        }
-        .map_err(|e| Failure::Local(format!("cannot create a temporary file: {e}")))?;
+        // Into the cache when it can be written; else into a temporary file
+        // that lives as long as the source (a read-only or full cache must
+        // not stop symbolization).
+        let in_cache = self.cache.as_ref().and_then(|c| match c.begin(hex, kind) {
+            Ok(tmp) => Some((c, tmp)),
+            Err(e) => {
+                self.warn_cache(c, &e);
+                None
+            }
+        });
+        let (cache, mut tmp) = match in_cache {
+            Some((c, tmp)) => (Some(c), tmp),
+            None => (
+                None,
+                tempfile::Builder::new()
+                    .prefix("symfilter-debuginfod.")
+                    .tempfile()
+                    .map_err(|e| Failure::Local(format!("cannot create a temporary file: {e}")))?,
+            ),
+        };
         let mut meter = Meter::new(self.progress, hex, url);
         let mut buffered = std::io::BufWriter::with_capacity(256 * 1024, tmp.as_file_mut());
+        // `fetch` flushes `buffered` before it reports success.
         let result = client.fetch(url, &mut buffered, &mut |got, total| meter.tick(got, total));
         drop(buffered);
         meter.finish();
         result.map_err(Failure::Fetch)?;
         let facts = elfcheck::check(tmp.path(), id, url).map_err(Failure::Rejected)?;
-        match &self.cache {
-            Some(cache) => {
-                let path = cache
-                    .commit(tmp, hex, kind)
-                    .map_err(|e| Failure::Local(format!("cannot store in the cache: {e}")))?;
-                Ok(Fetched {
-                    path,
-                    facts,
-                    _temp: None,
-                })
+        if let Some(cache) = cache {
+            match cache.commit(tmp, hex, kind) {
+                Ok(path) => {
+                    return Ok(Fetched {
+                        path,
+                        facts,
+                        _temp: None,
+                    });
+                }
+                Err(e) => {
+                    self.warn_cache(cache, &e.error);
+                    tmp = e.file;
+                }
             }
-            None => {
-                let temp = tmp.into_temp_path();
-                Ok(Fetched {
-                    path: temp.to_path_buf(),
-                    facts,
-                    _temp: Some(temp),
-                })
-            }
+        }
+        let temp = tmp.into_temp_path();
+        Ok(Fetched {
+            path: temp.to_path_buf(),
+            facts,
+            _temp: Some(temp),
+        })
+    }
+
+    /// Say once per run that the cache cannot be written.
+    fn warn_cache(&self, cache: &Cache, e: &std::io::Error) {
+        if !self.cache_warned.swap(true, Ordering::Relaxed) {
+            (self.warn)(&format!(
+                "debuginfod: cannot write to the cache {}: {e}; downloads go to temporary files",
+                cache.root().display()
+            ));
         }
     }
 
