@@ -372,7 +372,7 @@ fn every_fault_is_explained_and_the_next_server_serves() {
     let id = fixture_id();
     let cases: &[(&str, &str, bool)] = &[
         ("notfound", "HTTP 404: not on this server", false),
-        ("error500", "HTTP 500", true),
+        ("error500", "HTTP 500 Internal Server Error", true),
         ("truncated", "truncated body: ", true),
         ("wrongid", "build ID is ", true),
         ("notelf", "not an object file", true),
@@ -447,7 +447,7 @@ fn lying_server_alone_leaves_nothing_but_a_negative_entry() {
         (
             url.clone(),
             format!(
-                "{url}: build ID is {}, expected {}",
+                "downloaded file: build ID is {}, expected {}",
                 flipped.to_hex(),
                 id.to_hex()
             )

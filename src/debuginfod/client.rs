@@ -19,7 +19,7 @@ pub const MIN_BYTES_PER_WINDOW: u64 = 100 * 1024;
 pub enum FetchError {
     #[error("HTTP {0}: not on this server")]
     NotFound(u16),
-    #[error("HTTP {0}")]
+    #[error("HTTP {}", status_text(*.0))]
     Status(u16),
     #[error("cannot connect: {0}")]
     Unreachable(String),
@@ -37,6 +37,16 @@ pub enum FetchError {
     Transfer(String),
     #[error("cannot write the download: {0}")]
     Local(String),
+}
+
+fn status_text(code: u16) -> String {
+    match ureq::http::StatusCode::from_u16(code)
+        .ok()
+        .and_then(|s| s.canonical_reason())
+    {
+        Some(reason) => format!("{code} {reason}"),
+        None => code.to_string(),
+    }
 }
 
 fn too_large_text(limit: u64, announced: Option<u64>) -> String {

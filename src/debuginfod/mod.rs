@@ -193,7 +193,7 @@ impl DebuginfodProvider {
                     trail.push(attempt(url, Some(Miss::Other(e.to_string()))));
                 }
                 Err(Failure::Rejected(miss)) => {
-                    (self.warn)(&format!("debuginfod: discarded download: {miss}"));
+                    (self.warn)(&format!("debuginfod: {url}: {miss}; discarded"));
                     trail.push(attempt(url, Some(miss)));
                 }
                 Err(Failure::Local(why)) => {
@@ -249,7 +249,8 @@ impl DebuginfodProvider {
         drop(buffered);
         meter.finish();
         result.map_err(Failure::Fetch)?;
-        let facts = elfcheck::check(tmp.path(), id, url).map_err(Failure::Rejected)?;
+        let facts =
+            elfcheck::check(tmp.path(), id, "downloaded file").map_err(Failure::Rejected)?;
         if let Some(cache) = cache {
             match cache.commit(tmp, hex, kind) {
                 Ok(path) => {
