@@ -14,14 +14,14 @@ mod cache;
 mod client;
 mod config;
 mod elfcheck;
+mod progress;
 mod symtab;
 
 use std::collections::HashMap;
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
 
 pub use cache::{Cache, Kind, Probe};
 pub use client::{Client, FetchError};
@@ -242,12 +242,11 @@ impl DebuginfodProvider {
                     .map_err(|e| Failure::Local(format!("cannot create a temporary file: {e}")))?,
             ),
         };
-        let mut meter = Meter::new(self.progress, hex, url);
-        let mut buffered = std::io::BufWriter::with_capacity(256 * 1024, tmp.as_file_mut());
-        // `fetch` flushes `buffered` before it reports success.
-        let result = client.fetch(url, &mut buffered, &mut |got, total| meter.tick(got, total));
-        drop(buffered);
-        meter.finish();
+        let result = progress::show(self.progress, hex, url, |report| {
+            let mut buffered = std::io::BufWriter::with_capacity(256 * 1024, tmp.as_file_mut());
+            // `fetch` flushes `buffered` before it reports success.
+            client.fetch(url, &mut buffered, report)
+        });
         result.map_err(Failure::Fetch)?;
         let facts =
             elfcheck::check(tmp.path(), id, "downloaded file").map_err(Failure::Rejected)?;
@@ -405,69 +404,5 @@ impl Provider for DebuginfodProvider {
             return Some(src);
         }
         fallback.and_then(|f| self.open(f, id, trail))
-    }
-}
-
-/// A one-line progress display on stderr for downloads that take more than
-/// a moment; only when stderr is a terminal.
-struct Meter<'a> {
-    enabled: bool,
-    hex: &'a str,
-    url: &'a str,
-    start: Instant,
-    last: Option<Instant>,
-}
-
-impl<'a> Meter<'a> {
-    const DELAY: Duration = Duration::from_millis(750);
-    const EVERY: Duration = Duration::from_millis(200);
-
-    fn new(enabled: bool, hex: &'a str, url: &'a str) -> Meter<'a> {
-        Meter {
-            enabled,
-            hex,
-            url,
-            start: Instant::now(),
-            last: None,
-        }
-    }
-
-    fn tick(&mut self, got: u64, total: Option<u64>) {
-        if !self.enabled || self.start.elapsed() < Self::DELAY {
-            return;
-        }
-        let now = Instant::now();
-        if self
-            .last
-            .is_some_and(|l| now.duration_since(l) < Self::EVERY)
-        {
-            return;
-        }
-        self.last = Some(now);
-        let host = self
-            .url
-            .split("://")
-            .nth(1)
-            .and_then(|r| r.split('/').next())
-            .unwrap_or(self.url);
-        let amount = match total {
-            Some(t) => format!("{} / {} KiB", got / 1024, t / 1024),
-            None => format!("{} KiB", got / 1024),
-        };
-        let mut err = std::io::stderr().lock();
-        let _ = write!(
-            err,
-            "\r\x1b[Ksymfilter: debuginfod: downloading {} from {host}: {amount}",
-            self.hex
-        );
-        let _ = err.flush();
-    }
-
-    fn finish(&mut self) {
-        if self.last.is_some() {
-            let mut err = std::io::stderr().lock();
-            let _ = write!(err, "\r\x1b[K");
-            let _ = err.flush();
-        }
     }
 }
