@@ -160,6 +160,12 @@ pub trait SymbolSource: Send {
     fn lookup_code(&self, addr: u64) -> Result<CodeInfo, Miss>;
     /// Data lookup at a module-relative address.
     fn lookup_data(&self, addr: u64) -> Result<DataInfo, Miss>;
+    /// Problems found in the data when it was opened that did not stop it
+    /// from being used (e.g. corrupt records skipped), one line each, for
+    /// the caller to report once per module.
+    fn warnings(&self) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// Finds the symbol data for a module. Providers are asked in order; the
