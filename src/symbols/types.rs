@@ -165,6 +165,12 @@ pub trait SymbolSource: Send {
     fn return_address_step(&self) -> u64 {
         1
     }
+    /// Problems found in the data when it was opened that did not stop it
+    /// from being used (e.g. corrupt records skipped), one line each, for
+    /// the caller to report once per module.
+    fn warnings(&self) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// Finds the symbol data for a module. Providers are asked in order; the
