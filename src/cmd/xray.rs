@@ -217,7 +217,7 @@ fn run_account(a: AccountArgs) -> anyhow::Result<ExitCode> {
     let freq = trace.header.cycle_frequency;
     let desc = a.sort_order == SortOrder::Dsc;
     let mut out = String::new();
-    let mut tables: Vec<(Option<String>, Vec<account::Row>)> = Vec::new();
+    let mut tables: Vec<(Option<String>, Vec<account::Row>, usize)> = Vec::new();
     if a.per_thread {
         for th in &acc.threads {
             tables.push((
@@ -226,20 +226,22 @@ fn run_account(a: AccountArgs) -> anyhow::Result<ExitCode> {
                     th.thread.tid, th.thread.pid
                 )),
                 acc.thread_rows(th),
+                0,
             ));
         }
-        tables.push((Some("all threads".to_string()), acc.total_rows()));
+        tables.push((Some("all threads".to_string()), acc.total_rows(), 0));
     } else {
-        tables.push((None, acc.total_rows()));
+        tables.push((None, acc.total_rows(), 0));
     }
-    for (_, rows) in &mut tables {
+    for (_, rows, functions) in &mut tables {
+        *functions = rows.len();
         account::sort_rows(rows, a.sort, desc, a.top, &names);
     }
     match a.format {
         AccountFormat::Json => {
             let v: Vec<serde_json::Value> = tables
                 .iter()
-                .map(|(title, rows)| {
+                .map(|(title, rows, _)| {
                     serde_json::json!({
                         "table": title.clone().unwrap_or_else(|| "all threads".into()),
                         "cycle_frequency": freq,
@@ -251,7 +253,7 @@ fn run_account(a: AccountArgs) -> anyhow::Result<ExitCode> {
             out.push('\n');
         }
         _ => {
-            for (title, rows) in &tables {
+            for (title, rows, functions) in &tables {
                 if let Some(t) = title {
                     if !out.is_empty() {
                         out.push('\n');
@@ -263,7 +265,9 @@ fn run_account(a: AccountArgs) -> anyhow::Result<ExitCode> {
                     }
                 }
                 match a.format {
-                    AccountFormat::Text => account::write_text(&mut out, rows, freq, &names),
+                    AccountFormat::Text => {
+                        account::write_text(&mut out, *functions, rows, freq, &names)
+                    }
                     AccountFormat::Csv => account::write_csv(&mut out, rows, freq, &names),
                     _ => account::write_llvm_csv(&mut out, rows, freq, &names),
                 }

@@ -281,9 +281,9 @@ pub fn fmt_exp(v: f64) -> String {
 }
 
 /// Text table in `llvm-xray account`'s layout, with a `self` column added
-/// after `sum`.
-pub fn write_text(out: &mut String, rows: &[Row], freq: u64, names: &Names) {
-    let _ = writeln!(out, "Functions with latencies: {}", rows.len());
+/// after `sum`. `functions` is the number of functions before `--top`.
+pub fn write_text(out: &mut String, functions: usize, rows: &[Row], freq: u64, names: &Names) {
+    let _ = writeln!(out, "Functions with latencies: {functions}");
     let _ = writeln!(
         out,
         "{:>9} {:>10} [{:>9}, {:>9}, {:>9}, {:>9}, {:>9}] {:>9} {:>9}  {:<12}",

@@ -165,14 +165,15 @@ pub fn summarize(
         }
     }
     let mut rows = acc.total_rows();
+    let functions = rows.len();
     account::sort_rows(&mut rows, account::SortField::Sum, true, Some(10), &names);
     let mut out = String::new();
     let (entries, exits) = acc.unmatched();
     out.push_str(&format!(
-        "XRay FDR trace v{}: {} threads, {} functions with latencies",
+        "XRay FDR trace v{}: {} threads, top {} of {functions} functions by total time",
         trace.header.version,
         acc.threads.len(),
-        acc.total_rows().len()
+        rows.len()
     ));
     if entries + exits > 0 {
         out.push_str(&format!(
@@ -180,7 +181,13 @@ pub fn summarize(
         ));
     }
     out.push('\n');
-    account::write_text(&mut out, &rows, trace.header.cycle_frequency, &names);
+    account::write_text(
+        &mut out,
+        functions,
+        &rows,
+        trace.header.cycle_frequency,
+        &names,
+    );
     for d in &acc.diagnostics {
         out.push_str(&format!("warning: {d}\n"));
     }

@@ -111,7 +111,8 @@ fn base_name(path: &str) -> String {
 }
 
 /// Demangle Rust (legacy and v0) and Itanium C++ names; anything else is
-/// returned as is.
+/// returned as is. C++ template closers are written `>>` as LLVM's
+/// demangler writes them (so names compare equal to `llvm-xray`'s).
 pub fn demangle(name: &str) -> String {
     if let Ok(d) = rustc_demangle::try_demangle(name) {
         return format!("{d:#}");
@@ -120,9 +121,16 @@ pub fn demangle(name: &str) -> String {
         && let Ok(sym) = cpp_demangle::Symbol::new(name)
         && let Ok(s) = sym.demangle()
     {
-        return s;
+        return close_templates(s);
     }
     name.to_string()
+}
+
+fn close_templates(mut s: String) -> String {
+    while s.contains("> >") {
+        s = s.replace("> >", ">>");
+    }
+    s
 }
 
 /// Function symbols of a binary, sorted by address.
