@@ -239,7 +239,10 @@ mod tests {
         assert_eq!(loc.rel, 0x1010);
         assert!(c.lookup(0x7acba69d5000 + 0x5a000).is_none());
         assert!(c.lookup(0x7acba69d4fff).is_none());
-        assert_eq!(c.lookup(0x7acba69d5000 + 0x59fff).unwrap().rel, 0x1000 + 0x59fff);
+        assert_eq!(
+            c.lookup(0x7acba69d5000 + 0x59fff).unwrap().rel,
+            0x1000 + 0x59fff
+        );
     }
 
     #[test]
