@@ -74,7 +74,11 @@ impl Human {
             } else {
                 r.mode.as_str()
             };
-            write!(out, "{sep}{:#x}-{:#x} {mode}", r.start, r.last())?;
+            if r.size == 0 {
+                write!(out, "{sep}{:#x} (size 0) {mode}", r.start)?;
+            } else {
+                write!(out, "{sep}{:#x}-{:#x} {mode}", r.start, r.last())?;
+            }
         }
         out.write_all(b"]")?;
         out.write_all(if crlf { b"\r\n" } else { b"\n" })
@@ -94,6 +98,9 @@ impl Human {
                     regions: Vec::new(),
                 });
             }
+            ContextEvent::Mmap {
+                duplicate: true, ..
+            } => {}
             ContextEvent::Mmap { module, region, .. } => {
                 if self.pending.as_ref().map(|s| s.module.id) != Some(module.id) {
                     self.flush_summary(out, crlf)?;
@@ -347,7 +354,9 @@ impl Render for Human {
             }
             return Ok(());
         }
-        self.flush_summary(out, crlf)?;
+        if !has_context {
+            self.flush_summary(out, crlf)?;
+        }
         let bytes = line.bytes;
         let mut notes: Vec<Vec<u8>> = Vec::new();
         for ev in events {
@@ -370,10 +379,10 @@ impl Render for Human {
                     out.write_all(el.text(bytes))?
                 }
                 Event::Context(el, _) => out.write_all(el.text(bytes))?,
-                Event::Symbol(_, name) => {
-                    let s = demangle_full(&String::from_utf8_lossy(name));
-                    self.paint(out, FUNC, &s)?;
-                }
+                Event::Symbol(_, name) => match std::str::from_utf8(name) {
+                    Ok(name) => self.paint(out, FUNC, &demangle_full(name))?,
+                    Err(_) => out.write_all(name)?,
+                },
                 Event::Pc(el, res) => match &res.place {
                     Some(place) => {
                         self.code_text(out, res, place)?;
@@ -425,6 +434,13 @@ impl Render for Human {
             for n in notes {
                 out.write_all(&n)?;
                 out.write_all(if crlf { b"\r\n" } else { b"\n" })?;
+            }
+        }
+        // Contextual elements left in place on a line with other text still
+        // count: their summary follows.
+        for ev in events {
+            if let Event::Context(_, ce) = ev {
+                self.note_context(out, ce, crlf)?;
             }
         }
         Ok(())

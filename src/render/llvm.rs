@@ -167,8 +167,11 @@ impl Llvm {
             return Ok(());
         };
         info.regions.sort_by_key(|r| r.start);
-        for (i, r) in info.regions.iter().enumerate() {
-            out.write_all(if i == 0 { b" [" } else { b",[" })?;
+        let first = info.regions.first().map(|r| r.start);
+        for r in &info.regions {
+            // LLVM compares with the first entry by identity; a duplicate
+            // size-0 mmap is the same entry listed twice.
+            out.write_all(if Some(r.start) == first { b" [" } else { b",[" })?;
             self.value(out, format!("{:#x}", r.start).as_bytes())?;
             out.write_all(b"-")?;
             self.value(out, format!("{:#x}", r.last()).as_bytes())?;
@@ -205,7 +208,10 @@ impl Llvm {
             }
             Event::Symbol(_, name) => {
                 self.highlight(out)?;
-                out.write_all(demangle_llvm(&String::from_utf8_lossy(name)).as_bytes())?;
+                match std::str::from_utf8(name) {
+                    Ok(name) => out.write_all(demangle_llvm(name).as_bytes())?,
+                    Err(_) => out.write_all(name)?,
+                }
                 self.restore(out)
             }
             Event::Pc(el, res) => self.pc(out, bytes, el, res),
