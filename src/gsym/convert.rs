@@ -924,7 +924,7 @@ pub fn from_breakpad(text: &[u8], b: &mut GsymBuilder) -> Result<ConvertStats, C
             "INLINE" => {
                 // INLINE level call_line call_file origin [addr size]+
                 let nums: Vec<&str> = rest.split(' ').filter(|x| !x.is_empty()).collect();
-                if nums.len() < 6 || nums.len() % 2 != 0 {
+                if nums.len() < 6 || !nums.len().is_multiple_of(2) {
                     return Err(bad("bad INLINE record"));
                 }
                 let dec = |x: &str| x.parse::<u64>().map_err(|_| bad("bad INLINE number"));
