@@ -310,6 +310,6 @@ fn without_a_binary_ids_are_numbers() {
     let want = llvm_csv_rows(&expected("st.account.csv"));
     for (line, (nums, _)) in out.lines().skip(1).zip(&want) {
         let id = nums.split(',').next().expect("id");
-        assert_eq!(line, format!("{nums},\"{id}\""));
+        assert_eq!(line, format!("{nums},\"#{id}\""));
     }
 }

@@ -489,10 +489,13 @@ impl<'a> Trace<'a> {
                         } else {
                             e.u64(&body[4..12])
                         };
-                        let ev_cpu = if h.version == 4 {
-                            e.u16(&body[12..14])
-                        } else {
-                            cpu
+                        // Versions 1-3 record no CPU with the event
+                        // (llvm-xray reports 0); version 4 does; version 5
+                        // events belong to the current CPU.
+                        let ev_cpu = match h.version {
+                            4 => e.u16(&body[12..14]),
+                            5.. => cpu,
+                            _ => 0,
                         };
                         f(&Event::Custom {
                             tsc: ev_tsc,
