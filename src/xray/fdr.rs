@@ -956,3 +956,27 @@ mod tests {
         }
     }
 }
+
+#[cfg(test)]
+mod exercise_tests {
+    #[test]
+    fn fuzz_body_runs_on_every_fixture() {
+        for (data, want) in [
+            (
+                &include_bytes!("../../testdata/xray/hand/v1-garbage-le.xray")[..],
+                13,
+            ),
+            (
+                &include_bytes!("../../testdata/xray/hand/v5-be.xray")[..],
+                14,
+            ),
+            (
+                &include_bytes!("../../testdata/xray/traces/st.xray")[..],
+                325,
+            ),
+        ] {
+            assert_eq!(crate::xray::exercise(data), want);
+        }
+        assert_eq!(crate::xray::exercise(b"short"), 0);
+    }
+}
