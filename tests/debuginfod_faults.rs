@@ -268,6 +268,8 @@ fn key(id: &BuildId) -> ModuleKey {
 
 /// Every line of symbols.expected answers as llvm-symbolizer says.
 fn assert_symbolizes(src: &dyn SymbolSource) {
+    // Symbol names (symbols.expected) and DWARF frames (lookup.expected),
+    // both from llvm-symbolizer.
     let expected = std::fs::read_to_string(fixture("symbols.expected")).expect("expected");
     let mut n = 0;
     for line in expected.lines() {
@@ -293,6 +295,23 @@ fn assert_symbolizes(src: &dyn SymbolSource) {
         n += 1;
     }
     assert_eq!(n, 4);
+    let expected = std::fs::read_to_string(fixture("lookup.expected")).expect("expected");
+    for line in expected.lines() {
+        let a = line.split(' ').next().expect("addr");
+        let addr = u64::from_str_radix(a.trim_start_matches("0x"), 16).expect("addr");
+        let info = src.lookup_code(addr).expect("code");
+        let fr = info.frames.first().expect("a DWARF frame");
+        let mut got = format!(
+            "{a} {} {}:{}",
+            fr.function.as_deref().unwrap_or("??"),
+            fr.file.as_deref().unwrap_or("??"),
+            fr.line
+        );
+        if fr.column != 0 {
+            got.push_str(&format!(":{}", fr.column));
+        }
+        assert_eq!(got, line);
+    }
 }
 
 fn failures(trail: &[Attempt]) -> Vec<(String, String)> {

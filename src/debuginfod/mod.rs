@@ -15,7 +15,6 @@ mod client;
 mod config;
 mod elfcheck;
 mod progress;
-mod symtab;
 
 use std::collections::HashMap;
 use std::io::IsTerminal;
@@ -47,20 +46,25 @@ pub fn providers(args: &SourceArgs) -> anyhow::Result<Vec<Box<dyn Provider>>> {
     for w in &config.warnings {
         eprintln!("symfilter: {w}");
     }
-    Ok(vec![Box::new(DebuginfodProvider::new(config))])
+    let dirs = args.build_id_dirs.clone();
+    let provider =
+        DebuginfodProvider::new(config).with_opener(Arc::new(move |path: &Path, _: &BuildId| {
+            open_elf(path, &dirs)
+        }));
+    Ok(vec![Box::new(provider)])
 }
 
-/// Opens a verified debug file or executable as a [`SymbolSource`]. The
-/// hook the ELF/DWARF source plugs into; until then a symbol-table-only
-/// source answers.
-pub fn open_elf(path: &Path, _id: &BuildId) -> Result<Box<dyn SymbolSource>, Miss> {
-    Ok(Box::new(symtab::SymtabSource::open(path)?))
+/// Opens a verified debug file or executable with the ELF/DWARF source
+/// (its own supplementary and split-DWARF files are looked for in
+/// `build_id_dirs`, default /usr/lib/debug).
+pub fn open_elf(path: &Path, build_id_dirs: &[PathBuf]) -> Result<Box<dyn SymbolSource>, Miss> {
+    Ok(Box::new(crate::elf::open_file(path, build_id_dirs)?))
 }
 
 /// Where diagnostics go: stderr in the binary, a buffer in tests.
 pub type Warn = Arc<dyn Fn(&str) + Send + Sync>;
-/// See [`open_elf`].
-pub type Opener = fn(&Path, &BuildId) -> Result<Box<dyn SymbolSource>, Miss>;
+/// Turns a verified file into a source; [`open_elf`] unless replaced.
+pub type Opener = Arc<dyn Fn(&Path, &BuildId) -> Result<Box<dyn SymbolSource>, Miss> + Send + Sync>;
 
 pub struct DebuginfodProvider {
     servers: Vec<String>,
@@ -84,7 +88,7 @@ impl DebuginfodProvider {
             dead: Mutex::new(HashMap::new()),
             warn: Arc::new(|msg: &str| eprintln!("symfilter: {msg}")),
             cache_warned: AtomicBool::new(false),
-            opener: open_elf,
+            opener: Arc::new(|path: &Path, _: &BuildId| open_elf(path, &[])),
             progress: std::io::stderr().is_terminal(),
         }
     }
