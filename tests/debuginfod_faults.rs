@@ -765,3 +765,22 @@ fn unwritable_cache_still_symbolizes_from_a_temporary_file() {
         "{warnings:?}"
     );
 }
+
+#[test]
+fn server_errors_leave_no_trace_in_the_cache() {
+    let server = FaultServer::start();
+    let cache = tempfile::tempdir().expect("tempdir");
+    let id = fixture_id();
+    let run = provider(
+        vec![server.url("error500"), server.url("redirectloop")],
+        Some(cache.path()),
+        5,
+        1 << 20,
+    );
+    let mut trail = Vec::new();
+    assert!(run.provider.find(&key(&id), &mut trail).is_none());
+    assert_eq!(trail.len(), 6, "{trail:?}");
+    // Transient faults: no negative entry, not even an empty directory.
+    assert_eq!(std::fs::read_dir(cache.path()).expect("dir").count(), 0);
+    assert_eq!(run.warnings.lock().expect("w").len(), 4);
+}

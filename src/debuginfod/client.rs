@@ -114,14 +114,9 @@ impl Client {
             .into()
     }
 
-    /// GET `url` into `out`. `progress(received, total)` is called as bytes
-    /// arrive. Returns the number of bytes written.
-    pub fn fetch(
-        &self,
-        url: &str,
-        out: &mut dyn Write,
-        progress: &mut dyn FnMut(u64, Option<u64>),
-    ) -> Result<u64, FetchError> {
+    /// GET `url` up to a successful response's headers: the body is not
+    /// read yet, so nothing needs to be written anywhere for a failure.
+    pub fn start(&self, url: &str) -> Result<Incoming, FetchError> {
         let agent = if is_loopback(url) {
             &self.direct
         } else {
@@ -155,7 +150,39 @@ impl Client {
                 announced: Some(n),
             });
         }
-        let mut body = response.into_body().into_reader();
+        Ok(Incoming {
+            body: response.into_body().into_reader(),
+            announced,
+            timeout: self.timeout,
+            max_size: self.max_size,
+        })
+    }
+}
+
+/// A 200 response whose body is still to be read.
+pub struct Incoming {
+    body: ureq::BodyReader<'static>,
+    /// Content-Length, when it counts the bytes we will read.
+    announced: Option<u64>,
+    timeout: Duration,
+    max_size: Option<u64>,
+}
+
+impl Incoming {
+    /// Copy the body into `out`, enforcing the size cap, the transfer rate
+    /// and (when announced) the exact length. `progress(received, total)` is
+    /// called as bytes arrive. Returns the number of bytes written.
+    pub fn save(
+        self,
+        out: &mut dyn Write,
+        progress: &mut dyn FnMut(u64, Option<u64>),
+    ) -> Result<u64, FetchError> {
+        let Incoming {
+            mut body,
+            announced,
+            timeout,
+            max_size,
+        } = self;
         let mut buf = vec![0u8; 64 * 1024];
         let mut got: u64 = 0;
         let mut window_start = Instant::now();
@@ -168,7 +195,7 @@ impl Client {
                 Err(e) => return Err(classify_io(e, got, announced)),
             };
             got = got.saturating_add(n as u64);
-            if let Some(limit) = self.max_size
+            if let Some(limit) = max_size
                 && got > limit
             {
                 return Err(FetchError::TooLarge {
@@ -181,11 +208,11 @@ impl Client {
             progress(got, announced);
             window_bytes = window_bytes.saturating_add(n as u64);
             let elapsed = window_start.elapsed();
-            if elapsed >= self.timeout {
+            if elapsed >= timeout {
                 if window_bytes < MIN_BYTES_PER_WINDOW {
                     return Err(FetchError::TooSlow {
                         got: window_bytes,
-                        secs: self.timeout.as_secs(),
+                        secs: timeout.as_secs(),
                     });
                 }
                 window_start = Instant::now();

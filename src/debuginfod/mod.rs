@@ -226,32 +226,50 @@ impl DebuginfodProvider {
         hex: &str,
         kind: Kind,
     ) -> Result<Fetched, Failure> {
-        // Into the cache when it can be written; else into a temporary file
-        // that lives as long as the source (a read-only or full cache must
-        // not stop symbolization).
-        let in_cache = self.cache.as_ref().and_then(|c| match c.begin(hex, kind) {
-            Ok(tmp) => Some((c, tmp)),
-            Err(e) => {
-                self.warn_cache(c, &e);
-                None
-            }
-        });
-        let (cache, mut tmp) = match in_cache {
-            Some((c, tmp)) => (Some(c), tmp),
-            None => (
-                None,
-                tempfile::Builder::new()
-                    .prefix("symfilter-debuginfod.")
-                    .tempfile()
-                    .map_err(|e| Failure::Local(format!("cannot create a temporary file: {e}")))?,
-            ),
-        };
-        let result = progress::show(self.progress, hex, url, |report| {
+        progress::show(self.progress, hex, url, |report| {
+            let incoming = client.start(url).map_err(Failure::Fetch)?;
+            // Into the cache when it can be written; else into a temporary
+            // file that lives as long as the source (a read-only or full
+            // cache must not stop symbolization).
+            let in_cache = self.cache.as_ref().and_then(|c| match c.begin(hex, kind) {
+                Ok(tmp) => Some((c, tmp)),
+                Err(e) => {
+                    self.warn_cache(c, &e);
+                    None
+                }
+            });
+            let (cache, mut tmp) = match in_cache {
+                Some((c, tmp)) => (Some(c), tmp),
+                None => (
+                    None,
+                    tempfile::Builder::new()
+                        .prefix("symfilter-debuginfod.")
+                        .tempfile()
+                        .map_err(|e| {
+                            Failure::Local(format!("cannot create a temporary file: {e}"))
+                        })?,
+                ),
+            };
             let mut buffered = std::io::BufWriter::with_capacity(256 * 1024, tmp.as_file_mut());
-            // `fetch` flushes `buffered` before it reports success.
-            client.fetch(url, &mut buffered, report)
-        });
-        result.map_err(Failure::Fetch)?;
+            // `save` flushes `buffered` before it reports success.
+            let saved = incoming.save(&mut buffered, report);
+            drop(buffered);
+            saved.map_err(Failure::Fetch)?;
+            Ok((cache, tmp))
+        })
+        .and_then(|(cache, tmp)| self.keep(cache, tmp, id, hex, kind))
+    }
+
+    /// Verify a finished download and move it into the cache (or keep it
+    /// as a temporary file).
+    fn keep(
+        &self,
+        cache: Option<&Cache>,
+        mut tmp: tempfile::NamedTempFile,
+        id: &BuildId,
+        hex: &str,
+        kind: Kind,
+    ) -> Result<Fetched, Failure> {
         let facts =
             elfcheck::check(tmp.path(), id, "downloaded file").map_err(Failure::Rejected)?;
         if let Some(cache) = cache {
