@@ -155,7 +155,10 @@ fn key(id: &BuildId) -> ModuleKey {
 }
 
 fn assert_symbolizes(src: &dyn SymbolSource) {
+    // Symbol names (symbols.expected) and DWARF frames (lookup.expected),
+    // both from llvm-symbolizer.
     let expected = std::fs::read_to_string(fixture("symbols.expected")).expect("expected");
+    let mut n = 0;
     for line in expected.lines() {
         let f: Vec<&str> = line.split_whitespace().collect();
         let addr = u64::from_str_radix(f[0].trim_start_matches("0x"), 16).expect("addr");
@@ -176,6 +179,25 @@ fn assert_symbolizes(src: &dyn SymbolSource) {
             }
         };
         assert_eq!(name, f[2], "at {addr:#x}");
+        n += 1;
+    }
+    assert_eq!(n, 4);
+    let expected = std::fs::read_to_string(fixture("lookup.expected")).expect("expected");
+    for line in expected.lines() {
+        let a = line.split(' ').next().expect("addr");
+        let addr = u64::from_str_radix(a.trim_start_matches("0x"), 16).expect("addr");
+        let info = src.lookup_code(addr).expect("code");
+        let fr = info.frames.first().expect("a DWARF frame");
+        let mut got = format!(
+            "{a} {} {}:{}",
+            fr.function.as_deref().unwrap_or("??"),
+            fr.file.as_deref().unwrap_or("??"),
+            fr.line
+        );
+        if fr.column != 0 {
+            got.push_str(&format!(":{}", fr.column));
+        }
+        assert_eq!(got, line);
     }
 }
 
@@ -312,4 +334,97 @@ fn cache_is_shared_with_elfutils_debuginfod_find_both_ways() {
         PathBuf::from(printed),
         ours.path().join(&hex).join("debuginfo")
     );
+}
+
+/// `symfilter lookup --build-id` with only debuginfod to find the module.
+fn symfilter_lookup(
+    cache: &Path,
+    urls: Option<&str>,
+    extra: &[&str],
+    addrs: &[&str],
+) -> std::process::Output {
+    let empty = tempfile::tempdir().expect("tempdir");
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_symfilter"));
+    cmd.arg("lookup")
+        .arg("--build-id")
+        .arg(fixture_id().to_hex())
+        // No local debug tree may answer first.
+        .arg("--build-id-dir")
+        .arg(empty.path())
+        .args(extra)
+        .args(addrs)
+        .env("DEBUGINFOD_CACHE_PATH", cache)
+        .env("DEBUGINFOD_TIMEOUT", "5")
+        .env_remove("DEBUGINFOD_URLS")
+        .stdin(Stdio::null());
+    if let Some(urls) = urls {
+        cmd.env("DEBUGINFOD_URLS", urls);
+    }
+    cmd.output().expect("run symfilter")
+}
+
+fn expected_lookup() -> (Vec<String>, String) {
+    let expected = std::fs::read_to_string(fixture("lookup.expected")).expect("expected");
+    let addrs = expected
+        .lines()
+        .map(|l| l.split(' ').next().expect("addr").to_owned())
+        .collect();
+    (addrs, expected)
+}
+
+#[test]
+fn symfilter_lookup_downloads_then_works_offline_with_the_server_stopped() {
+    let mut server = Server::start();
+    let cache = tempfile::tempdir().expect("tempdir");
+    let (addrs, expected) = expected_lookup();
+    let addrs: Vec<&str> = addrs.iter().map(String::as_str).collect();
+
+    // --debuginfod URL and DEBUGINFOD_URLS (a dead server first: skipped
+    // with a diagnostic, symbolization goes on with the next one).
+    let dead = {
+        let l = TcpListener::bind("127.0.0.1:0").expect("bind");
+        let port = l.local_addr().expect("addr").port();
+        drop(l);
+        format!("http://127.0.0.1:{port}")
+    };
+    let out = symfilter_lookup(
+        cache.path(),
+        Some(&dead),
+        &["--debuginfod", &server.url],
+        &addrs,
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout), expected, "{out:?}");
+    assert!(out.status.success(), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let hex = fixture_id().to_hex();
+    assert_eq!(
+        stderr.lines().collect::<Vec<_>>(),
+        vec![format!(
+            "symfilter: debuginfod: {dead}/buildid/{hex}/debuginfo: cannot connect: Connection refused (os error 111)"
+        )],
+        "one line about the dead server, then nothing (not asked again)"
+    );
+
+    server.stop();
+    for extra in [&["--debuginfod", &server.url][..], &["--offline"][..]] {
+        let out = symfilter_lookup(cache.path(), None, extra, &addrs);
+        assert_eq!(String::from_utf8_lossy(&out.stdout), expected, "{out:?}");
+        assert!(out.status.success(), "{out:?}");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr),
+            "",
+            "served by the cache"
+        );
+    }
+
+    // --no-debuginfod: not even the cache.
+    let out = symfilter_lookup(cache.path(), None, &["--no-debuginfod"], &addrs);
+    assert!(!out.status.success());
+    assert!(out.stdout.is_empty());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.starts_with(&format!("symfilter: build ID {hex} not found")),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("debuginfod"), "{stderr}");
 }

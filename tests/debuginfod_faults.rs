@@ -268,6 +268,8 @@ fn key(id: &BuildId) -> ModuleKey {
 
 /// Every line of symbols.expected answers as llvm-symbolizer says.
 fn assert_symbolizes(src: &dyn SymbolSource) {
+    // Symbol names (symbols.expected) and DWARF frames (lookup.expected),
+    // both from llvm-symbolizer.
     let expected = std::fs::read_to_string(fixture("symbols.expected")).expect("expected");
     let mut n = 0;
     for line in expected.lines() {
@@ -293,6 +295,23 @@ fn assert_symbolizes(src: &dyn SymbolSource) {
         n += 1;
     }
     assert_eq!(n, 4);
+    let expected = std::fs::read_to_string(fixture("lookup.expected")).expect("expected");
+    for line in expected.lines() {
+        let a = line.split(' ').next().expect("addr");
+        let addr = u64::from_str_radix(a.trim_start_matches("0x"), 16).expect("addr");
+        let info = src.lookup_code(addr).expect("code");
+        let fr = info.frames.first().expect("a DWARF frame");
+        let mut got = format!(
+            "{a} {} {}:{}",
+            fr.function.as_deref().unwrap_or("??"),
+            fr.file.as_deref().unwrap_or("??"),
+            fr.line
+        );
+        if fr.column != 0 {
+            got.push_str(&format!(":{}", fr.column));
+        }
+        assert_eq!(got, line);
+    }
 }
 
 fn failures(trail: &[Attempt]) -> Vec<(String, String)> {
@@ -745,4 +764,23 @@ fn unwritable_cache_still_symbolizes_from_a_temporary_file() {
         )),
         "{warnings:?}"
     );
+}
+
+#[test]
+fn server_errors_leave_no_trace_in_the_cache() {
+    let server = FaultServer::start();
+    let cache = tempfile::tempdir().expect("tempdir");
+    let id = fixture_id();
+    let run = provider(
+        vec![server.url("error500"), server.url("redirectloop")],
+        Some(cache.path()),
+        5,
+        1 << 20,
+    );
+    let mut trail = Vec::new();
+    assert!(run.provider.find(&key(&id), &mut trail).is_none());
+    assert_eq!(trail.len(), 6, "{trail:?}");
+    // Transient faults: no negative entry, not even an empty directory.
+    assert_eq!(std::fs::read_dir(cache.path()).expect("dir").count(), 0);
+    assert_eq!(run.warnings.lock().expect("w").len(), 4);
 }

@@ -75,14 +75,29 @@ impl FetchError {
 
 pub struct Client {
     agent: ureq::Agent,
+    /// For loopback servers: never through a proxy from the environment
+    /// (a proxy cannot reach this machine's loopback).
+    direct: ureq::Agent,
     timeout: Duration,
     max_size: Option<u64>,
 }
 
 impl Client {
     pub fn new(config: &Config) -> Client {
+        let agent = Client::agent(config, ureq::Proxy::try_from_env());
+        let direct = Client::agent(config, None);
+        Client {
+            agent,
+            direct,
+            timeout: config.timeout,
+            max_size: config.max_size,
+        }
+    }
+
+    fn agent(config: &Config, proxy: Option<ureq::Proxy>) -> ureq::Agent {
         let t = Some(config.timeout);
-        let agent: ureq::Agent = ureq::Agent::config_builder()
+        ureq::Agent::config_builder()
+            .proxy(proxy)
             .http_status_as_error(false)
             .max_redirects(MAX_REDIRECTS)
             .timeout_resolve(t)
@@ -96,23 +111,18 @@ impl Client {
             // Content-Length useless for the size and truncation checks.
             .accept_encoding("identity")
             .build()
-            .into();
-        Client {
-            agent,
-            timeout: config.timeout,
-            max_size: config.max_size,
-        }
+            .into()
     }
 
-    /// GET `url` into `out`. `progress(received, total)` is called as bytes
-    /// arrive. Returns the number of bytes written.
-    pub fn fetch(
-        &self,
-        url: &str,
-        out: &mut dyn Write,
-        progress: &mut dyn FnMut(u64, Option<u64>),
-    ) -> Result<u64, FetchError> {
-        let response = self.agent.get(url).call().map_err(classify)?;
+    /// GET `url` up to a successful response's headers: the body is not
+    /// read yet, so nothing needs to be written anywhere for a failure.
+    pub fn start(&self, url: &str) -> Result<Incoming, FetchError> {
+        let agent = if is_loopback(url) {
+            &self.direct
+        } else {
+            &self.agent
+        };
+        let response = agent.get(url).call().map_err(classify)?;
         let status = response.status().as_u16();
         match status {
             200 => {}
@@ -140,7 +150,39 @@ impl Client {
                 announced: Some(n),
             });
         }
-        let mut body = response.into_body().into_reader();
+        Ok(Incoming {
+            body: response.into_body().into_reader(),
+            announced,
+            timeout: self.timeout,
+            max_size: self.max_size,
+        })
+    }
+}
+
+/// A 200 response whose body is still to be read.
+pub struct Incoming {
+    body: ureq::BodyReader<'static>,
+    /// Content-Length, when it counts the bytes we will read.
+    announced: Option<u64>,
+    timeout: Duration,
+    max_size: Option<u64>,
+}
+
+impl Incoming {
+    /// Copy the body into `out`, enforcing the size cap, the transfer rate
+    /// and (when announced) the exact length. `progress(received, total)` is
+    /// called as bytes arrive. Returns the number of bytes written.
+    pub fn save(
+        self,
+        out: &mut dyn Write,
+        progress: &mut dyn FnMut(u64, Option<u64>),
+    ) -> Result<u64, FetchError> {
+        let Incoming {
+            mut body,
+            announced,
+            timeout,
+            max_size,
+        } = self;
         let mut buf = vec![0u8; 64 * 1024];
         let mut got: u64 = 0;
         let mut window_start = Instant::now();
@@ -153,7 +195,7 @@ impl Client {
                 Err(e) => return Err(classify_io(e, got, announced)),
             };
             got = got.saturating_add(n as u64);
-            if let Some(limit) = self.max_size
+            if let Some(limit) = max_size
                 && got > limit
             {
                 return Err(FetchError::TooLarge {
@@ -166,11 +208,11 @@ impl Client {
             progress(got, announced);
             window_bytes = window_bytes.saturating_add(n as u64);
             let elapsed = window_start.elapsed();
-            if elapsed >= self.timeout {
+            if elapsed >= timeout {
                 if window_bytes < MIN_BYTES_PER_WINDOW {
                     return Err(FetchError::TooSlow {
                         got: window_bytes,
-                        secs: self.timeout.as_secs(),
+                        secs: timeout.as_secs(),
                     });
                 }
                 window_start = Instant::now();
@@ -185,6 +227,24 @@ impl Client {
         out.flush().map_err(|e| FetchError::Local(e.to_string()))?;
         Ok(got)
     }
+}
+
+/// `http(s)://` + a loopback host (`localhost`, 127.0.0.0/8, `[::1]`).
+fn is_loopback(url: &str) -> bool {
+    let Some((_, rest)) = url.split_once("://") else {
+        return false;
+    };
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    let host_port = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    let host = if let Some(v6) = host_port.strip_prefix('[') {
+        v6.split(']').next().unwrap_or("")
+    } else {
+        host_port.split(':').next().unwrap_or("")
+    };
+    host.eq_ignore_ascii_case("localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
 }
 
 fn classify(e: ureq::Error) -> FetchError {
@@ -227,5 +287,32 @@ fn classify_io(e: io::Error, got: u64, announced: Option<u64>) -> FetchError {
             }
             _ => FetchError::Transfer(e.to_string()),
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_loopback;
+
+    #[test]
+    fn loopback_hosts() {
+        for url in [
+            "http://127.0.0.1:8002",
+            "http://127.1.2.3/x",
+            "https://localhost/",
+            "http://[::1]:80/buildid",
+            "http://user@127.0.0.1",
+        ] {
+            assert!(is_loopback(url), "{url}");
+        }
+        for url in [
+            "http://debuginfod.debian.net",
+            "http://127.0.0.1.example.com/",
+            "http://[::2]/",
+            "http://localhost.evil/",
+            "nonsense",
+        ] {
+            assert!(!is_loopback(url), "{url}");
+        }
     }
 }

@@ -15,7 +15,6 @@ mod client;
 mod config;
 mod elfcheck;
 mod progress;
-mod symtab;
 
 use std::collections::HashMap;
 use std::io::IsTerminal;
@@ -47,20 +46,25 @@ pub fn providers(args: &SourceArgs) -> anyhow::Result<Vec<Box<dyn Provider>>> {
     for w in &config.warnings {
         eprintln!("symfilter: {w}");
     }
-    Ok(vec![Box::new(DebuginfodProvider::new(config))])
+    let dirs = args.build_id_dirs.clone();
+    let provider =
+        DebuginfodProvider::new(config).with_opener(Arc::new(move |path: &Path, _: &BuildId| {
+            open_elf(path, &dirs)
+        }));
+    Ok(vec![Box::new(provider)])
 }
 
-/// Opens a verified debug file or executable as a [`SymbolSource`]. The
-/// hook the ELF/DWARF source plugs into; until then a symbol-table-only
-/// source answers.
-pub fn open_elf(path: &Path, _id: &BuildId) -> Result<Box<dyn SymbolSource>, Miss> {
-    Ok(Box::new(symtab::SymtabSource::open(path)?))
+/// Opens a verified debug file or executable with the ELF/DWARF source
+/// (its own supplementary and split-DWARF files are looked for in
+/// `build_id_dirs`, default /usr/lib/debug).
+pub fn open_elf(path: &Path, build_id_dirs: &[PathBuf]) -> Result<Box<dyn SymbolSource>, Miss> {
+    Ok(Box::new(crate::elf::open_file(path, build_id_dirs)?))
 }
 
 /// Where diagnostics go: stderr in the binary, a buffer in tests.
 pub type Warn = Arc<dyn Fn(&str) + Send + Sync>;
-/// See [`open_elf`].
-pub type Opener = fn(&Path, &BuildId) -> Result<Box<dyn SymbolSource>, Miss>;
+/// Turns a verified file into a source; [`open_elf`] unless replaced.
+pub type Opener = Arc<dyn Fn(&Path, &BuildId) -> Result<Box<dyn SymbolSource>, Miss> + Send + Sync>;
 
 pub struct DebuginfodProvider {
     servers: Vec<String>,
@@ -84,7 +88,7 @@ impl DebuginfodProvider {
             dead: Mutex::new(HashMap::new()),
             warn: Arc::new(|msg: &str| eprintln!("symfilter: {msg}")),
             cache_warned: AtomicBool::new(false),
-            opener: open_elf,
+            opener: Arc::new(|path: &Path, _: &BuildId| open_elf(path, &[])),
             progress: std::io::stderr().is_terminal(),
         }
     }
@@ -222,32 +226,50 @@ impl DebuginfodProvider {
         hex: &str,
         kind: Kind,
     ) -> Result<Fetched, Failure> {
-        // Into the cache when it can be written; else into a temporary file
-        // that lives as long as the source (a read-only or full cache must
-        // not stop symbolization).
-        let in_cache = self.cache.as_ref().and_then(|c| match c.begin(hex, kind) {
-            Ok(tmp) => Some((c, tmp)),
-            Err(e) => {
-                self.warn_cache(c, &e);
-                None
-            }
-        });
-        let (cache, mut tmp) = match in_cache {
-            Some((c, tmp)) => (Some(c), tmp),
-            None => (
-                None,
-                tempfile::Builder::new()
-                    .prefix("symfilter-debuginfod.")
-                    .tempfile()
-                    .map_err(|e| Failure::Local(format!("cannot create a temporary file: {e}")))?,
-            ),
-        };
-        let result = progress::show(self.progress, hex, url, |report| {
+        progress::show(self.progress, hex, url, |report| {
+            let incoming = client.start(url).map_err(Failure::Fetch)?;
+            // Into the cache when it can be written; else into a temporary
+            // file that lives as long as the source (a read-only or full
+            // cache must not stop symbolization).
+            let in_cache = self.cache.as_ref().and_then(|c| match c.begin(hex, kind) {
+                Ok(tmp) => Some((c, tmp)),
+                Err(e) => {
+                    self.warn_cache(c, &e);
+                    None
+                }
+            });
+            let (cache, mut tmp) = match in_cache {
+                Some((c, tmp)) => (Some(c), tmp),
+                None => (
+                    None,
+                    tempfile::Builder::new()
+                        .prefix("symfilter-debuginfod.")
+                        .tempfile()
+                        .map_err(|e| {
+                            Failure::Local(format!("cannot create a temporary file: {e}"))
+                        })?,
+                ),
+            };
             let mut buffered = std::io::BufWriter::with_capacity(256 * 1024, tmp.as_file_mut());
-            // `fetch` flushes `buffered` before it reports success.
-            client.fetch(url, &mut buffered, report)
-        });
-        result.map_err(Failure::Fetch)?;
+            // `save` flushes `buffered` before it reports success.
+            let saved = incoming.save(&mut buffered, report);
+            drop(buffered);
+            saved.map_err(Failure::Fetch)?;
+            Ok((cache, tmp))
+        })
+        .and_then(|(cache, tmp)| self.keep(cache, tmp, id, hex, kind))
+    }
+
+    /// Verify a finished download and move it into the cache (or keep it
+    /// as a temporary file).
+    fn keep(
+        &self,
+        cache: Option<&Cache>,
+        mut tmp: tempfile::NamedTempFile,
+        id: &BuildId,
+        hex: &str,
+        kind: Kind,
+    ) -> Result<Fetched, Failure> {
         let facts =
             elfcheck::check(tmp.path(), id, "downloaded file").map_err(Failure::Rejected)?;
         if let Some(cache) = cache {

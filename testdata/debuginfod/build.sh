@@ -26,3 +26,11 @@ strip --strip-all hello.stripped
   name=$("$LLVM"/llvm-symbolizer --obj=hello.debug "DATA $a" | head -1)
   echo "$a data $name"
 } > symbols.expected
+# What `symfilter lookup` must print for those code addresses: llvm-symbolizer's
+# answer ("FUNCTION" then "FILE:LINE:COL") as "ADDR FUNCTION FILE:LINE[:COL]"
+# (a 0 column is left out, as LLVM does in its own one-line styles).
+awk '$2 == "code" {print $1}' symbols.expected |
+  while read -r a; do
+    "$LLVM"/llvm-symbolizer --obj=hello.debug --functions=linkage "$a" |
+      awk -v a="$a" 'NF == 0 {next} NR % 2 == 1 {f = $0; next} {sub(/:0$/, ""); print a, f, $0}'
+  done > lookup.expected
