@@ -160,6 +160,13 @@ pub trait SymbolSource: Send {
     fn lookup_code(&self, addr: u64) -> Result<CodeInfo, Miss>;
     /// Data lookup at a module-relative address.
     fn lookup_data(&self, addr: u64) -> Result<DataInfo, Miss>;
+    /// How far back a return address is moved to land in its call
+    /// instruction: 1 byte on variable-length ISAs (x86), one instruction on
+    /// fixed-width ones (4 on AArch64, 2 on RISC-V with compressed
+    /// instructions). `--format=llvm` always uses 1, as LLVM does.
+    fn return_address_adjustment(&self) -> u64 {
+        1
+    }
 }
 
 /// Finds the symbol data for a module. Providers are asked in order; the
