@@ -8,6 +8,7 @@
 //! `.dwp`), memory-mapped and parsed lazily by `addr2line`.
 
 mod file;
+mod globals;
 mod search;
 mod source;
 mod symtab;
