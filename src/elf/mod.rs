@@ -9,6 +9,7 @@
 
 mod file;
 mod globals;
+mod guard;
 mod search;
 mod source;
 mod symtab;

@@ -14,6 +14,7 @@ use typed_arena::Arena;
 
 use super::file::{self, Mapped};
 use super::globals::Globals;
+use super::guard::{DepthGuard, MAX_DEPTH, unit_depth_ok};
 use super::search::bytes_to_path;
 use super::symtab::{SymEntry, SymbolTable};
 use crate::symbols::{CodeInfo, DataInfo, Frame, Miss, SymbolHit, SymbolSource};
@@ -68,6 +69,8 @@ struct Loaded<'a> {
     dwarf: Option<Arc<gimli::Dwarf<R<'a>>>>,
     /// Global variables, indexed on the first data lookup.
     globals: OnceCell<Globals>,
+    /// Refuses units nested too deeply for addr2line's recursion.
+    guard: Option<DepthGuard<'a>>,
     dwp: Option<gimli::DwarfPackage<R<'a>>>,
     symbols: SymbolTable<'a>,
     /// Why DWARF could not be used, if it could not.
@@ -154,8 +157,10 @@ impl<'a> Loaded<'a> {
             )
             .ok()
         });
+        let guard = dwarf.as_deref().map(DepthGuard::new);
         Ok(Loaded {
             ctx,
+            guard,
             dwarf,
             globals: OnceCell::new(),
             dwp,
@@ -175,7 +180,11 @@ impl<'a> Loaded<'a> {
         if let Some(dwp) = &self.dwp
             && let Ok(Some(cu)) = dwp.find_cu(load.dwo_id, &load.parent)
         {
-            return Some(Arc::new(cu));
+            let ok = match cu.units().next() {
+                Ok(Some(header)) => cu.unit(header).is_ok_and(|u| unit_depth_ok(&u)),
+                _ => true,
+            };
+            return ok.then(|| Arc::new(cu));
         }
         let name = bytes_to_path(load.path.as_ref()?.slice());
         let mut candidates = Vec::new();
@@ -208,7 +217,7 @@ impl<'a> Loaded<'a> {
             let Ok(unit) = dwarf.unit(header) else {
                 continue;
             };
-            if unit.dwo_id != Some(load.dwo_id) {
+            if unit.dwo_id != Some(load.dwo_id) || !unit_depth_ok(&unit) {
                 continue;
             }
             dwarf.make_dwo(&load.parent);
@@ -302,7 +311,16 @@ impl SymbolSource for ElfSource {
         self.cell.with_dependent(|owner, loaded| {
             let mut frames = Vec::new();
             let mut error = loaded.dwarf_error.clone();
-            if let Some(ctx) = &loaded.ctx {
+            let guarded = match (&loaded.guard, &loaded.dwarf) {
+                (Some(guard), Some(dwarf)) => guard.address_ok(dwarf, addr),
+                _ => true,
+            };
+            if !guarded {
+                error = Some(format!(
+                    "DWARF nested deeper than {MAX_DEPTH} levels here; ignored"
+                ));
+            }
+            if let Some(ctx) = loaded.ctx.as_ref().filter(|_| guarded) {
                 let mut lookup = ctx.find_frames(addr);
                 let found = loop {
                     match lookup {
