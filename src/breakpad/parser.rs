@@ -67,15 +67,15 @@ impl<'a> Fields<'a> {
         }
     }
 
+    /// The next space-delimited token (scanned inline: tokens are short,
+    /// a `memchr` call costs more than it saves).
     fn token(&mut self) -> Option<&'a [u8]> {
         self.skip_spaces();
-        let rest = self.line.get(self.pos..)?;
-        let len = memchr(b' ', rest).unwrap_or(rest.len());
-        if len == 0 {
-            return None;
+        let start = self.pos;
+        while self.line.get(self.pos).is_some_and(|&c| c != b' ') {
+            self.pos += 1;
         }
-        self.pos += len;
-        rest.get(..len)
+        self.line.get(start..self.pos).filter(|t| !t.is_empty())
     }
 
     /// The rest of the line after spaces, as (offset in line, length); `None`
@@ -86,44 +86,50 @@ impl<'a> Fields<'a> {
         (len > 0).then_some((self.pos, len))
     }
 
+    fn at_end(&mut self) -> bool {
+        self.skip_spaces();
+        self.pos >= self.line.len()
+    }
+
+    /// A hex number token (no `0x`), parsed while scanning.
     fn hex(&mut self) -> Option<u64> {
-        parse_hex(self.token()?)
-    }
-
-    fn dec(&mut self) -> Option<u32> {
-        parse_dec(self.token()?)
-    }
-}
-
-fn parse_hex(tok: &[u8]) -> Option<u64> {
-    let mut v: u64 = 0;
-    if tok.is_empty() {
-        return None;
-    }
-    for &c in tok {
-        let d = match c {
-            b'0'..=b'9' => c - b'0',
-            b'a'..=b'f' => c - b'a' + 10,
-            b'A'..=b'F' => c - b'A' + 10,
-            _ => return None,
-        };
-        v = v.checked_mul(16)?.checked_add(u64::from(d))?;
-    }
-    Some(v)
-}
-
-fn parse_dec(tok: &[u8]) -> Option<u32> {
-    let mut v: u32 = 0;
-    if tok.is_empty() {
-        return None;
-    }
-    for &c in tok {
-        if !c.is_ascii_digit() {
-            return None;
+        self.skip_spaces();
+        let start = self.pos;
+        let mut v: u64 = 0;
+        while let Some(&c) = self.line.get(self.pos) {
+            let d = match c {
+                b' ' => break,
+                b'0'..=b'9' => c - b'0',
+                b'a'..=b'f' => c - b'a' + 10,
+                b'A'..=b'F' => c - b'A' + 10,
+                _ => return None,
+            };
+            if v >> 60 != 0 {
+                return None;
+            }
+            v = v << 4 | u64::from(d);
+            self.pos += 1;
         }
-        v = v.checked_mul(10)?.checked_add(u32::from(c - b'0'))?;
+        (self.pos > start).then_some(v)
     }
-    Some(v)
+
+    /// A decimal `u32` token, parsed while scanning.
+    fn dec(&mut self) -> Option<u32> {
+        self.skip_spaces();
+        let start = self.pos;
+        let mut v: u32 = 0;
+        while let Some(&c) = self.line.get(self.pos) {
+            if c == b' ' {
+                break;
+            }
+            if !c.is_ascii_digit() {
+                return None;
+            }
+            v = v.checked_mul(10)?.checked_add(u32::from(c - b'0'))?;
+            self.pos += 1;
+        }
+        (self.pos > start).then_some(v)
+    }
 }
 
 /// Parser state for one pass.
@@ -307,10 +313,8 @@ fn parse_line(b: &mut Builder, line: &[u8], line_start: usize) -> Result<(), &'s
             let call_file = f.dec().ok_or("bad INLINE call file")?;
             let origin = f.dec().ok_or("bad INLINE origin")?;
             let first_range = len_u32(&b.idx.inline_ranges);
-            while let Some(tok) = f.token() {
-                let addr = parse_hex(tok);
-                let size = f.hex();
-                match (addr, size) {
+            while !f.at_end() {
+                match (f.hex(), f.hex()) {
                     (Some(a), Some(s)) => b.idx.inline_ranges.push((a, s)),
                     _ => {
                         b.idx.inline_ranges.truncate(first_range as usize);
@@ -353,7 +357,7 @@ fn parse_line(b: &mut Builder, line: &[u8], line_start: usize) -> Result<(), &'s
             let size = f.hex().ok_or("bad line record size")?;
             let line_num = f.dec().ok_or("bad line record line number")?;
             let file = f.dec().ok_or("bad line record file number")?;
-            if f.token().is_some() {
+            if !f.at_end() {
                 return Err("trailing fields in line record");
             }
             b.idx.lines.push(Line {
