@@ -333,6 +333,7 @@ fn parse_line(b: &mut Builder, line: &[u8], line_start: usize) -> Result<(), &'s
                 origin,
                 first_range,
                 end_range,
+                subtree_end: 0,
             });
             Ok(())
         }
@@ -400,6 +401,31 @@ fn finish(idx: &mut SymIndex) {
         f.end_line = len_u32(&lines);
     }
     idx.lines = lines;
+
+    // Each inline record's subtree: the following records deeper than it.
+    let mut open: Vec<usize> = Vec::new();
+    for f in &idx.funcs {
+        let (start, end) = (f.first_inline as usize, f.end_inline as usize);
+        for i in start..end {
+            let depth = idx.inlines.get(i).map_or(0, |r| r.depth);
+            while let Some(&top) = open.last() {
+                if idx.inlines.get(top).is_some_and(|r| r.depth >= depth) {
+                    if let Some(r) = idx.inlines.get_mut(top) {
+                        r.subtree_end = u32::try_from(i).unwrap_or(u32::MAX);
+                    }
+                    open.pop();
+                } else {
+                    break;
+                }
+            }
+            open.push(i);
+        }
+        for top in open.drain(..) {
+            if let Some(r) = idx.inlines.get_mut(top) {
+                r.subtree_end = f.end_inline;
+            }
+        }
+    }
 
     idx.funcs.retain(|f| f.size > 0);
     if !idx.funcs.is_sorted_by_key(|f| f.address) {

@@ -26,7 +26,12 @@ impl Span {
 
     /// The text of the span, invalid UTF-8 replaced.
     pub fn text(self, data: &[u8]) -> String {
-        String::from_utf8_lossy(self.bytes(data)).into_owned()
+        let b = self.bytes(data);
+        // `from_utf8` has an ASCII fast path `from_utf8_lossy` lacks.
+        match std::str::from_utf8(b) {
+            Ok(s) => s.to_owned(),
+            Err(_) => String::from_utf8_lossy(b).into_owned(),
+        }
     }
 }
 
@@ -96,6 +101,9 @@ pub struct Inline {
     /// `inline_ranges[first_range..end_range]`.
     pub first_range: u32,
     pub end_range: u32,
+    /// Index in `inlines` just past this record's descendants (the records
+    /// after it that are deeper), so a lookup can skip a whole subtree.
+    pub subtree_end: u32,
 }
 
 /// The Breakpad debug identifier of an ELF module: the first 16 bytes of the
