@@ -188,6 +188,19 @@ pub fn parse(data: &[u8]) -> Result<SymIndex, ParseError> {
     let mut seen_module = false;
     while pos < data.len() {
         let rest = &data[pos..];
+        // Line records are most of the lines worth parsing: read them
+        // straight off the buffer when they have dump_syms' exact shape.
+        if b.cur_func.is_some()
+            && rest
+                .first()
+                .is_some_and(|c| c.is_ascii_digit() || (b'a'..=b'f').contains(c))
+            && let Some((l, used)) = fast_line_record(rest)
+        {
+            b.idx.lines.push(l);
+            pos += used;
+            line_no += 1;
+            continue;
+        }
         let len = memchr(b'\n', rest).unwrap_or(rest.len());
         let line_start = pos;
         pos += len + 1;
@@ -220,6 +233,66 @@ pub fn parse(data: &[u8]) -> Result<SymIndex, ParseError> {
     let mut idx = b.idx;
     finish(&mut idx);
     Ok(idx)
+}
+
+fn scan_hex(s: &[u8], i: &mut usize) -> Option<u64> {
+    let start = *i;
+    let mut v: u64 = 0;
+    while let Some(&c) = s.get(*i) {
+        let d = match c {
+            b'0'..=b'9' => c - b'0',
+            b'a'..=b'f' => c - b'a' + 10,
+            b'A'..=b'F' => c - b'A' + 10,
+            _ => break,
+        };
+        if v >> 60 != 0 {
+            return None;
+        }
+        v = v << 4 | u64::from(d);
+        *i += 1;
+    }
+    (*i > start).then_some(v)
+}
+
+fn scan_dec(s: &[u8], i: &mut usize) -> Option<u32> {
+    let start = *i;
+    let mut v: u32 = 0;
+    while let Some(&c) = s.get(*i).filter(|c| c.is_ascii_digit()) {
+        v = v.checked_mul(10)?.checked_add(u32::from(c - b'0'))?;
+        *i += 1;
+    }
+    (*i > start).then_some(v)
+}
+
+fn expect(s: &[u8], i: &mut usize, b: u8) -> Option<()> {
+    (s.get(*i) == Some(&b)).then(|| *i += 1)
+}
+
+/// `address size line file\n` with single spaces, at the start of `s`:
+/// the record and the bytes it takes (line end included). `None` for any
+/// other shape; the general path then parses (or rejects) the line.
+fn fast_line_record(s: &[u8]) -> Option<(Line, usize)> {
+    let mut i = 0;
+    let address = scan_hex(s, &mut i)?;
+    expect(s, &mut i, b' ')?;
+    let size = scan_hex(s, &mut i)?;
+    expect(s, &mut i, b' ')?;
+    let line = scan_dec(s, &mut i)?;
+    expect(s, &mut i, b' ')?;
+    let file = scan_dec(s, &mut i)?;
+    match s.get(i) {
+        None => {}
+        Some(b'\n') => i += 1,
+        Some(b'\r') if s.get(i + 1) == Some(&b'\n') => i += 2,
+        Some(_) => return None,
+    }
+    let rec = Line {
+        address,
+        size,
+        line,
+        file,
+    };
+    Some((rec, i))
 }
 
 fn parse_module(line: &[u8], line_start: usize) -> Option<ModuleRecord> {
@@ -505,6 +578,33 @@ FUNC 2000 10 0 good\r\n2000 10 7 0\r\nFILE x y\r\n";
         assert_eq!(idx.corruption.count, 3);
         assert_eq!(idx.corruption.first_line, 2);
         assert_eq!(idx.corruption.first_reason, "bad FUNC address");
+    }
+
+    #[test]
+    fn line_records_in_odd_shapes_parse_like_exact_ones() {
+        // Exact shape (fast path), CRLF, double space, trailing space, last
+        // line without newline (general path).
+        let text = "MODULE a b ID m\nFUNC 1000 50 0 f\n1000 8 10 0\n1008 8 11 1\r\n\
+1010  8 12 0\n1018 8 13 0 \n1020 8 14 0\n1028 8 15 0 7\n1030 8 99999999999 0\n1038 8 16 2";
+        let idx = parse(text.as_bytes()).unwrap();
+        let lines: Vec<(u64, u32, u32)> = idx
+            .lines
+            .iter()
+            .map(|l| (l.address, l.line, l.file))
+            .collect();
+        assert_eq!(
+            lines,
+            vec![
+                (0x1000, 10, 0),
+                (0x1008, 11, 1),
+                (0x1010, 12, 0),
+                (0x1018, 13, 0),
+                (0x1020, 14, 0),
+                (0x1038, 16, 2)
+            ]
+        );
+        assert_eq!(idx.corruption.count, 2);
+        assert_eq!(idx.corruption.first_line, 8);
     }
 
     #[test]
