@@ -136,6 +136,16 @@ mod tests {
     }
 
     #[test]
+    fn debug_id_matches_dump_syms() {
+        // MODULE lines written by Mozilla dump_syms 2.3.9 for clang-22
+        // binaries linked with a SHA-1 and with an 8-byte build ID.
+        let sha1 = BuildId::from_hex("92096d1e210fe921260d87b06bd50423f274c8b0").unwrap();
+        assert_eq!(debug_id_for(&sha1), "1E6D09920F2121E9260D87B06BD504230");
+        let short = BuildId::from_hex("a1b2c3d4e5f60708").unwrap();
+        assert_eq!(debug_id_for(&short), "D4C3B2A1F6E5080700000000000000000");
+    }
+
+    #[test]
     fn debug_id_pads_short_ids() {
         let id = BuildId::from_hex("aabbccdd").unwrap();
         assert_eq!(debug_id_for(&id), "DDCCBBAA0000000000000000000000000");
