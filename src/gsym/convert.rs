@@ -854,7 +854,15 @@ fn breakpad_inline_tree(f: &FunctionInfo, recs: &[InlineRec]) -> Option<InlineNo
 /// and INLINE records, and PUBLIC records. The UUID is the code ID (the
 /// full build ID) when present, else the debug ID turned back into the
 /// build ID's first 16 bytes.
-pub fn from_breakpad(text: &[u8], b: &mut GsymBuilder) -> Result<ConvertStats, ConvertError> {
+///
+/// Breakpad addresses are relative to the module's lowest load address;
+/// `image_base` (the first `PT_LOAD`'s `p_vaddr`, 0 for PIE and shared
+/// objects) is added to give the ELF virtual addresses lookups use.
+pub fn from_breakpad(
+    text: &[u8],
+    image_base: u64,
+    b: &mut GsymBuilder,
+) -> Result<ConvertStats, ConvertError> {
     let mut files: HashMap<u64, u32> = HashMap::new();
     let mut origins: HashMap<u64, u64> = HashMap::new();
     let mut funcs: Vec<(FunctionInfo, Vec<InlineRec>)> = Vec::new();
@@ -908,7 +916,9 @@ pub fn from_breakpad(text: &[u8], b: &mut GsymBuilder) -> Result<ConvertStats, C
             "FUNC" => {
                 let rest = rest.strip_prefix("m ").unwrap_or(rest);
                 let mut p = rest.splitn(4, ' ');
-                let addr = hex_field(p.next()).ok_or_else(|| bad("bad FUNC address"))?;
+                let addr = hex_field(p.next())
+                    .ok_or_else(|| bad("bad FUNC address"))?
+                    .wrapping_add(image_base);
                 let size = hex_field(p.next()).ok_or_else(|| bad("bad FUNC size"))?;
                 let _param = p.next();
                 let name = b.insert_string(p.next().unwrap_or("").as_bytes());
@@ -934,7 +944,9 @@ pub fn from_breakpad(text: &[u8], b: &mut GsymBuilder) -> Result<ConvertStats, C
                 let origin = dec(nums[3])?;
                 let mut ranges = Vec::new();
                 for pair in nums[4..].chunks_exact(2) {
-                    let a = hex_field(Some(pair[0])).ok_or_else(|| bad("bad INLINE address"))?;
+                    let a = hex_field(Some(pair[0]))
+                        .ok_or_else(|| bad("bad INLINE address"))?
+                        .wrapping_add(image_base);
                     let n = hex_field(Some(pair[1])).ok_or_else(|| bad("bad INLINE size"))?;
                     ranges.push((a, a.saturating_add(n)));
                 }
@@ -954,7 +966,9 @@ pub fn from_breakpad(text: &[u8], b: &mut GsymBuilder) -> Result<ConvertStats, C
             "PUBLIC" => {
                 let rest = rest.strip_prefix("m ").unwrap_or(rest);
                 let mut p = rest.splitn(3, ' ');
-                let addr = hex_field(p.next()).ok_or_else(|| bad("bad PUBLIC address"))?;
+                let addr = hex_field(p.next())
+                    .ok_or_else(|| bad("bad PUBLIC address"))?
+                    .wrapping_add(image_base);
                 let _param = p.next();
                 let name = b.insert_string(p.next().unwrap_or("").as_bytes());
                 publics.push((addr, name));
@@ -963,7 +977,9 @@ pub fn from_breakpad(text: &[u8], b: &mut GsymBuilder) -> Result<ConvertStats, C
             _ if kw.as_bytes().first().is_some_and(u8::is_ascii_hexdigit) => {
                 // Line record: address size line file, for the last FUNC.
                 let mut p = s.split(' ');
-                let addr = hex_field(p.next()).ok_or_else(|| bad("bad line address"))?;
+                let addr = hex_field(p.next())
+                    .ok_or_else(|| bad("bad line address"))?
+                    .wrapping_add(image_base);
                 let _size = hex_field(p.next()).ok_or_else(|| bad("bad line size"))?;
                 let ln = p
                     .next()

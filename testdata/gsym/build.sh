@@ -20,7 +20,7 @@ done
 
 # Breakpad symbols (mozilla dump_syms, with inline records) for the .sym -> GSYM path.
 if command -v dump_syms >/dev/null; then
-  for b in inl_O2 app_cpp_O2; do
+  for b in inl_O2 app_cpp_O2 tiny; do
     dump_syms --inlines --no-generator bin/$b > $b.sym 2>/dev/null
   done
 fi
@@ -41,6 +41,8 @@ $SF gsym create bin/tiny -o variants/tiny.v2off1be.gsym --base-at-first-function
 for b in inl_O2 app_cpp_O2; do
   [ -f $b.sym ] && $SF gsym create $b.sym -o variants/$b.sym.gsym 2>/dev/null
 done
+# tiny is a non-PIE executable: Breakpad addresses are relative to its 0x400000 base.
+[ -f tiny.sym ] && $SF gsym create tiny.sym --image-base 0x400000 -o variants/tiny.sym.gsym 2>/dev/null
 
 # Addresses to look up: every function start, its neighbours and middle, a sweep over the
 # whole address range, and addresses outside it. Expected outputs come from llvm-gsymutil.
@@ -85,7 +87,7 @@ for b in inl_O2 inl_O0 app_cpp_O2 tiny; do
   check "$tmp/$b.gsym" $b
 done
 # Breakpad-derived GSYM files, as llvm-gsymutil reads them (the Rust tests compare).
-for b in inl_O2 app_cpp_O2; do
+for b in inl_O2 app_cpp_O2 tiny; do
   [ -f variants/$b.sym.gsym ] || continue
   args=()
   while read -r a; do args+=(--address "$a"); done < expected/$b.addrs
