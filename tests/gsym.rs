@@ -54,7 +54,7 @@ fn assert_same(got: &str, want: &str, what: &str) {
     }
 }
 
-const FIXTURES: [&str; 4] = ["inl_O2", "inl_O0", "app_cpp_O2", "tiny"];
+const FIXTURES: [&str; 5] = ["inl_O2", "inl_O0", "app_cpp_O2", "tiny", "inl_split"];
 
 #[test]
 fn lookups_in_llvm_written_files_match_llvm_gsymutil() {
@@ -206,7 +206,11 @@ fn create_from_breakpad_sym() {
     let got = lookup(&out, "tiny");
     assert_same(&got, &expected("tiny.sym"), "tiny.sym");
     let want = expected("tiny");
-    let differing: Vec<_> = got.lines().zip(want.lines()).filter(|(g, w)| g != w).collect();
+    let differing: Vec<_> = got
+        .lines()
+        .zip(want.lines())
+        .filter(|(g, w)| g != w)
+        .collect();
     assert_eq!(
         differing,
         vec![(

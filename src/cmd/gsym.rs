@@ -82,7 +82,7 @@ fn create(args: CreateArgs) -> anyhow::Result<ExitCode> {
     let mut b = GsymBuilder::new();
     let is_elf = data.starts_with(b"\x7fELF");
     let stats: ConvertStats = if is_elf {
-        convert::from_elf(&data, &mut b)
+        convert::from_elf(&data, args.input.parent(), &mut b)
             .with_context(|| format!("converting {}", args.input.display()))?
     } else if data.starts_with(b"MODULE ") {
         convert::from_breakpad(&data, args.image_base.unwrap_or(0), &mut b)
