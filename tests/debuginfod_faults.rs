@@ -1,0 +1,786 @@
+//! The debuginfod provider against a small HTTP server this test controls
+//! (127.0.0.1 only): good answers, and every way a server can fail or lie.
+//! Each fault ends in a diagnostic and an `Attempt` with a precise miss,
+//! and symbolization goes on with the next server.
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use symfilter::debuginfod::{Config, DebuginfodProvider};
+use symfilter::symbols::{Attempt, BuildId, ModuleKey, Provider, SymbolSource};
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("testdata/debuginfod")
+        .join(name)
+}
+
+fn fixture_bytes(name: &str) -> Vec<u8> {
+    std::fs::read(fixture(name)).expect("fixture")
+}
+
+fn fixture_id() -> BuildId {
+    let hex = std::fs::read_to_string(fixture("build-id")).expect("build-id");
+    BuildId::from_hex(hex.trim()).expect("hex build id")
+}
+
+/// `hello.debug` with one byte of its build ID flipped: a valid ELF that
+/// is not the file asked for.
+fn lying_debug() -> Vec<u8> {
+    let mut bytes = fixture_bytes("hello.debug");
+    let id = fixture_id().0;
+    let at = bytes
+        .windows(id.len())
+        .position(|w| w == id.as_slice())
+        .expect("build ID bytes in the file");
+    bytes[at + id.len() - 1] ^= 0xff;
+    bytes
+}
+
+/// The HTTP server the tests script. Routes by the first path segment:
+/// `/<scenario>/buildid/<hex>/<kind>`.
+struct FaultServer {
+    addr: SocketAddr,
+    stop: Arc<AtomicBool>,
+    log: Arc<Mutex<Vec<String>>>,
+    accept: Option<JoinHandle<()>>,
+}
+
+impl FaultServer {
+    fn start() -> FaultServer {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind loopback");
+        listener.set_nonblocking(true).expect("nonblocking");
+        let addr = listener.local_addr().expect("addr");
+        let stop = Arc::new(AtomicBool::new(false));
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let (stop2, log2) = (stop.clone(), log.clone());
+        let accept = std::thread::spawn(move || {
+            // Bounded: the accept loop ends when the test drops the server.
+            while !stop2.load(Ordering::SeqCst) {
+                match listener.accept() {
+                    Ok((stream, _)) => {
+                        let (stop3, log3) = (stop2.clone(), log2.clone());
+                        std::thread::spawn(move || serve(stream, &stop3, &log3));
+                    }
+                    Err(_) => std::thread::sleep(Duration::from_millis(5)),
+                }
+            }
+        });
+        FaultServer {
+            addr,
+            stop,
+            log,
+            accept: Some(accept),
+        }
+    }
+
+    fn url(&self, scenario: &str) -> String {
+        format!("http://{}/{scenario}", self.addr)
+    }
+
+    fn requests(&self) -> Vec<String> {
+        self.log.lock().expect("log").clone()
+    }
+}
+
+impl Drop for FaultServer {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        if let Some(t) = self.accept.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+fn respond(stream: &mut TcpStream, status: &str, headers: &[String], body: &[u8]) {
+    let mut head = format!("HTTP/1.1 {status}\r\nConnection: close\r\n");
+    for h in headers {
+        head.push_str(h);
+        head.push_str("\r\n");
+    }
+    head.push_str("\r\n");
+    let _ = stream.write_all(head.as_bytes());
+    let _ = stream.write_all(body);
+    let _ = stream.flush();
+}
+
+/// Sleep until the test is over (bounded at 20 s).
+fn hold(stop: &AtomicBool) {
+    let start = Instant::now();
+    while !stop.load(Ordering::SeqCst) && start.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+fn serve(mut stream: TcpStream, stop: &AtomicBool, log: &Mutex<Vec<String>>) {
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
+    let mut req = Vec::new();
+    let mut buf = [0u8; 1024];
+    while !req.windows(4).any(|w| w == b"\r\n\r\n") && req.len() < 16 * 1024 {
+        match stream.read(&mut buf) {
+            Ok(0) | Err(_) => return,
+            Ok(n) => req.extend_from_slice(&buf[..n]),
+        }
+    }
+    let text = String::from_utf8_lossy(&req);
+    let path = text.split_whitespace().nth(1).unwrap_or("").to_owned();
+    log.lock().expect("log").push(path.clone());
+    let parts: Vec<&str> = path.split('/').collect();
+    // ["", scenario, "buildid", hex, kind]
+    let (scenario, hex, kind) = match parts.as_slice() {
+        ["", s, "buildid", h, k] => (*s, *h, *k),
+        _ => return respond(&mut stream, "400 Bad Request", &[], b""),
+    };
+    let known = fixture_id().to_hex() == hex;
+    let file = |kind: &str| match kind {
+        "debuginfo" => fixture_bytes("hello.debug"),
+        _ => fixture_bytes("hello.stripped"),
+    };
+    let ok = |stream: &mut TcpStream, body: &[u8]| {
+        respond(
+            stream,
+            "200 OK",
+            &[format!("Content-Length: {}", body.len())],
+            body,
+        )
+    };
+    match scenario {
+        "ok" if known => ok(&mut stream, &file(kind)),
+        "nosyms" if known => {
+            // /debuginfo answers with a file without symbols; /executable
+            // with the full binary.
+            let body = match kind {
+                "debuginfo" => fixture_bytes("hello.stripped"),
+                _ => fixture_bytes("hello"),
+            };
+            ok(&mut stream, &body)
+        }
+        "ok" | "nosyms" | "notfound" => respond(
+            &mut stream,
+            "404 Not Found",
+            &["Content-Length: 9".to_owned()],
+            b"not found",
+        ),
+        "error500" => respond(
+            &mut stream,
+            "500 Internal Server Error",
+            &["Content-Length: 4".to_owned()],
+            b"oops",
+        ),
+        "hang" => hold(stop),
+        "slow" => {
+            let body = file(kind);
+            let head = format!(
+                "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                body.len()
+            );
+            let _ = stream.write_all(head.as_bytes());
+            for b in body.iter().take(200) {
+                if stop.load(Ordering::SeqCst) || stream.write_all(&[*b]).is_err() {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        }
+        "truncated" => {
+            let body = file(kind);
+            respond(
+                &mut stream,
+                "200 OK",
+                &[format!("Content-Length: {}", body.len())],
+                &body[..1000],
+            )
+        }
+        "wrongid" => ok(&mut stream, &lying_debug()),
+        "notelf" => ok(&mut stream, b"<html>this is not an ELF file</html>\n"),
+        "huge" => respond(
+            &mut stream,
+            "200 OK",
+            &["Content-Length: 1000000000".to_owned()],
+            &[0u8; 4096],
+        ),
+        "hugechunked" => {
+            // No Content-Length: the size cap must cut the stream.
+            let head = "HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n";
+            let _ = stream.write_all(head.as_bytes());
+            let chunk = vec![0x7fu8; 64 * 1024];
+            for _ in 0..64 {
+                if stream.write_all(&chunk).is_err() {
+                    return;
+                }
+            }
+        }
+        "redirectloop" => respond(
+            &mut stream,
+            "302 Found",
+            &[format!("Location: {path}"), "Content-Length: 0".to_owned()],
+            b"",
+        ),
+        "redirect" => {
+            let to = path.replacen("/redirect/", "/ok/", 1);
+            respond(
+                &mut stream,
+                "302 Found",
+                &[format!("Location: {to}"), "Content-Length: 0".to_owned()],
+                b"",
+            )
+        }
+        _ => respond(&mut stream, "400 Bad Request", &[], b""),
+    }
+}
+
+struct Run {
+    provider: DebuginfodProvider,
+    warnings: Arc<Mutex<Vec<String>>>,
+}
+
+fn provider(servers: Vec<String>, cache: Option<&Path>, timeout_s: u64, max_size: u64) -> Run {
+    provider_with(Config {
+        servers,
+        cache_root: cache.map(Path::to_path_buf),
+        timeout: Duration::from_secs(timeout_s),
+        max_time: None,
+        max_size: Some(max_size),
+        warnings: Vec::new(),
+    })
+}
+
+fn provider_with(config: Config) -> Run {
+    let warnings = Arc::new(Mutex::new(Vec::new()));
+    let w = warnings.clone();
+    let provider = DebuginfodProvider::new(config).with_warn(Arc::new(move |m: &str| {
+        w.lock().expect("warnings").push(m.to_owned())
+    }));
+    Run { provider, warnings }
+}
+
+fn key(id: &BuildId) -> ModuleKey {
+    ModuleKey {
+        build_id: id.clone(),
+        name: "hello".to_owned(),
+    }
+}
+
+/// Every line of symbols.expected answers as llvm-symbolizer says.
+fn assert_symbolizes(src: &dyn SymbolSource) {
+    // Symbol names (symbols.expected) and DWARF frames (lookup.expected),
+    // both from llvm-symbolizer.
+    let expected = std::fs::read_to_string(fixture("symbols.expected")).expect("expected");
+    let mut n = 0;
+    for line in expected.lines() {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        let addr = u64::from_str_radix(f[0].trim_start_matches("0x"), 16).expect("addr");
+        let name = match f[1] {
+            "code" => {
+                src.lookup_code(addr)
+                    .expect("code")
+                    .symbol
+                    .expect("sym")
+                    .name
+            }
+            _ => {
+                src.lookup_data(addr)
+                    .expect("data")
+                    .symbol
+                    .expect("sym")
+                    .name
+            }
+        };
+        assert_eq!(name, f[2], "at {addr:#x}");
+        n += 1;
+    }
+    assert_eq!(n, 4);
+    let expected = std::fs::read_to_string(fixture("lookup.expected")).expect("expected");
+    for line in expected.lines() {
+        let a = line.split(' ').next().expect("addr");
+        let addr = u64::from_str_radix(a.trim_start_matches("0x"), 16).expect("addr");
+        let info = src.lookup_code(addr).expect("code");
+        let fr = info.frames.first().expect("a DWARF frame");
+        let mut got = format!(
+            "{a} {} {}:{}",
+            fr.function.as_deref().unwrap_or("??"),
+            fr.file.as_deref().unwrap_or("??"),
+            fr.line
+        );
+        if fr.column != 0 {
+            got.push_str(&format!(":{}", fr.column));
+        }
+        assert_eq!(got, line);
+    }
+}
+
+fn failures(trail: &[Attempt]) -> Vec<(String, String)> {
+    trail
+        .iter()
+        .map(|a| {
+            (
+                a.place.clone(),
+                a.failure
+                    .as_ref()
+                    .map_or("served".to_owned(), ToString::to_string),
+            )
+        })
+        .collect()
+}
+
+/// Files left in the cache for `id`: only finished files, no temporaries.
+fn cache_files(cache: &Path, id: &BuildId) -> Vec<(String, u64)> {
+    let Ok(rd) = std::fs::read_dir(cache.join(id.to_hex())) else {
+        return Vec::new();
+    };
+    let mut v: Vec<(String, u64)> = rd
+        .filter_map(Result::ok)
+        .map(|e| {
+            (
+                e.file_name().to_string_lossy().into_owned(),
+                e.metadata().map(|m| m.len()).unwrap_or(0),
+            )
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn good_server_downloads_verifies_caches_and_is_not_asked_again() {
+    let server = FaultServer::start();
+    let cache = tempfile::tempdir().expect("tempdir");
+    let id = fixture_id();
+    let run = provider(vec![server.url("ok")], Some(cache.path()), 5, 1 << 20);
+    let mut trail = Vec::new();
+    let src = run.provider.find(&key(&id), &mut trail).expect("found");
+    assert_symbolizes(src.as_ref());
+    let cached = cache.path().join(id.to_hex()).join("debuginfo");
+    assert_eq!(src.origin(), cached.display().to_string());
+    assert_eq!(
+        std::fs::read(&cached).expect("cached"),
+        fixture_bytes("hello.debug")
+    );
+    let url = format!("{}/buildid/{}/debuginfo", server.url("ok"), id.to_hex());
+    assert_eq!(
+        failures(&trail),
+        vec![
+            (cached.display().to_string(), "no file found".to_owned()),
+            (url, "served".to_owned()),
+        ]
+    );
+    assert!(run.warnings.lock().expect("w").is_empty());
+
+    // A second run is served by the cache: no request.
+    let again = provider(vec![server.url("ok")], Some(cache.path()), 5, 1 << 20);
+    let mut trail = Vec::new();
+    let src = again.provider.find(&key(&id), &mut trail).expect("cached");
+    assert_symbolizes(src.as_ref());
+    assert_eq!(
+        failures(&trail),
+        vec![(cached.display().to_string(), "served".to_owned())]
+    );
+    assert_eq!(server.requests().len(), 1);
+}
+
+/// Each fault, then a good server: the fault is recorded and reported, the
+/// good server serves, and nothing but the verified file reaches the cache.
+#[test]
+fn every_fault_is_explained_and_the_next_server_serves() {
+    let server = FaultServer::start();
+    let id = fixture_id();
+    let cases: &[(&str, &str, bool)] = &[
+        ("notfound", "HTTP 404: not on this server", false),
+        ("error500", "HTTP 500 Internal Server Error", true),
+        ("truncated", "truncated body: ", true),
+        ("wrongid", "build ID is ", true),
+        ("notelf", "not an object file", true),
+        (
+            "huge",
+            "file is 1000000000 bytes, over the DEBUGINFOD_MAXSIZE limit of 1048576",
+            true,
+        ),
+        (
+            "hugechunked",
+            "body exceeds the DEBUGINFOD_MAXSIZE limit of 1048576 bytes",
+            true,
+        ),
+        ("redirectloop", "too many redirects", true),
+    ];
+    for &(scenario, expect, warns) in cases {
+        let cache = tempfile::tempdir().expect("tempdir");
+        let run = provider(
+            vec![server.url(scenario), server.url("ok")],
+            Some(cache.path()),
+            5,
+            1 << 20,
+        );
+        let mut trail = Vec::new();
+        let src = run
+            .provider
+            .find(&key(&id), &mut trail)
+            .unwrap_or_else(|| panic!("{scenario}: next server should serve"));
+        assert_symbolizes(src.as_ref());
+        let f = failures(&trail);
+        assert_eq!(f.len(), 3, "{scenario}: {f:?}");
+        let bad_url = format!("{}/buildid/{}/debuginfo", server.url(scenario), id.to_hex());
+        assert_eq!(f[1].0, bad_url, "{scenario}");
+        assert!(f[1].1.contains(expect), "{scenario}: {:?}", f[1].1);
+        assert_eq!(f[2].1, "served", "{scenario}");
+        let warnings = run.warnings.lock().expect("w").clone();
+        if warns {
+            assert_eq!(warnings.len(), 1, "{scenario}: {warnings:?}");
+            assert!(warnings[0].contains(expect), "{scenario}: {warnings:?}");
+            assert!(warnings[0].starts_with("debuginfod: "), "{warnings:?}");
+        } else {
+            assert!(warnings.is_empty(), "{scenario}: {warnings:?}");
+        }
+        assert_eq!(
+            cache_files(cache.path(), &id),
+            vec![("debuginfo".to_owned(), 6504)],
+            "{scenario}"
+        );
+    }
+}
+
+#[test]
+fn lying_server_alone_leaves_nothing_but_a_negative_entry() {
+    let server = FaultServer::start();
+    let cache = tempfile::tempdir().expect("tempdir");
+    let id = fixture_id();
+    let run = provider(vec![server.url("wrongid")], Some(cache.path()), 5, 1 << 20);
+    let mut trail = Vec::new();
+    assert!(run.provider.find(&key(&id), &mut trail).is_none());
+    let f = failures(&trail);
+    let mut flipped = id.clone();
+    if let Some(last) = flipped.0.last_mut() {
+        *last ^= 0xff;
+    }
+    let url = format!(
+        "{}/buildid/{}/debuginfo",
+        server.url("wrongid"),
+        id.to_hex()
+    );
+    assert_eq!(
+        f[1],
+        (
+            url.clone(),
+            format!(
+                "downloaded file: build ID is {}, expected {}",
+                flipped.to_hex(),
+                id.to_hex()
+            )
+        )
+    );
+    // The lie is as good as "not here": both kinds are remembered as
+    // negative results (empty files) and nothing else is kept.
+    assert_eq!(
+        cache_files(cache.path(), &id),
+        vec![("debuginfo".to_owned(), 0), ("executable".to_owned(), 0)]
+    );
+}
+
+#[test]
+fn hanging_server_costs_its_timeout_once_per_run() {
+    let server = FaultServer::start();
+    let cache = tempfile::tempdir().expect("tempdir");
+    let id = fixture_id();
+    let run = provider(
+        vec![server.url("hang"), server.url("ok")],
+        Some(cache.path()),
+        1,
+        1 << 20,
+    );
+    let mut trail = Vec::new();
+    let src = run
+        .provider
+        .find(&key(&id), &mut trail)
+        .expect("ok server serves");
+    assert_symbolizes(src.as_ref());
+    let f = failures(&trail);
+    assert!(f[1].1.starts_with("timed out"), "{f:?}");
+    assert_eq!(f[2].1, "served");
+    // Another module: the dead server is not asked again in this run.
+    let other = BuildId::from_hex("0123456789abcdef").expect("hex");
+    let mut trail = Vec::new();
+    assert!(run.provider.find(&key(&other), &mut trail).is_none());
+    let f = failures(&trail);
+    assert!(
+        f.iter()
+            .filter(|(p, _)| p.contains("/hang/"))
+            .all(|(_, why)| why
+                .starts_with("not asked: server failed earlier in this run (timed out")),
+        "{f:?}"
+    );
+    let hang_requests = server
+        .requests()
+        .iter()
+        .filter(|p| p.starts_with("/hang/"))
+        .count();
+    assert_eq!(hang_requests, 1);
+    // A timeout is not a negative result: the next run asks again.
+    assert_eq!(
+        cache_files(cache.path(), &id),
+        vec![("debuginfo".to_owned(), 6504)]
+    );
+    assert_eq!(run.warnings.lock().expect("w").len(), 1);
+}
+
+#[test]
+fn trickling_server_is_cut_off() {
+    let server = FaultServer::start();
+    let cache = tempfile::tempdir().expect("tempdir");
+    let id = fixture_id();
+    let run = provider(vec![server.url("slow")], Some(cache.path()), 1, 1 << 20);
+    let mut trail = Vec::new();
+    assert!(run.provider.find(&key(&id), &mut trail).is_none());
+    let f = failures(&trail);
+    assert!(f[1].1.starts_with("stalled: "), "{f:?}");
+    assert!(
+        cache_files(cache.path(), &id).is_empty(),
+        "no negative entry for a transient fault"
+    );
+}
+
+#[test]
+fn not_found_is_cached_as_negative_and_not_asked_again() {
+    let server = FaultServer::start();
+    let cache = tempfile::tempdir().expect("tempdir");
+    let id = BuildId::from_hex("deadbeef00112233").expect("hex");
+    let run = provider(vec![server.url("notfound")], Some(cache.path()), 5, 1 << 20);
+    let mut trail = Vec::new();
+    assert!(run.provider.find(&key(&id), &mut trail).is_none());
+    assert_eq!(server.requests().len(), 2, "debuginfo then executable");
+    assert_eq!(
+        cache_files(cache.path(), &id),
+        vec![("debuginfo".to_owned(), 0), ("executable".to_owned(), 0)]
+    );
+    let again = provider(vec![server.url("notfound")], Some(cache.path()), 5, 1 << 20);
+    let mut trail = Vec::new();
+    assert!(again.provider.find(&key(&id), &mut trail).is_none());
+    let f = failures(&trail);
+    assert_eq!(f.len(), 2, "{f:?}");
+    for (_, why) in &f {
+        assert!(why.starts_with("cached negative result ("), "{why}");
+    }
+    assert_eq!(server.requests().len(), 2, "no new request");
+}
+
+#[test]
+fn executable_is_fetched_when_debuginfo_has_no_symbols() {
+    let server = FaultServer::start();
+    let cache = tempfile::tempdir().expect("tempdir");
+    let id = fixture_id();
+    let run = provider(vec![server.url("nosyms")], Some(cache.path()), 5, 1 << 20);
+    let mut trail = Vec::new();
+    let src = run.provider.find(&key(&id), &mut trail).expect("found");
+    assert_symbolizes(src.as_ref());
+    assert!(src.origin().ends_with("/executable"), "{}", src.origin());
+    let f = failures(&trail);
+    assert!(
+        f.iter()
+            .any(|(_, why)| why == "debuginfo has no symbol table or DWARF; trying the executable"),
+        "{f:?}"
+    );
+}
+
+#[test]
+fn redirects_are_followed() {
+    let server = FaultServer::start();
+    let cache = tempfile::tempdir().expect("tempdir");
+    let id = fixture_id();
+    let run = provider(vec![server.url("redirect")], Some(cache.path()), 5, 1 << 20);
+    let mut trail = Vec::new();
+    let src = run.provider.find(&key(&id), &mut trail).expect("found");
+    assert_symbolizes(src.as_ref());
+    assert_eq!(server.requests().len(), 2);
+}
+
+#[test]
+fn without_a_cache_directory_the_download_lives_in_a_temporary_file() {
+    let server = FaultServer::start();
+    let id = fixture_id();
+    let run = provider(vec![server.url("ok")], None, 5, 1 << 20);
+    let mut trail = Vec::new();
+    let src = run.provider.find(&key(&id), &mut trail).expect("found");
+    assert_symbolizes(src.as_ref());
+    let origin = PathBuf::from(src.origin());
+    assert!(origin.exists());
+    drop(src);
+    assert!(
+        !origin.exists(),
+        "temporary download removed with its source"
+    );
+}
+
+#[test]
+fn unusable_build_ids_never_reach_a_url_or_path() {
+    let server = FaultServer::start();
+    let cache = tempfile::tempdir().expect("tempdir");
+    let run = provider(vec![server.url("ok")], Some(cache.path()), 5, 1 << 20);
+    for id in [BuildId(Vec::new()), BuildId(vec![0xab; 65])] {
+        let mut trail = Vec::new();
+        assert!(run.provider.find(&key(&id), &mut trail).is_none());
+        assert_eq!(trail.len(), 1);
+        assert!(trail[0].failure.is_some());
+    }
+    assert!(server.requests().is_empty());
+    assert_eq!(std::fs::read_dir(cache.path()).expect("dir").count(), 0);
+}
+
+#[test]
+fn offline_uses_the_cache_only() {
+    let cache = tempfile::tempdir().expect("tempdir");
+    let id = fixture_id();
+    let run = provider(Vec::new(), Some(cache.path()), 5, 1 << 20);
+    let mut trail = Vec::new();
+    assert!(run.provider.find(&key(&id), &mut trail).is_none());
+    let f = failures(&trail);
+    assert_eq!(f.len(), 2, "{f:?}");
+    assert!(f.iter().all(|(_, why)| why == "no file found"));
+    // Fill the cache by hand, as another tool would.
+    let dir = cache.path().join(id.to_hex());
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    std::fs::copy(fixture("hello.debug"), dir.join("debuginfo")).expect("copy");
+    let mut trail = Vec::new();
+    let src = run.provider.find(&key(&id), &mut trail).expect("cached");
+    assert_symbolizes(src.as_ref());
+}
+
+#[test]
+fn corrupt_cache_entry_is_replaced_by_a_verified_download() {
+    let server = FaultServer::start();
+    let cache = tempfile::tempdir().expect("tempdir");
+    let id = fixture_id();
+    let dir = cache.path().join(id.to_hex());
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    std::fs::write(dir.join("debuginfo"), lying_debug()).expect("write");
+    let run = provider(vec![server.url("ok")], Some(cache.path()), 5, 1 << 20);
+    let mut trail = Vec::new();
+    let src = run.provider.find(&key(&id), &mut trail).expect("found");
+    assert_symbolizes(src.as_ref());
+    let f = failures(&trail);
+    assert!(f[0].1.contains("build ID is "), "{f:?}");
+    assert_eq!(
+        std::fs::read(dir.join("debuginfo")).expect("read"),
+        fixture_bytes("hello.debug")
+    );
+}
+
+#[test]
+fn whole_download_time_is_bounded_by_maxtime() {
+    let server = FaultServer::start();
+    let cache = tempfile::tempdir().expect("tempdir");
+    let id = fixture_id();
+    let run = provider_with(Config {
+        servers: vec![server.url("slow")],
+        cache_root: Some(cache.path().to_path_buf()),
+        timeout: Duration::from_secs(30),
+        max_time: Some(Duration::from_secs(1)),
+        max_size: None,
+        warnings: Vec::new(),
+    });
+    let mut trail = Vec::new();
+    assert!(run.provider.find(&key(&id), &mut trail).is_none());
+    let f = failures(&trail);
+    assert!(f[1].1.starts_with("timed out"), "{f:?}");
+}
+
+#[test]
+fn https_to_a_plain_http_server_fails_cleanly() {
+    let server = FaultServer::start();
+    let cache = tempfile::tempdir().expect("tempdir");
+    let id = fixture_id();
+    let https = server.url("ok").replacen("http://", "https://", 1);
+    let run = provider(
+        vec![https, server.url("ok")],
+        Some(cache.path()),
+        2,
+        1 << 20,
+    );
+    let mut trail = Vec::new();
+    let src = run
+        .provider
+        .find(&key(&id), &mut trail)
+        .expect("http server serves");
+    assert_symbolizes(src.as_ref());
+    let f = failures(&trail);
+    assert!(f[1].0.starts_with("https://127.0.0.1:"), "{f:?}");
+    assert_ne!(f[1].1, "served");
+    assert_eq!(f[2].1, "served");
+    assert_eq!(run.warnings.lock().expect("w").len(), 1);
+}
+
+#[test]
+fn concurrent_downloads_of_one_build_id_share_the_cache_safely() {
+    let server = FaultServer::start();
+    let cache = tempfile::tempdir().expect("tempdir");
+    let id = fixture_id();
+    let threads: Vec<_> = (0..4)
+        .map(|_| {
+            let url = server.url("ok");
+            let root = cache.path().to_path_buf();
+            let id = id.clone();
+            std::thread::spawn(move || {
+                let run = provider(vec![url], Some(&root), 5, 1 << 20);
+                let mut trail = Vec::new();
+                let src = run.provider.find(&key(&id), &mut trail).expect("found");
+                assert_symbolizes(src.as_ref());
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().expect("thread");
+    }
+    assert_eq!(
+        cache_files(cache.path(), &id),
+        vec![("debuginfo".to_owned(), 6504)]
+    );
+}
+
+#[test]
+fn unwritable_cache_still_symbolizes_from_a_temporary_file() {
+    let server = FaultServer::start();
+    let dir = tempfile::tempdir().expect("tempdir");
+    // A cache root below a regular file cannot be created, even by root.
+    let blocker = dir.path().join("file");
+    std::fs::write(&blocker, b"x").expect("write");
+    let id = fixture_id();
+    let run = provider(
+        vec![server.url("ok")],
+        Some(&blocker.join("cache")),
+        5,
+        1 << 20,
+    );
+    let mut trail = Vec::new();
+    let src = run.provider.find(&key(&id), &mut trail).expect("found");
+    assert_symbolizes(src.as_ref());
+    let warnings = run.warnings.lock().expect("w").clone();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(
+        warnings[0].starts_with(&format!(
+            "debuginfod: cannot write to the cache {}/cache: ",
+            blocker.display()
+        )),
+        "{warnings:?}"
+    );
+}
+
+#[test]
+fn server_errors_leave_no_trace_in_the_cache() {
+    let server = FaultServer::start();
+    let cache = tempfile::tempdir().expect("tempdir");
+    let id = fixture_id();
+    let run = provider(
+        vec![server.url("error500"), server.url("redirectloop")],
+        Some(cache.path()),
+        5,
+        1 << 20,
+    );
+    let mut trail = Vec::new();
+    assert!(run.provider.find(&key(&id), &mut trail).is_none());
+    assert_eq!(trail.len(), 6, "{trail:?}");
+    // Transient faults: no negative entry, not even an empty directory.
+    assert_eq!(std::fs::read_dir(cache.path()).expect("dir").count(), 0);
+    assert_eq!(run.warnings.lock().expect("w").len(), 4);
+}
