@@ -137,6 +137,7 @@ fn provider(servers: Vec<String>, cache: &Path) -> (DebuginfodProvider, Arc<Mute
         timeout: Duration::from_secs(10),
         max_time: None,
         max_size: Some(1 << 20),
+        ca_file: None,
         warnings: Vec::new(),
     };
     let warnings = Arc::new(Mutex::new(Vec::new()));

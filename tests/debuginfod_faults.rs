@@ -246,6 +246,7 @@ fn provider(servers: Vec<String>, cache: Option<&Path>, timeout_s: u64, max_size
         timeout: Duration::from_secs(timeout_s),
         max_time: None,
         max_size: Some(max_size),
+        ca_file: None,
         warnings: Vec::new(),
     })
 }
@@ -678,6 +679,7 @@ fn whole_download_time_is_bounded_by_maxtime() {
         timeout: Duration::from_secs(30),
         max_time: Some(Duration::from_secs(1)),
         max_size: None,
+        ca_file: None,
         warnings: Vec::new(),
     });
     let mut trail = Vec::new();
@@ -783,4 +785,202 @@ fn server_errors_leave_no_trace_in_the_cache() {
     // Transient faults: no negative entry, not even an empty directory.
     assert_eq!(std::fs::read_dir(cache.path()).expect("dir").count(), 0);
     assert_eq!(run.warnings.lock().expect("w").len(), 4);
+}
+
+/// An HTTPS server (rustls, test CA from testdata/debuginfod/tls) that
+/// serves hello.debug for any `/buildid/<hex>/debuginfo` request.
+struct TlsServer {
+    addr: SocketAddr,
+    stop: Arc<AtomicBool>,
+    accept: Option<JoinHandle<()>>,
+}
+
+impl TlsServer {
+    fn start() -> TlsServer {
+        use rustls::pki_types::pem::PemObject;
+        use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+        let certs: Vec<CertificateDer<'static>> =
+            CertificateDer::pem_file_iter(fixture("tls/server.pem"))
+                .expect("server.pem")
+                .collect::<Result<_, _>>()
+                .expect("certs");
+        let key = PrivateKeyDer::from_pem_file(fixture("tls/server.key")).expect("server.key");
+        let config = rustls::ServerConfig::builder_with_provider(Arc::new(
+            rustls::crypto::ring::default_provider(),
+        ))
+        .with_safe_default_protocol_versions()
+        .expect("protocols")
+        .with_no_client_auth()
+        .with_single_cert(certs, key)
+        .expect("server config");
+        let config = Arc::new(config);
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind loopback");
+        listener.set_nonblocking(true).expect("nonblocking");
+        let addr = listener.local_addr().expect("addr");
+        let stop = Arc::new(AtomicBool::new(false));
+        let stop2 = stop.clone();
+        let accept = std::thread::spawn(move || {
+            while !stop2.load(Ordering::SeqCst) {
+                let Ok((tcp, _)) = listener.accept() else {
+                    std::thread::sleep(Duration::from_millis(5));
+                    continue;
+                };
+                let config = config.clone();
+                std::thread::spawn(move || {
+                    let _ = tcp.set_nonblocking(false);
+                    let _ = tcp.set_read_timeout(Some(Duration::from_secs(5)));
+                    let Ok(conn) = rustls::ServerConnection::new(config) else {
+                        return;
+                    };
+                    let mut tls = rustls::StreamOwned::new(conn, tcp);
+                    let mut req = Vec::new();
+                    let mut buf = [0u8; 1024];
+                    while !req.windows(4).any(|w| w == b"\r\n\r\n") && req.len() < 16 * 1024 {
+                        match tls.read(&mut buf) {
+                            Ok(0) | Err(_) => return,
+                            Ok(n) => req.extend_from_slice(&buf[..n]),
+                        }
+                    }
+                    let text = String::from_utf8_lossy(&req);
+                    let path = text.split_whitespace().nth(1).unwrap_or("");
+                    let body = if path.ends_with("/debuginfo") {
+                        fixture_bytes("hello.debug")
+                    } else {
+                        Vec::new()
+                    };
+                    let status = if body.is_empty() {
+                        "404 Not Found"
+                    } else {
+                        "200 OK"
+                    };
+                    let head = format!(
+                        "HTTP/1.1 {status}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                        body.len()
+                    );
+                    let _ = tls.write_all(head.as_bytes());
+                    let _ = tls.write_all(&body);
+                    let _ = tls.flush();
+                    tls.conn.send_close_notify();
+                    let _ = tls.flush();
+                });
+            }
+        });
+        TlsServer {
+            addr,
+            stop,
+            accept: Some(accept),
+        }
+    }
+}
+
+impl Drop for TlsServer {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        if let Some(t) = self.accept.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+#[test]
+fn https_with_the_configured_ca_is_served_and_an_untrusted_certificate_is_not() {
+    let tls = TlsServer::start();
+    let plain = FaultServer::start();
+    let id = fixture_id();
+    let https = format!("https://{}", tls.addr);
+
+    // Trusting the test CA (as SSL_CERT_FILE would): served over TLS.
+    let cache = tempfile::tempdir().expect("tempdir");
+    let run = provider_with(Config {
+        servers: vec![https.clone()],
+        cache_root: Some(cache.path().to_path_buf()),
+        timeout: Duration::from_secs(5),
+        max_time: None,
+        max_size: Some(1 << 20),
+        ca_file: Some(fixture("tls/ca.pem")),
+        warnings: Vec::new(),
+    });
+    let mut trail = Vec::new();
+    let src = run
+        .provider
+        .find(&key(&id), &mut trail)
+        .expect("served over https");
+    assert_symbolizes(src.as_ref());
+    assert_eq!(
+        failures(&trail)[1],
+        (
+            format!("{https}/buildid/{}/debuginfo", id.to_hex()),
+            "served".to_owned()
+        )
+    );
+    assert!(run.warnings.lock().expect("w").is_empty());
+
+    // With only the built-in roots the certificate is refused: one
+    // diagnostic, then the next server serves.
+    let cache = tempfile::tempdir().expect("tempdir");
+    let run = provider_with(Config {
+        servers: vec![https.clone(), plain.url("ok")],
+        cache_root: Some(cache.path().to_path_buf()),
+        timeout: Duration::from_secs(5),
+        max_time: None,
+        max_size: Some(1 << 20),
+        ca_file: None,
+        warnings: Vec::new(),
+    });
+    let mut trail = Vec::new();
+    let src = run
+        .provider
+        .find(&key(&id), &mut trail)
+        .expect("next server serves");
+    assert_symbolizes(src.as_ref());
+    let f = failures(&trail);
+    assert!(f[1].1.contains("UnknownIssuer"), "{f:?}");
+    assert_eq!(f[2].1, "served");
+    let warnings = run.warnings.lock().expect("w").clone();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+}
+
+#[test]
+fn symfilter_lookup_over_https_trusts_ssl_cert_file() {
+    let tls = TlsServer::start();
+    let id = fixture_id();
+    let expected = std::fs::read_to_string(fixture("lookup.expected")).expect("expected");
+    let addrs: Vec<&str> = expected
+        .lines()
+        .map(|l| l.split(' ').next().expect("addr"))
+        .collect();
+    let run = |ca: &Path| {
+        let cache = tempfile::tempdir().expect("tempdir");
+        let empty = tempfile::tempdir().expect("tempdir");
+        std::process::Command::new(env!("CARGO_BIN_EXE_symfilter"))
+            .args(["lookup", "--build-id", &id.to_hex(), "--build-id-dir"])
+            .arg(empty.path())
+            .args(["--debuginfod", &format!("https://{}", tls.addr)])
+            .args(&addrs)
+            .env("DEBUGINFOD_CACHE_PATH", cache.path())
+            .env("SSL_CERT_FILE", ca)
+            .env_remove("DEBUGINFOD_URLS")
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("run symfilter")
+    };
+    let out = run(&fixture("tls/ca.pem"));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), expected, "{out:?}");
+    assert!(out.status.success());
+    assert!(out.stderr.is_empty(), "{out:?}");
+
+    // A bundle without the test CA (the server certificate itself is no CA).
+    let out = run(&fixture("tls/server.pem"));
+    assert!(!out.status.success());
+    assert!(out.stdout.is_empty());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let first = stderr.lines().next().unwrap_or("");
+    assert_eq!(
+        first,
+        format!(
+            "symfilter: debuginfod: https://{}/buildid/{}/debuginfo: TLS: invalid peer certificate: UnknownIssuer",
+            tls.addr,
+            id.to_hex()
+        )
+    );
 }
