@@ -29,6 +29,11 @@ fn fixture_id() -> BuildId {
     BuildId::from_hex(hex.trim()).expect("hex build id")
 }
 
+fn dwz_id(file: &str) -> BuildId {
+    let hex = std::fs::read_to_string(fixture(&format!("dwz/{file}"))).expect("dwz build-id");
+    BuildId::from_hex(hex.trim()).expect("hex build id")
+}
+
 /// `hello.debug` with one byte of its build ID flipped: a valid ELF that
 /// is not the file asked for.
 fn lying_debug() -> Vec<u8> {
@@ -149,8 +154,18 @@ fn serve(mut stream: TcpStream, stop: &AtomicBool, log: &Mutex<Vec<String>>) {
             body,
         )
     };
+    // The dwz fixture: the binary, and its supplementary file by its own
+    // build ID.
+    let dwz = if hex == dwz_id("build-id").to_hex() {
+        Some(fixture_bytes("dwz/hello"))
+    } else if hex == dwz_id("common-build-id").to_hex() && kind == "debuginfo" {
+        Some(fixture_bytes("dwz/common.dwz"))
+    } else {
+        None
+    };
     match scenario {
         "ok" if known => ok(&mut stream, &file(kind)),
+        "ok" if dwz.is_some() => ok(&mut stream, dwz.as_deref().unwrap_or_default()),
         "nosyms" if known => {
             // /debuginfo answers with a file without symbols; /executable
             // with the full binary.
@@ -983,4 +998,64 @@ fn symfilter_lookup_over_https_trusts_ssl_cert_file() {
             id.to_hex()
         )
     );
+}
+
+#[test]
+fn dwz_supplementary_file_is_fetched_by_its_build_id() {
+    let server = FaultServer::start();
+    let cache = tempfile::tempdir().expect("tempdir");
+    let id = dwz_id("build-id");
+    let sup = dwz_id("common-build-id");
+    let run = provider(vec![server.url("ok")], Some(cache.path()), 5, 1 << 20);
+    let mut trail = Vec::new();
+    let src = run.provider.find(&key(&id), &mut trail).expect("found");
+    // The inlined frame's name lives in the supplementary file only.
+    let expected = std::fs::read_to_string(fixture("dwz/lookup.expected")).expect("expected");
+    let lines: Vec<&str> = expected.lines().collect();
+    let a = lines[0].split(' ').next().expect("addr");
+    let addr = u64::from_str_radix(a.trim_start_matches("0x"), 16).expect("addr");
+    let info = src.lookup_code(addr).expect("code");
+    let got: Vec<String> = info
+        .frames
+        .iter()
+        .map(|fr| {
+            let mut s = format!(
+                "{a} {} {}:{}",
+                fr.function.as_deref().unwrap_or("??"),
+                fr.file.as_deref().unwrap_or("??"),
+                fr.line
+            );
+            if fr.column != 0 {
+                s.push_str(&format!(":{}", fr.column));
+            }
+            s
+        })
+        .collect();
+    assert_eq!(got, lines);
+    let served: Vec<String> = failures(&trail)
+        .into_iter()
+        .filter(|(_, why)| why == "served")
+        .map(|(place, _)| place)
+        .collect();
+    assert_eq!(
+        served,
+        vec![
+            format!("{}/buildid/{}/debuginfo", server.url("ok"), id.to_hex()),
+            format!("{}/buildid/{}/debuginfo", server.url("ok"), sup.to_hex()),
+        ]
+    );
+    assert_eq!(
+        cache_files(cache.path(), &sup),
+        vec![("debuginfo".to_owned(), 1183)]
+    );
+    drop(src);
+
+    // Next run: both from the cache, no request.
+    let before = server.requests().len();
+    let again = provider(vec![server.url("ok")], Some(cache.path()), 5, 1 << 20);
+    let mut trail = Vec::new();
+    let src = again.provider.find(&key(&id), &mut trail).expect("cached");
+    let info = src.lookup_code(addr).expect("code");
+    assert_eq!(info.frames[0].function.as_deref(), Some("shared_scale"));
+    assert_eq!(server.requests().len(), before);
 }

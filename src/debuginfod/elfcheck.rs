@@ -11,11 +11,14 @@ use object::{Object, ObjectSection, SectionKind};
 use crate::symbols::{BuildId, Miss};
 
 /// What the check learnt about a good file.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ElfFacts {
     /// Has a non-empty `.symtab` or `.debug_info`: worth symbolizing with.
     /// A stripped executable has neither (only `.dynsym`).
     pub has_symbols: bool,
+    /// `.gnu_debugaltlink` (dwz): the supplementary file's recorded path
+    /// and build ID.
+    pub altlink: Option<(Vec<u8>, Vec<u8>)>,
 }
 
 /// Check `path` is an ELF file whose `NT_GNU_BUILD_ID` note is `expected`.
@@ -57,7 +60,14 @@ pub fn check(path: &Path, expected: &BuildId, shown: &str) -> Result<ElfFacts, M
         obj.section_by_name(name)
             .is_some_and(|s| s.size() > 0 && s.kind() != SectionKind::UninitializedData)
     };
+    let altlink = obj
+        .gnu_debugaltlink()
+        .ok()
+        .flatten()
+        .filter(|(_, id)| !id.is_empty())
+        .map(|(path, id)| (path.to_vec(), id.to_vec()));
     Ok(ElfFacts {
         has_symbols: present(".symtab") || present(".debug_info"),
+        altlink,
     })
 }
