@@ -165,6 +165,12 @@ fn serve(mut stream: TcpStream, stop: &AtomicBool, log: &Mutex<Vec<String>>) {
     };
     match scenario {
         "ok" if known => ok(&mut stream, &file(kind)),
+        "delayed" if known => {
+            // A server that takes a while: long enough for the progress
+            // line to show.
+            std::thread::sleep(Duration::from_millis(2500));
+            ok(&mut stream, &file(kind))
+        }
         "ok" if dwz.is_some() => ok(&mut stream, dwz.as_deref().unwrap_or_default()),
         "nosyms" if known => {
             // /debuginfo answers with a file without symbols; /executable
@@ -1058,4 +1064,67 @@ fn dwz_supplementary_file_is_fetched_by_its_build_id() {
     let info = src.lookup_code(addr).expect("code");
     assert_eq!(info.frames[0].function.as_deref(), Some("shared_scale"));
     assert_eq!(server.requests().len(), before);
+}
+
+/// Run `symfilter lookup` for the fixture against `url`, through `script`
+/// (util-linux, Essential in Debian) when `tty`, so stderr is a terminal.
+fn lookup_via(url: &str, tty: bool) -> (std::process::Output, String) {
+    let cache = tempfile::tempdir().expect("tempdir");
+    let empty = tempfile::tempdir().expect("tempdir");
+    let id = fixture_id();
+    let expected = std::fs::read_to_string(fixture("lookup.expected")).expect("expected");
+    let addr = expected.split(' ').next().expect("addr").to_owned();
+    let bin = env!("CARGO_BIN_EXE_symfilter");
+    let args = format!(
+        "{bin} lookup --build-id {} --build-id-dir {} --debuginfod {url} {addr}",
+        id.to_hex(),
+        empty.path().display()
+    );
+    let mut cmd = if tty {
+        let mut c = std::process::Command::new("script");
+        c.args(["-qefc", &args, "/dev/null"]);
+        c
+    } else {
+        let mut c = std::process::Command::new("sh");
+        c.args(["-c", &args]);
+        c
+    };
+    let out = cmd
+        .env("DEBUGINFOD_CACHE_PATH", cache.path())
+        .env_remove("DEBUGINFOD_URLS")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("run");
+    let first = expected.lines().next().unwrap_or("").to_owned();
+    (out, first)
+}
+
+#[test]
+fn progress_line_shows_on_a_terminal_only_and_is_erased() {
+    let server = FaultServer::start();
+    let url = server.url("delayed");
+    let host = url
+        .trim_start_matches("http://")
+        .split('/')
+        .next()
+        .unwrap_or("")
+        .to_owned();
+    let hex = fixture_id().to_hex();
+
+    let (out, first) = lookup_via(&url, true);
+    assert!(out.status.success(), "{out:?}");
+    // Through the pty, stdout and stderr are one stream, CRLF line ends.
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let waiting =
+        format!("\r\x1b[Ksymfilter: debuginfod: {hex} from {host}: waiting for the server (");
+    assert!(text.contains(&waiting), "{text:?}");
+    // Erased before the result is printed.
+    let erased_then_result = format!("\r\x1b[K{first}\r\n");
+    assert!(text.contains(&erased_then_result), "{text:?}");
+
+    // Not a terminal: no progress at all.
+    let (out, first) = lookup_via(&url, false);
+    assert!(out.status.success(), "{out:?}");
+    assert!(out.stderr.is_empty(), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with(&first));
 }
