@@ -310,6 +310,37 @@ fn without_a_binary_ids_are_numbers() {
     let want = llvm_csv_rows(&expected("st.account.csv"));
     for (line, (nums, _)) in out.lines().skip(1).zip(&want) {
         let id = nums.split(',').next().expect("id");
-        assert_eq!(line, format!("{nums},\"{id}\""));
+        assert_eq!(line, format!("{nums},\"#{id}\""));
     }
+}
+
+#[test]
+fn instrumentation_map_matches_llvm_xray_extract() {
+    let (out, _) = symfilter(&["xray", "extract", "-s", "bin/xray_demo"]);
+    assert_eq!(out, expected("xray_demo.extract.yaml"));
+}
+
+#[test]
+fn build_id_not_found_is_one_clear_error() {
+    let out = Command::new(env!("CARGO_BIN_EXE_symfilter"))
+        .current_dir(dir())
+        .args([
+            "xray",
+            "account",
+            "traces/st.xray",
+            "--build-id",
+            "00112233445566778899aabbccddeeff00112233",
+            "--build-id-dir",
+            "/nonexistent",
+            "--no-debuginfod",
+        ])
+        .output()
+        .expect("run symfilter");
+    assert!(!out.status.success());
+    let err = String::from_utf8(out.stderr).expect("utf-8");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with("symfilter: no binary with an XRay instrumentation map found for build ID 00112233445566778899aabbccddeeff00112233"),
+        "{err}"
+    );
 }

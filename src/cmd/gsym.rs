@@ -152,8 +152,10 @@ pub fn write_result(
             write!(out, "\n{:20}", "")?;
         }
         write!(out, "{}", loc.name)?;
-        if loc.offset != 0 {
-            write!(out, " + {}", loc.offset)?;
+        // LLVM keeps this offset in a uint32_t.
+        let offset = loc.offset as u32;
+        if offset != 0 {
+            write!(out, " + {offset}")?;
         }
         if !loc.dir.is_empty() || !loc.base.is_empty() {
             write!(out, " @ ")?;

@@ -28,7 +28,8 @@ pub struct LookupArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
-    /// Look up data (the global object covering each address) instead of code.
+    /// Look up data instead of code: `0xADDR NAME+0xOFFSET FILE:LINE` for the
+    /// global object covering each address (declaration file and line).
     #[arg(long)]
     pub data: bool,
     /// Print raw (mangled) names.
@@ -303,19 +304,15 @@ impl Printer {
                     decl_file,
                     decl_line,
                 }) => {
-                    write!(
+                    writeln!(
                         out,
-                        "0x{addr:x} {}+0x{:x} {}",
+                        "0x{addr:x} {}+0x{:x} {}:{decl_line}",
                         self.name(&s.name),
                         addr.wrapping_sub(s.address),
-                        s.size
-                    )?;
-                    if let Some(file) = decl_file {
-                        write!(out, " {file}:{decl_line}")?;
-                    }
-                    writeln!(out)
+                        decl_file.as_deref().unwrap_or("??"),
+                    )
                 }
-                _ => writeln!(out, "0x{addr:x} ??"),
+                _ => writeln!(out, "0x{addr:x} ?? ??:0"),
             },
             Format::Json => {
                 let rec = match &res {

@@ -23,6 +23,19 @@ pub enum XrayCommand {
     Convert(ConvertArgs),
     /// List the trace's header, buffers and records (for inspecting damaged traces).
     Dump(DumpArgs),
+    /// Print a binary's instrumentation map (as `llvm-xray extract`).
+    Extract(ExtractArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct ExtractArgs {
+    /// The instrumented binary.
+    pub binary: PathBuf,
+    /// Add function names.
+    #[arg(long, short = 's')]
+    pub symbolize: bool,
+    #[command(flatten)]
+    pub sources: SourceArgs,
 }
 
 /// Where function names come from.
@@ -152,6 +165,7 @@ pub fn run(cmd: XrayCommand) -> anyhow::Result<ExitCode> {
         XrayCommand::Stack(a) => run_stack(a),
         XrayCommand::Convert(a) => run_convert(a),
         XrayCommand::Dump(a) => run_dump(a),
+        XrayCommand::Extract(a) => run_extract(a),
     }
 }
 
@@ -347,6 +361,45 @@ fn run_dump(a: DumpArgs) -> anyhow::Result<ExitCode> {
         }));
     }
     warn(&a.trace, &diags);
+    write_out(None, &out)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn run_extract(a: ExtractArgs) -> anyhow::Result<ExitCode> {
+    let binary = Binary::open(&a.binary)?;
+    let names = if a.symbolize {
+        let mut symbolizer = a.sources.symbolizer()?;
+        binary.names(Some(&mut symbolizer))
+    } else {
+        Names::default()
+    };
+    let mut out = String::from("---\n");
+    let mut id = 0u32;
+    let mut current = None;
+    for sled in &binary.map.sleds {
+        if current != Some(sled.function) {
+            current = Some(sled.function);
+            id += 1;
+        }
+        let kind = match sled.kind {
+            0 => "function-enter",
+            1 => "function-exit",
+            2 => "tail-exit",
+            3 => "log-args-enter",
+            4 => "custom-event",
+            5 => "typed-event",
+            _ => "unknown",
+        };
+        let name = match names.get(id).and_then(|f| f.name.as_deref()) {
+            Some(n) => convert::yaml_scalar(n.as_bytes()),
+            None => "''".to_string(),
+        };
+        out.push_str(&format!(
+            "- {{ id: {id}, address: {:#X}, function: {:#X}, kind: {kind}, always-instrument: {}, function-name: {name}, version: {} }}\n",
+            sled.address, sled.function, sled.always_instrument, sled.version
+        ));
+    }
+    out.push_str("...\n");
     write_out(None, &out)?;
     Ok(ExitCode::SUCCESS)
 }

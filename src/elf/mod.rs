@@ -11,6 +11,8 @@ mod file;
 mod search;
 mod source;
 mod symtab;
+#[cfg(test)]
+mod tests;
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;

@@ -427,9 +427,13 @@ impl Index {
                 self.visit(&child, depth + 1, seen, budget, false);
             }
         } else if meta.is_file() && (root || meta.len() >= 52) {
-            self.files += 1;
-            if let Ok(Some(id)) = file::read_build_id(path) {
-                self.by_id.entry(id).or_default().push(path.to_path_buf());
+            match file::read_build_id(path) {
+                Ok(Some(id)) => {
+                    self.files += 1;
+                    self.by_id.entry(id).or_default().push(path.to_path_buf());
+                }
+                Ok(None) => self.files += 1,
+                Err(_) => {}
             }
         }
     }
@@ -489,6 +493,6 @@ mod tests {
         std::fs::write(sub.join("junk"), vec![0u8; 100]).unwrap();
         let index = Index::build(&[dir.path().to_path_buf()]);
         assert!(index.by_id.is_empty());
-        assert_eq!(index.files, 1);
+        assert_eq!(index.files, 0);
     }
 }

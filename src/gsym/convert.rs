@@ -13,7 +13,7 @@ use std::collections::{HashMap, HashSet};
 use gimli::{AttributeValue, DwAt, DwTag, EndianSlice, RunTimeEndian, constants};
 use object::{Object, ObjectSection, ObjectSegment, SectionKind};
 
-use super::writer::{FunctionInfo, GsymBuilder, InlineNode, LineEntry};
+use super::writer::{FunctionInfo, GsymBuilder, InlineNode, LineEntry, insert_range};
 use crate::symbols::BuildId;
 
 type R<'a> = EndianSlice<'a, RunTimeEndian>;
@@ -617,7 +617,7 @@ impl<'a> UnitCtx<'_, 'a> {
             let mut ii = InlineNode::default();
             let mut all = Vec::new();
             for (s, e) in self.ranges(node) {
-                super::writer::insert_range(&mut all, s, e);
+                insert_range(&mut all, s, e);
             }
             for &(s, e) in &all {
                 if parent.contains_range(s, e) {
@@ -765,12 +765,99 @@ impl<'a> UnitCtx<'_, 'a> {
     }
 }
 
-/// Fills `b` from a Breakpad `.sym` file (FUNC records with their line
-/// records, and PUBLIC records). Returns the module's debug ID or code ID
-/// bytes to use as the UUID when the caller gives none.
+/// One Breakpad `INLINE` record.
+struct InlineRec {
+    level: u32,
+    call_line: u32,
+    call_file: u32,
+    name: u64,
+    ranges: Vec<(u64, u64)>,
+}
+
+/// Deepest Breakpad inline nesting level kept.
+const MAX_BREAKPAD_INLINE_LEVEL: u32 = 256;
+
+/// Builds a function's inline tree from its `INLINE` records: each range
+/// hangs under the most recent node one level up that contains it.
+fn breakpad_inline_tree(f: &FunctionInfo, recs: &[InlineRec]) -> Option<InlineNode> {
+    if recs.is_empty() {
+        return None;
+    }
+    // Flat nodes: (level, node, parent). Index 0 is the function itself.
+    let mut nodes: Vec<(i64, InlineNode, usize)> = vec![(
+        -1,
+        InlineNode {
+            ranges: vec![(f.start, f.end)],
+            name: f.name,
+            ..InlineNode::default()
+        },
+        0,
+    )];
+    // Parents first: a range may belong to a parent listed after it.
+    let mut order: Vec<&InlineRec> = recs.iter().collect();
+    order.sort_by_key(|r| r.level);
+    for r in order {
+        let mut by_parent: Vec<(usize, Vec<(u64, u64)>)> = Vec::new();
+        for &(s, e) in &r.ranges {
+            let want = i64::from(r.level) - 1;
+            let parent = nodes
+                .iter()
+                .rposition(|(l, n, _)| *l == want && n.contains_range(s, e))
+                .or_else(|| nodes.iter().rposition(|(l, _, _)| *l == want))
+                .unwrap_or(0);
+            match by_parent.iter_mut().find(|(p, _)| *p == parent) {
+                Some((_, v)) => insert_range(v, s, e),
+                None => {
+                    let mut v = Vec::new();
+                    insert_range(&mut v, s, e);
+                    by_parent.push((parent, v));
+                }
+            }
+        }
+        for (parent, ranges) in by_parent {
+            nodes.push((
+                i64::from(r.level),
+                InlineNode {
+                    ranges,
+                    name: r.name,
+                    call_file: r.call_file,
+                    call_line: r.call_line,
+                    children: Vec::new(),
+                },
+                parent,
+            ));
+        }
+    }
+    // Attach children to parents, deepest first so each parent receives
+    // its complete subtree (children always come after their parent);
+    // siblings end up in address order.
+    let mut slots: Vec<Option<InlineNode>> =
+        nodes.iter().map(|(_, n, _)| Some(n.clone())).collect();
+    for i in (1..nodes.len()).rev() {
+        let parent = nodes[i].2;
+        if let Some(mut child) = slots[i].take()
+            && let Some(Some(p)) = slots.get_mut(parent)
+        {
+            child
+                .children
+                .sort_by_key(|c| c.ranges.first().map_or(0, |r| r.0));
+            p.children.push(child);
+        }
+    }
+    let mut root = slots.into_iter().next().flatten()?;
+    root.children
+        .sort_by_key(|c| c.ranges.first().map_or(0, |r| r.0));
+    (!root.children.is_empty()).then_some(root)
+}
+
+/// Fills `b` from a Breakpad `.sym` file: FUNC records with their line
+/// and INLINE records, and PUBLIC records. The UUID is the code ID (the
+/// full build ID) when present, else the debug ID turned back into the
+/// build ID's first 16 bytes.
 pub fn from_breakpad(text: &[u8], b: &mut GsymBuilder) -> Result<ConvertStats, ConvertError> {
     let mut files: HashMap<u64, u32> = HashMap::new();
-    let mut funcs: Vec<FunctionInfo> = Vec::new();
+    let mut origins: HashMap<u64, u64> = HashMap::new();
+    let mut funcs: Vec<(FunctionInfo, Vec<InlineRec>)> = Vec::new();
     let mut publics: Vec<(u64, u64)> = Vec::new();
     let mut uuid: Option<Vec<u8>> = None;
     let mut code_id: Option<Vec<u8>> = None;
@@ -806,9 +893,17 @@ pub fn from_breakpad(text: &[u8], b: &mut GsymBuilder) -> Result<ConvertStats, C
                     .next()
                     .and_then(|n| n.parse::<u64>().ok())
                     .ok_or_else(|| bad("bad FILE number"))?;
-                let path = p.next().unwrap_or("");
-                let idx = b.insert_file(path);
+                let idx = b.insert_file(p.next().unwrap_or(""));
                 files.insert(n, idx);
+            }
+            "INLINE_ORIGIN" => {
+                let mut p = rest.splitn(2, ' ');
+                let n = p
+                    .next()
+                    .and_then(|n| n.parse::<u64>().ok())
+                    .ok_or_else(|| bad("bad INLINE_ORIGIN number"))?;
+                let name = b.insert_string(p.next().unwrap_or("").as_bytes());
+                origins.insert(n, name);
             }
             "FUNC" => {
                 let rest = rest.strip_prefix("m ").unwrap_or(rest);
@@ -816,26 +911,55 @@ pub fn from_breakpad(text: &[u8], b: &mut GsymBuilder) -> Result<ConvertStats, C
                 let addr = hex_field(p.next()).ok_or_else(|| bad("bad FUNC address"))?;
                 let size = hex_field(p.next()).ok_or_else(|| bad("bad FUNC size"))?;
                 let _param = p.next();
-                let name = p.next().unwrap_or("");
-                let name = b.insert_string(name.as_bytes());
-                funcs.push(FunctionInfo {
+                let name = b.insert_string(p.next().unwrap_or("").as_bytes());
+                let f = FunctionInfo {
                     start: addr,
                     end: addr.saturating_add(size),
                     name,
                     lines: None,
                     inline: None,
-                });
+                };
+                funcs.push((f, Vec::new()));
+            }
+            "INLINE" => {
+                // INLINE level call_line call_file origin [addr size]+
+                let nums: Vec<&str> = rest.split(' ').filter(|x| !x.is_empty()).collect();
+                if nums.len() < 6 || !nums.len().is_multiple_of(2) {
+                    return Err(bad("bad INLINE record"));
+                }
+                let dec = |x: &str| x.parse::<u64>().map_err(|_| bad("bad INLINE number"));
+                let level = dec(nums[0])?;
+                let call_line = dec(nums[1])?;
+                let call_file = dec(nums[2])?;
+                let origin = dec(nums[3])?;
+                let mut ranges = Vec::new();
+                for pair in nums[4..].chunks_exact(2) {
+                    let a = hex_field(Some(pair[0])).ok_or_else(|| bad("bad INLINE address"))?;
+                    let n = hex_field(Some(pair[1])).ok_or_else(|| bad("bad INLINE size"))?;
+                    ranges.push((a, a.saturating_add(n)));
+                }
+                if level > u64::from(MAX_BREAKPAD_INLINE_LEVEL) {
+                    continue;
+                }
+                if let Some((_, recs)) = funcs.last_mut() {
+                    recs.push(InlineRec {
+                        level: level as u32,
+                        call_line: call_line.min(u64::from(u32::MAX)) as u32,
+                        call_file: files.get(&call_file).copied().unwrap_or(0),
+                        name: origins.get(&origin).copied().unwrap_or(0),
+                        ranges,
+                    });
+                }
             }
             "PUBLIC" => {
                 let rest = rest.strip_prefix("m ").unwrap_or(rest);
                 let mut p = rest.splitn(3, ' ');
                 let addr = hex_field(p.next()).ok_or_else(|| bad("bad PUBLIC address"))?;
                 let _param = p.next();
-                let name = p.next().unwrap_or("");
-                let name = b.insert_string(name.as_bytes());
+                let name = b.insert_string(p.next().unwrap_or("").as_bytes());
                 publics.push((addr, name));
             }
-            "STACK" | "INLINE" | "INLINE_ORIGIN" | "" => {}
+            "STACK" | "" => {}
             _ if kw.as_bytes().first().is_some_and(u8::is_ascii_hexdigit) => {
                 // Line record: address size line file, for the last FUNC.
                 let mut p = s.split(' ');
@@ -849,10 +973,9 @@ pub fn from_breakpad(text: &[u8], b: &mut GsymBuilder) -> Result<ConvertStats, C
                     .next()
                     .and_then(|v| v.parse::<u64>().ok())
                     .ok_or_else(|| bad("bad line file number"))?;
-                if let Some(f) = funcs.last_mut() {
+                if let Some((f, _)) = funcs.last_mut() {
                     let file = files.get(&file).copied().unwrap_or(0);
-                    let lines = f.lines.get_or_insert_with(Vec::new);
-                    lines.push(LineEntry {
+                    f.lines.get_or_insert_with(Vec::new).push(LineEntry {
                         addr,
                         file,
                         line: ln.clamp(0, i64::from(u32::MAX)) as u32,
@@ -865,7 +988,7 @@ pub fn from_breakpad(text: &[u8], b: &mut GsymBuilder) -> Result<ConvertStats, C
     if let Some(id) = code_id.or(uuid) {
         b.set_uuid(&id);
     }
-    for mut f in funcs {
+    for (mut f, recs) in funcs {
         if let Some(lines) = f.lines.as_mut() {
             lines.sort_by_key(|l| l.addr);
             lines.retain(|l| f.start <= l.addr && l.addr < f.end);
@@ -874,11 +997,10 @@ pub fn from_breakpad(text: &[u8], b: &mut GsymBuilder) -> Result<ConvertStats, C
                 f.lines = None;
             }
         }
+        f.inline = breakpad_inline_tree(&f, &recs);
         b.add_function(f);
         stats.from_debug_info += 1;
     }
-    // PUBLIC symbols have no size: each runs to the next symbol.
-    publics.sort_by_key(|p| p.0);
     for (addr, name) in publics {
         b.add_function(FunctionInfo {
             start: addr,

@@ -32,9 +32,9 @@ pub struct GsymFile {
 /// Why a GSYM file could not be opened.
 #[derive(Debug, thiserror::Error)]
 pub enum OpenError {
-    #[error("{0}")]
+    #[error(transparent)]
     Io(#[from] std::io::Error),
-    #[error("{0}")]
+    #[error(transparent)]
     Format(#[from] GsymError),
 }
 

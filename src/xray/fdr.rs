@@ -489,10 +489,13 @@ impl<'a> Trace<'a> {
                         } else {
                             e.u64(&body[4..12])
                         };
-                        let ev_cpu = if h.version == 4 {
-                            e.u16(&body[12..14])
-                        } else {
-                            cpu
+                        // Versions 1-3 record no CPU with the event
+                        // (llvm-xray reports 0); version 4 does; version 5
+                        // events belong to the current CPU.
+                        let ev_cpu = match h.version {
+                            4 => e.u16(&body[12..14]),
+                            5.. => cpu,
+                            _ => 0,
                         };
                         f(&Event::Custom {
                             tsc: ev_tsc,
@@ -809,4 +812,171 @@ fn find_end_of_buffer(data: &[u8], e: Endian, start: usize) -> usize {
         off = next;
     }
     data.len()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const V1_LE: &[u8] = include_bytes!("../../testdata/xray/hand/v1-le.xray");
+    const V1_BE: &[u8] = include_bytes!("../../testdata/xray/hand/v1-be.xray");
+    const V5_LE: &[u8] = include_bytes!("../../testdata/xray/hand/v5-le.xray");
+    const V5_BE: &[u8] = include_bytes!("../../testdata/xray/hand/v5-be.xray");
+    const REAL: &[u8] = include_bytes!("../../testdata/xray/traces/mb.xray");
+
+    fn events(data: &[u8]) -> (Vec<(ThreadKey, String)>, Vec<Diagnostic>) {
+        let trace = Trace::parse(data).expect("header");
+        let mut out = Vec::new();
+        let diags = trace.for_each_event(|t, e| out.push((t, format!("{e:?}"))), |_| {});
+        (out, diags)
+    }
+
+    #[test]
+    fn header_fields_and_byte_order() {
+        for (data, endian, version) in [
+            (V1_LE, Endian::Little, 1),
+            (V1_BE, Endian::Big, 1),
+            (V5_LE, Endian::Little, 5),
+            (V5_BE, Endian::Big, 5),
+        ] {
+            let h = parse_header(data).expect("header");
+            assert_eq!(h.endian, endian);
+            assert_eq!(h.version, version);
+            assert_eq!(h.trace_type, 1);
+            assert!(h.constant_tsc && h.nonstop_tsc);
+            assert_eq!(h.cycle_frequency, 1_000_000);
+        }
+        assert_eq!(parse_header(V1_LE).expect("v1").buffer_size, 512);
+    }
+
+    #[test]
+    fn byte_orders_decode_alike() {
+        assert_eq!(events(V1_LE), events(V1_BE));
+        assert_eq!(events(V5_LE), events(V5_BE));
+        let (ev, diags) = events(V1_LE);
+        assert!(diags.is_empty(), "{diags:?}");
+        let t7 = ThreadKey { pid: 0, tid: 7 };
+        assert_eq!(
+            ev[0],
+            (
+                t7,
+                "Function { kind: Entry, func_id: 1, tsc: 1000, cpu: 1 }".into()
+            )
+        );
+        assert_eq!(ev[2], (t7, "Arg(42)".into()));
+        assert_eq!(ev[3], (t7, "Arg(3735928559)".into()));
+        assert_eq!(ev.len(), 15);
+    }
+
+    #[test]
+    fn v5_blocks_carry_pid_and_extents() {
+        let trace = Trace::parse(V5_LE).expect("trace");
+        assert_eq!(trace.blocks.len(), 2);
+        assert_eq!(trace.blocks[0].thread, ThreadKey { pid: 4242, tid: 7 });
+        assert_eq!((trace.blocks[0].start, trace.blocks[0].end), (48, 272));
+        assert_eq!(trace.blocks[1].wall_micros, 13);
+    }
+
+    #[test]
+    fn real_trace_blocks_interleave_and_decode_cleanly() {
+        let trace = Trace::parse(REAL).expect("trace");
+        assert_eq!(trace.header.version, 5);
+        let groups = trace.blocks_by_thread();
+        assert_eq!(groups.len(), 3);
+        assert!(groups.iter().any(|(_, b)| b.len() > 5));
+        let (ev, diags) = events(REAL);
+        assert!(diags.is_empty(), "{diags:?}");
+        assert!(ev.len() > 1000);
+    }
+
+    /// Every prefix of every trace decodes without panicking, and what a
+    /// prefix yields is a prefix of what the whole trace yields per thread.
+    #[test]
+    fn every_truncation_is_handled() {
+        for data in [V1_LE, V1_BE, V5_LE, V5_BE] {
+            let (full, _) = events(data);
+            for cut in 0..data.len() {
+                let Ok(trace) = Trace::parse(&data[..cut]) else {
+                    assert!(cut < HEADER_SIZE);
+                    continue;
+                };
+                let mut got = Vec::new();
+                trace.for_each_event(|t, e| got.push((t, format!("{e:?}"))), |_| {});
+                for t in [7, 8] {
+                    let mine: Vec<_> = got.iter().filter(|(k, _)| k.tid == t).collect();
+                    let all: Vec<_> = full.iter().filter(|(k, _)| k.tid == t).collect();
+                    assert!(all.starts_with(&mine), "cut {cut}");
+                }
+            }
+        }
+    }
+
+    /// Corrupting any byte never panics and never reads out of bounds.
+    #[test]
+    fn every_byte_flip_is_handled() {
+        for data in [V1_LE, V5_LE, V5_BE] {
+            for i in 0..data.len() {
+                for v in [0x00, 0xff, 0x01, 0x0f, 0x80, data[i] ^ 0x10] {
+                    let mut d = data.to_vec();
+                    d[i] = v;
+                    if let Ok(trace) = Trace::parse(&d) {
+                        let mut n = 0usize;
+                        let diags = trace.for_each_event(|_, _| n += 1, |_| {});
+                        assert!(diags.len() <= MAX_DIAGNOSTICS + 1);
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn misplaced_records_stop_the_buffer_with_a_reason() {
+        // A function record right after NewBuffer (no WalltimeMarker).
+        let mut d = V5_LE[..48 + 16].to_vec();
+        d.extend_from_slice(&[0x10, 0, 0, 0, 0, 0, 0, 0]);
+        let extents = (d.len() - 48) as u64;
+        d[33..41].copy_from_slice(&extents.to_le_bytes());
+        let (ev, diags) = events(&d);
+        assert!(ev.is_empty());
+        assert_eq!(
+            diags[0].to_string(),
+            "offset 0x40: function record where WalltimeMarker must follow NewBuffer; rest of buffer skipped"
+        );
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn random_bodies_never_panic(body in proptest::collection::vec(proptest::num::u8::ANY, 0..600), v in 1u16..=5) {
+            let mut d = V5_LE[..32].to_vec();
+            d[0..2].copy_from_slice(&v.to_le_bytes());
+            d[16..24].copy_from_slice(&64u64.to_le_bytes());
+            d.extend_from_slice(&body);
+            let trace = Trace::parse(&d).expect("header is valid");
+            trace.for_each_event(|_, _| {}, |_| {});
+        }
+    }
+}
+
+#[cfg(test)]
+mod exercise_tests {
+    #[test]
+    fn fuzz_body_runs_on_every_fixture() {
+        for (data, want) in [
+            (
+                &include_bytes!("../../testdata/xray/hand/v1-garbage-le.xray")[..],
+                13,
+            ),
+            (
+                &include_bytes!("../../testdata/xray/hand/v5-be.xray")[..],
+                14,
+            ),
+            (
+                &include_bytes!("../../testdata/xray/traces/st.xray")[..],
+                323, // records in llvm-xray's YAML of this trace
+            ),
+        ] {
+            assert_eq!(crate::xray::exercise(data), want);
+        }
+        assert_eq!(crate::xray::exercise(b"short"), 0);
+    }
 }

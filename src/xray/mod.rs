@@ -141,6 +141,43 @@ impl Binary {
     }
 }
 
+/// Run the decoder and every report over `data` (the fuzz target's body;
+/// also used by the tests). Returns the number of events decoded.
+#[doc(hidden)]
+pub fn exercise(data: &[u8]) -> usize {
+    let Ok(trace) = Trace::parse(data) else {
+        return 0;
+    };
+    let names = Names::default();
+    let acc = account::Accountant::run(&trace, account::AccountOptions::default());
+    let mut out = String::new();
+    let rows = acc.total_rows();
+    account::write_text(
+        &mut out,
+        rows.len(),
+        &rows,
+        trace.header.cycle_frequency,
+        &names,
+    );
+    let deduced = account::Accountant::run(
+        &trace,
+        account::AccountOptions {
+            deduce_sibling_calls: true,
+        },
+    );
+    for th in &deduced.threads {
+        let rows = deduced.thread_rows(th);
+        account::write_csv(&mut out, &rows, trace.header.cycle_frequency, &names);
+    }
+    let st = stack::StackTrie::run(&trace, false);
+    st.write_folded(&mut out, stack::StackValue::SelfTime, &names);
+    st.write_tree(&mut out, trace.header.cycle_frequency, &names);
+    let (recs, _) = convert::flatten(&trace, true);
+    convert::write_yaml(&mut out, &trace.header, &recs, Some(&names));
+    convert::write_trace_event(&mut out, &trace.header, &recs, &names);
+    recs.len()
+}
+
 /// A short account summary of a trace (top functions by total time), for
 /// the filter's handling of `{{{dumpfile}}}` elements. `modules` are the
 /// modules the log announced; the first whose binary carries an XRay

@@ -32,11 +32,15 @@ impl Names {
         self.by_id.get(&id)
     }
 
-    /// The function's name, or its ID as a number (as `llvm-xray` does).
+    /// The function's name; `@(address)` when the address has no name,
+    /// `#ID` when the ID is not in the map (as `llvm-xray` writes them).
     pub fn name(&self, id: u32) -> String {
-        match self.by_id.get(&id).and_then(|f| f.name.as_deref()) {
-            Some(n) => n.to_string(),
-            None => id.to_string(),
+        match self.by_id.get(&id) {
+            Some(FunctionInfo { name: Some(n), .. }) => n.clone(),
+            Some(FunctionInfo {
+                address: Some(a), ..
+            }) => format!("@({a:x})"),
+            _ => format!("#{id}"),
         }
     }
 

@@ -6,6 +6,7 @@
 #       st: one thread; mt: four threads; mb: two threads with 1 KiB buffers
 #       (many buffers per thread, interleaved in the file)
 #   testdata/xray/expected/NAME.{account.csv,stack.flame} and {st,mt}.convert.yaml
+#   testdata/xray/expected/xray_demo.extract.yaml (instrumentation map)
 #       produced by llvm-xray 22 (/usr/lib/llvm-22/bin/llvm-xray).
 #
 # `llvm-xray account` rejects multi-threaded FDR traces ("Error processing
@@ -50,6 +51,7 @@ for t in st mt mb; do
     $X stack -instr_map=bin/xray_demo -all-stacks -stack-format=flame \
         "$tmp/$t.v1.yaml" > "expected/$t.stack.flame"
 done
+$X extract -symbolize bin/xray_demo > expected/xray_demo.extract.yaml
 $X account -instr_map=bin/xray_demo -format=csv traces/st.xray > "$tmp/st.direct.csv"
 cmp "$tmp/st.direct.csv" expected/st.account.csv
 $X stack -instr_map=bin/xray_demo -all-stacks -stack-format=flame traces/st.xray > "$tmp/st.direct.flame"
