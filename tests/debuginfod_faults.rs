@@ -1128,3 +1128,127 @@ fn progress_line_shows_on_a_terminal_only_and_is_erased() {
     assert!(out.stderr.is_empty(), "{out:?}");
     assert!(String::from_utf8_lossy(&out.stdout).starts_with(&first));
 }
+
+/// The filter (`--format llvm`) with debuginfod as the only source, fed
+/// markup.log through a pipe: the first line, then (once its output has
+/// appeared) the rest. Returns stdout, stderr and whether the first line
+/// came out before the rest was sent.
+fn filter_via(url: &str, timeout_s: u64) -> (String, String, bool) {
+    use std::process::{Command, Stdio};
+    use std::sync::mpsc;
+    let cache = tempfile::tempdir().expect("tempdir");
+    let empty = tempfile::tempdir().expect("tempdir");
+    let log = std::fs::read_to_string(fixture("markup.log")).expect("log");
+    let (first, rest) = log.split_at(log.find('\n').expect("a line") + 1);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_symfilter"))
+        .args(["--format", "llvm", "--build-id-dir"])
+        .arg(empty.path())
+        .args(["--debuginfod", url])
+        .env("DEBUGINFOD_CACHE_PATH", cache.path())
+        .env("DEBUGINFOD_TIMEOUT", timeout_s.to_string())
+        .env_remove("DEBUGINFOD_URLS")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run symfilter");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let mut stdout = child.stdout.take().expect("stdout");
+    let (tx, rx) = mpsc::channel::<Vec<u8>>();
+    let reader = std::thread::spawn(move || {
+        let mut buf = [0u8; 4096];
+        loop {
+            match stdout.read(&mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => {
+                    if tx.send(buf[..n].to_vec()).is_err() {
+                        break;
+                    }
+                }
+            }
+        }
+    });
+    stdin.write_all(first.as_bytes()).expect("write");
+    stdin.flush().expect("flush");
+    let mut got = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while got.len() < first.len() && Instant::now() < deadline {
+        if let Ok(chunk) = rx.recv_timeout(Duration::from_millis(50)) {
+            got.extend_from_slice(&chunk);
+        }
+    }
+    let streamed = got == first.as_bytes();
+    stdin.write_all(rest.as_bytes()).expect("write");
+    drop(stdin);
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .expect("stderr")
+        .read_to_string(&mut stderr)
+        .expect("stderr");
+    let status = child.wait().expect("wait");
+    let _ = reader.join();
+    got.extend(rx.try_iter().flatten());
+    assert!(status.success(), "{status:?} {stderr}");
+    (String::from_utf8_lossy(&got).into_owned(), stderr, streamed)
+}
+
+#[test]
+fn filter_streams_in_input_order_while_a_download_is_in_flight() {
+    let server = FaultServer::start();
+    let (out, stderr, streamed) = filter_via(&server.url("delayed"), 10);
+    assert!(
+        streamed,
+        "the first line came out before the module's download"
+    );
+    let expected = std::fs::read_to_string(fixture("markup.llvm.expected")).expect("expected");
+    assert_eq!(out, expected);
+    assert_eq!(stderr, "");
+}
+
+#[test]
+fn filter_goes_on_without_symbols_after_a_hanging_or_lying_server() {
+    let server = FaultServer::start();
+    let expected =
+        std::fs::read_to_string(fixture("markup.llvm.nosyms.expected")).expect("expected");
+    let hex = fixture_id().to_hex();
+
+    // Hanging: one timeout (the executable is not asked of a dead server).
+    let url = server.url("hang");
+    let (out, stderr, _) = filter_via(&url, 1);
+    assert_eq!(out, expected);
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), 2, "{stderr}");
+    assert!(
+        lines[0].starts_with(&format!(
+            "symfilter: debuginfod: {url}/buildid/{hex}/debuginfo: timed out"
+        )),
+        "{stderr}"
+    );
+    assert!(
+        lines[1].contains("no symbols for module #0 \"hello\""),
+        "{stderr}"
+    );
+    let hangs = server
+        .requests()
+        .iter()
+        .filter(|p| p.starts_with("/hang/"))
+        .count();
+    assert_eq!(hangs, 1);
+
+    // Lying: both answers discarded, one line each.
+    let url = server.url("wrongid");
+    let (out, stderr, _) = filter_via(&url, 5);
+    assert_eq!(out, expected);
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), 3, "{stderr}");
+    for (line, kind) in lines.iter().zip(["debuginfo", "executable"]) {
+        assert!(
+            line.starts_with(&format!(
+                "symfilter: debuginfod: {url}/buildid/{hex}/{kind}: downloaded file: build ID is "
+            )) && line.ends_with("; discarded"),
+            "{stderr}"
+        );
+    }
+}
