@@ -1252,3 +1252,57 @@ fn filter_goes_on_without_symbols_after_a_hanging_or_lying_server() {
         );
     }
 }
+
+#[test]
+fn filter_explain_lists_every_cache_probe_and_server() {
+    let server = FaultServer::start();
+    let cache = tempfile::tempdir().expect("tempdir");
+    let empty = tempfile::tempdir().expect("tempdir");
+    let hex = fixture_id().to_hex();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_symfilter"))
+        .args(["--format", "llvm", "--explain", "--build-id-dir"])
+        .arg(empty.path())
+        .args(["--debuginfod", &server.url("notfound")])
+        .args(["--debuginfod", &server.url("error500")])
+        .args(["--debuginfod", &server.url("ok")])
+        .arg(fixture("markup.log"))
+        .env("DEBUGINFOD_CACHE_PATH", cache.path())
+        .env_remove("DEBUGINFOD_URLS")
+        .output()
+        .expect("run symfilter");
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        std::fs::read_to_string(fixture("markup.llvm.expected")).expect("expected")
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let ours: Vec<&str> = stderr
+        .lines()
+        .filter_map(|l| l.split_once("[debuginfod] ").map(|(_, rest)| rest))
+        .collect();
+    let url = |s: &str| format!("{}/buildid/{hex}/debuginfo", server.url(s));
+    assert_eq!(
+        ours,
+        vec![
+            format!(
+                "{}: no file found",
+                cache.path().join(&hex).join("debuginfo").display()
+            ),
+            format!("{}: HTTP 404: not on this server", url("notfound")),
+            format!("{}: HTTP 500 Internal Server Error", url("error500")),
+            format!("{}: found", url("ok")),
+        ],
+        "{stderr}"
+    );
+    // The 500 is also a diagnostic of its own; the 404 is not.
+    assert_eq!(
+        stderr
+            .lines()
+            .filter(|l| l.starts_with("symfilter: debuginfod: "))
+            .collect::<Vec<_>>(),
+        vec![format!(
+            "symfilter: debuginfod: {}: HTTP 500 Internal Server Error",
+            url("error500")
+        )]
+    );
+}
