@@ -225,6 +225,13 @@ fn serve(mut stream: TcpStream, stop: &AtomicBool, log: &Mutex<Vec<String>>) {
             &["Content-Length: 1000000000".to_owned()],
             &[0u8; 4096],
         ),
+        "hugefile" => {
+            // No Content-Length, but the file size header debuginfod sends.
+            let head =
+                "HTTP/1.1 200 OK\r\nX-DEBUGINFOD-SIZE: 5000000000\r\nConnection: close\r\n\r\n";
+            let _ = stream.write_all(head.as_bytes());
+            let _ = stream.write_all(&[0u8; 4096]);
+        }
         "hugechunked" => {
             // No Content-Length: the size cap must cut the stream.
             let head = "HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n";
@@ -420,6 +427,11 @@ fn every_fault_is_explained_and_the_next_server_serves() {
         (
             "huge",
             "file is 1000000000 bytes, over the DEBUGINFOD_MAXSIZE limit of 1048576",
+            true,
+        ),
+        (
+            "hugefile",
+            "file is 5000000000 bytes, over the DEBUGINFOD_MAXSIZE limit of 1048576",
             true,
         ),
         (

@@ -165,7 +165,14 @@ impl Client {
             .filter(|_| !encoded)
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.trim().parse::<u64>().ok());
-        if let (Some(limit), Some(n)) = (self.config.max_size, announced)
+        // debuginfod servers also say the file's size in X-DEBUGINFOD-SIZE,
+        // which holds when the transfer is compressed.
+        let file_size = response
+            .headers()
+            .get("x-debuginfod-size")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse::<u64>().ok());
+        if let (Some(limit), Some(n)) = (self.config.max_size, announced.or(file_size))
             && n > limit
         {
             return Err(FetchError::TooLarge {
