@@ -48,8 +48,13 @@ impl Server {
         let dir = tempfile::tempdir().expect("tempdir");
         let srv = dir.path().join("srv");
         std::fs::create_dir(&srv).expect("mkdir");
-        for f in ["hello.debug", "hello.stripped"] {
-            std::fs::copy(fixture(f), srv.join(f)).expect("copy fixture");
+        for (f, to) in [
+            ("hello.debug", "hello.debug"),
+            ("hello.stripped", "hello.stripped"),
+            ("dwz/hello", "dwz-hello"),
+            ("dwz/common.dwz", "common.dwz"),
+        ] {
+            std::fs::copy(fixture(f), srv.join(to)).expect("copy fixture");
         }
         let port = TcpListener::bind("127.0.0.1:0")
             .and_then(|l| l.local_addr())
@@ -86,7 +91,7 @@ impl Server {
         server.wait_scanned().then_some(server)
     }
 
-    /// Wait until both fixture files are scanned and the scanner is idle.
+    /// Wait until the fixture files are scanned and the scanner is idle.
     fn wait_scanned(&mut self) -> bool {
         let agent: ureq::Agent = ureq::Agent::config_builder()
             .timeout_global(Some(Duration::from_secs(2)))
@@ -105,7 +110,7 @@ impl Server {
             {
                 let scanned = text
                     .lines()
-                    .any(|l| l == "scanned_files_total{source=\"file\"} 2");
+                    .any(|l| l == "scanned_files_total{source=\"file\"} 4");
                 let idle = text.lines().any(|l| l == "thread_busy{role=\"scan\"} 0");
                 if scanned && idle {
                     return true;
@@ -137,6 +142,7 @@ fn provider(servers: Vec<String>, cache: &Path) -> (DebuginfodProvider, Arc<Mute
         timeout: Duration::from_secs(10),
         max_time: None,
         max_size: Some(1 << 20),
+        ca_file: None,
         warnings: Vec::new(),
     };
     let warnings = Arc::new(Mutex::new(Vec::new()));
@@ -338,6 +344,7 @@ fn cache_is_shared_with_elfutils_debuginfod_find_both_ways() {
 
 /// `symfilter lookup --build-id` with only debuginfod to find the module.
 fn symfilter_lookup(
+    id: &BuildId,
     cache: &Path,
     urls: Option<&str>,
     extra: &[&str],
@@ -347,7 +354,7 @@ fn symfilter_lookup(
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_symfilter"));
     cmd.arg("lookup")
         .arg("--build-id")
-        .arg(fixture_id().to_hex())
+        .arg(id.to_hex())
         // No local debug tree may answer first.
         .arg("--build-id-dir")
         .arg(empty.path())
@@ -388,6 +395,7 @@ fn symfilter_lookup_downloads_then_works_offline_with_the_server_stopped() {
         format!("http://127.0.0.1:{port}")
     };
     let out = symfilter_lookup(
+        &fixture_id(),
         cache.path(),
         Some(&dead),
         &["--debuginfod", &server.url],
@@ -407,7 +415,7 @@ fn symfilter_lookup_downloads_then_works_offline_with_the_server_stopped() {
 
     server.stop();
     for extra in [&["--debuginfod", &server.url][..], &["--offline"][..]] {
-        let out = symfilter_lookup(cache.path(), None, extra, &addrs);
+        let out = symfilter_lookup(&fixture_id(), cache.path(), None, extra, &addrs);
         assert_eq!(String::from_utf8_lossy(&out.stdout), expected, "{out:?}");
         assert!(out.status.success(), "{out:?}");
         assert_eq!(
@@ -418,7 +426,13 @@ fn symfilter_lookup_downloads_then_works_offline_with_the_server_stopped() {
     }
 
     // --no-debuginfod: not even the cache.
-    let out = symfilter_lookup(cache.path(), None, &["--no-debuginfod"], &addrs);
+    let out = symfilter_lookup(
+        &fixture_id(),
+        cache.path(),
+        None,
+        &["--no-debuginfod"],
+        &addrs,
+    );
     assert!(!out.status.success());
     assert!(out.stdout.is_empty());
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -427,4 +441,23 @@ fn symfilter_lookup_downloads_then_works_offline_with_the_server_stopped() {
         "{stderr}"
     );
     assert!(!stderr.contains("debuginfod"), "{stderr}");
+}
+
+#[test]
+fn symfilter_lookup_fetches_the_dwz_supplementary_file_from_a_real_server() {
+    let server = Server::start();
+    let cache = tempfile::tempdir().expect("tempdir");
+    let hex = std::fs::read_to_string(fixture("dwz/build-id")).expect("build-id");
+    let id = BuildId::from_hex(hex.trim()).expect("hex");
+    let expected = std::fs::read_to_string(fixture("dwz/lookup.expected")).expect("expected");
+    let addr = expected.split(' ').next().expect("addr");
+    let out = symfilter_lookup(&id, cache.path(), Some(&server.url), &[], &[addr]);
+    assert_eq!(String::from_utf8_lossy(&out.stdout), expected, "{out:?}");
+    assert!(out.status.success(), "{out:?}");
+    assert!(out.stderr.is_empty(), "{out:?}");
+    let sup = std::fs::read_to_string(fixture("dwz/common-build-id")).expect("build-id");
+    assert_eq!(
+        std::fs::read(cache.path().join(sup.trim()).join("debuginfo")).expect("cached sup"),
+        std::fs::read(fixture("dwz/common.dwz")).expect("fixture")
+    );
 }

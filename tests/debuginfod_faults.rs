@@ -29,6 +29,11 @@ fn fixture_id() -> BuildId {
     BuildId::from_hex(hex.trim()).expect("hex build id")
 }
 
+fn dwz_id(file: &str) -> BuildId {
+    let hex = std::fs::read_to_string(fixture(&format!("dwz/{file}"))).expect("dwz build-id");
+    BuildId::from_hex(hex.trim()).expect("hex build id")
+}
+
 /// `hello.debug` with one byte of its build ID flipped: a valid ELF that
 /// is not the file asked for.
 fn lying_debug() -> Vec<u8> {
@@ -149,8 +154,24 @@ fn serve(mut stream: TcpStream, stop: &AtomicBool, log: &Mutex<Vec<String>>) {
             body,
         )
     };
+    // The dwz fixture: the binary, and its supplementary file by its own
+    // build ID.
+    let dwz = if hex == dwz_id("build-id").to_hex() {
+        Some(fixture_bytes("dwz/hello"))
+    } else if hex == dwz_id("common-build-id").to_hex() && kind == "debuginfo" {
+        Some(fixture_bytes("dwz/common.dwz"))
+    } else {
+        None
+    };
     match scenario {
         "ok" if known => ok(&mut stream, &file(kind)),
+        "delayed" if known => {
+            // A server that takes a while: long enough for the progress
+            // line to show.
+            std::thread::sleep(Duration::from_millis(2500));
+            ok(&mut stream, &file(kind))
+        }
+        "ok" if dwz.is_some() => ok(&mut stream, dwz.as_deref().unwrap_or_default()),
         "nosyms" if known => {
             // /debuginfo answers with a file without symbols; /executable
             // with the full binary.
@@ -204,6 +225,13 @@ fn serve(mut stream: TcpStream, stop: &AtomicBool, log: &Mutex<Vec<String>>) {
             &["Content-Length: 1000000000".to_owned()],
             &[0u8; 4096],
         ),
+        "hugefile" => {
+            // No Content-Length, but the file size header debuginfod sends.
+            let head =
+                "HTTP/1.1 200 OK\r\nX-DEBUGINFOD-SIZE: 5000000000\r\nConnection: close\r\n\r\n";
+            let _ = stream.write_all(head.as_bytes());
+            let _ = stream.write_all(&[0u8; 4096]);
+        }
         "hugechunked" => {
             // No Content-Length: the size cap must cut the stream.
             let head = "HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n";
@@ -246,6 +274,7 @@ fn provider(servers: Vec<String>, cache: Option<&Path>, timeout_s: u64, max_size
         timeout: Duration::from_secs(timeout_s),
         max_time: None,
         max_size: Some(max_size),
+        ca_file: None,
         warnings: Vec::new(),
     })
 }
@@ -398,6 +427,11 @@ fn every_fault_is_explained_and_the_next_server_serves() {
         (
             "huge",
             "file is 1000000000 bytes, over the DEBUGINFOD_MAXSIZE limit of 1048576",
+            true,
+        ),
+        (
+            "hugefile",
+            "file is 5000000000 bytes, over the DEBUGINFOD_MAXSIZE limit of 1048576",
             true,
         ),
         (
@@ -678,6 +712,7 @@ fn whole_download_time_is_bounded_by_maxtime() {
         timeout: Duration::from_secs(30),
         max_time: Some(Duration::from_secs(1)),
         max_size: None,
+        ca_file: None,
         warnings: Vec::new(),
     });
     let mut trail = Vec::new();
@@ -783,4 +818,503 @@ fn server_errors_leave_no_trace_in_the_cache() {
     // Transient faults: no negative entry, not even an empty directory.
     assert_eq!(std::fs::read_dir(cache.path()).expect("dir").count(), 0);
     assert_eq!(run.warnings.lock().expect("w").len(), 4);
+}
+
+/// An HTTPS server (rustls, test CA from testdata/debuginfod/tls) that
+/// serves hello.debug for any `/buildid/<hex>/debuginfo` request.
+struct TlsServer {
+    addr: SocketAddr,
+    stop: Arc<AtomicBool>,
+    accept: Option<JoinHandle<()>>,
+}
+
+impl TlsServer {
+    fn start() -> TlsServer {
+        use rustls::pki_types::pem::PemObject;
+        use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+        let certs: Vec<CertificateDer<'static>> =
+            CertificateDer::pem_file_iter(fixture("tls/server.pem"))
+                .expect("server.pem")
+                .collect::<Result<_, _>>()
+                .expect("certs");
+        let key = PrivateKeyDer::from_pem_file(fixture("tls/server.key")).expect("server.key");
+        let config = rustls::ServerConfig::builder_with_provider(Arc::new(
+            rustls::crypto::ring::default_provider(),
+        ))
+        .with_safe_default_protocol_versions()
+        .expect("protocols")
+        .with_no_client_auth()
+        .with_single_cert(certs, key)
+        .expect("server config");
+        let config = Arc::new(config);
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind loopback");
+        listener.set_nonblocking(true).expect("nonblocking");
+        let addr = listener.local_addr().expect("addr");
+        let stop = Arc::new(AtomicBool::new(false));
+        let stop2 = stop.clone();
+        let accept = std::thread::spawn(move || {
+            while !stop2.load(Ordering::SeqCst) {
+                let Ok((tcp, _)) = listener.accept() else {
+                    std::thread::sleep(Duration::from_millis(5));
+                    continue;
+                };
+                let config = config.clone();
+                std::thread::spawn(move || {
+                    let _ = tcp.set_nonblocking(false);
+                    let _ = tcp.set_read_timeout(Some(Duration::from_secs(5)));
+                    let Ok(conn) = rustls::ServerConnection::new(config) else {
+                        return;
+                    };
+                    let mut tls = rustls::StreamOwned::new(conn, tcp);
+                    let mut req = Vec::new();
+                    let mut buf = [0u8; 1024];
+                    while !req.windows(4).any(|w| w == b"\r\n\r\n") && req.len() < 16 * 1024 {
+                        match tls.read(&mut buf) {
+                            Ok(0) | Err(_) => return,
+                            Ok(n) => req.extend_from_slice(&buf[..n]),
+                        }
+                    }
+                    let text = String::from_utf8_lossy(&req);
+                    let path = text.split_whitespace().nth(1).unwrap_or("");
+                    let body = if path.ends_with("/debuginfo") {
+                        fixture_bytes("hello.debug")
+                    } else {
+                        Vec::new()
+                    };
+                    let status = if body.is_empty() {
+                        "404 Not Found"
+                    } else {
+                        "200 OK"
+                    };
+                    let head = format!(
+                        "HTTP/1.1 {status}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                        body.len()
+                    );
+                    let _ = tls.write_all(head.as_bytes());
+                    let _ = tls.write_all(&body);
+                    let _ = tls.flush();
+                    tls.conn.send_close_notify();
+                    let _ = tls.flush();
+                });
+            }
+        });
+        TlsServer {
+            addr,
+            stop,
+            accept: Some(accept),
+        }
+    }
+}
+
+impl Drop for TlsServer {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        if let Some(t) = self.accept.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+#[test]
+fn https_with_the_configured_ca_is_served_and_an_untrusted_certificate_is_not() {
+    let tls = TlsServer::start();
+    let plain = FaultServer::start();
+    let id = fixture_id();
+    let https = format!("https://{}", tls.addr);
+
+    // Trusting the test CA (as SSL_CERT_FILE would): served over TLS.
+    let cache = tempfile::tempdir().expect("tempdir");
+    let run = provider_with(Config {
+        servers: vec![https.clone()],
+        cache_root: Some(cache.path().to_path_buf()),
+        timeout: Duration::from_secs(5),
+        max_time: None,
+        max_size: Some(1 << 20),
+        ca_file: Some(fixture("tls/ca.pem")),
+        warnings: Vec::new(),
+    });
+    let mut trail = Vec::new();
+    let src = run
+        .provider
+        .find(&key(&id), &mut trail)
+        .expect("served over https");
+    assert_symbolizes(src.as_ref());
+    assert_eq!(
+        failures(&trail)[1],
+        (
+            format!("{https}/buildid/{}/debuginfo", id.to_hex()),
+            "served".to_owned()
+        )
+    );
+    assert!(run.warnings.lock().expect("w").is_empty());
+
+    // With only the built-in roots the certificate is refused: one
+    // diagnostic, then the next server serves.
+    let cache = tempfile::tempdir().expect("tempdir");
+    let run = provider_with(Config {
+        servers: vec![https.clone(), plain.url("ok")],
+        cache_root: Some(cache.path().to_path_buf()),
+        timeout: Duration::from_secs(5),
+        max_time: None,
+        max_size: Some(1 << 20),
+        ca_file: None,
+        warnings: Vec::new(),
+    });
+    let mut trail = Vec::new();
+    let src = run
+        .provider
+        .find(&key(&id), &mut trail)
+        .expect("next server serves");
+    assert_symbolizes(src.as_ref());
+    let f = failures(&trail);
+    assert!(f[1].1.contains("UnknownIssuer"), "{f:?}");
+    assert_eq!(f[2].1, "served");
+    let warnings = run.warnings.lock().expect("w").clone();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+}
+
+#[test]
+fn symfilter_lookup_over_https_trusts_ssl_cert_file() {
+    let tls = TlsServer::start();
+    let id = fixture_id();
+    let expected = std::fs::read_to_string(fixture("lookup.expected")).expect("expected");
+    let addrs: Vec<&str> = expected
+        .lines()
+        .map(|l| l.split(' ').next().expect("addr"))
+        .collect();
+    let run = |ca: &Path| {
+        let cache = tempfile::tempdir().expect("tempdir");
+        let empty = tempfile::tempdir().expect("tempdir");
+        std::process::Command::new(env!("CARGO_BIN_EXE_symfilter"))
+            .args(["lookup", "--build-id", &id.to_hex(), "--build-id-dir"])
+            .arg(empty.path())
+            .args(["--debuginfod", &format!("https://{}", tls.addr)])
+            .args(&addrs)
+            .env("DEBUGINFOD_CACHE_PATH", cache.path())
+            .env("SSL_CERT_FILE", ca)
+            .env_remove("DEBUGINFOD_URLS")
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("run symfilter")
+    };
+    let out = run(&fixture("tls/ca.pem"));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), expected, "{out:?}");
+    assert!(out.status.success());
+    assert!(out.stderr.is_empty(), "{out:?}");
+
+    // A bundle without the test CA (the server certificate itself is no CA).
+    let out = run(&fixture("tls/server.pem"));
+    assert!(!out.status.success());
+    assert!(out.stdout.is_empty());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let first = stderr.lines().next().unwrap_or("");
+    assert_eq!(
+        first,
+        format!(
+            "symfilter: debuginfod: https://{}/buildid/{}/debuginfo: TLS: invalid peer certificate: UnknownIssuer",
+            tls.addr,
+            id.to_hex()
+        )
+    );
+}
+
+#[test]
+fn dwz_supplementary_file_is_fetched_by_its_build_id() {
+    let server = FaultServer::start();
+    let cache = tempfile::tempdir().expect("tempdir");
+    let id = dwz_id("build-id");
+    let sup = dwz_id("common-build-id");
+    let run = provider(vec![server.url("ok")], Some(cache.path()), 5, 1 << 20);
+    let mut trail = Vec::new();
+    let src = run.provider.find(&key(&id), &mut trail).expect("found");
+    // The inlined frame's name lives in the supplementary file only.
+    let expected = std::fs::read_to_string(fixture("dwz/lookup.expected")).expect("expected");
+    let lines: Vec<&str> = expected.lines().collect();
+    let a = lines[0].split(' ').next().expect("addr");
+    let addr = u64::from_str_radix(a.trim_start_matches("0x"), 16).expect("addr");
+    let info = src.lookup_code(addr).expect("code");
+    let got: Vec<String> = info
+        .frames
+        .iter()
+        .map(|fr| {
+            let mut s = format!(
+                "{a} {} {}:{}",
+                fr.function.as_deref().unwrap_or("??"),
+                fr.file.as_deref().unwrap_or("??"),
+                fr.line
+            );
+            if fr.column != 0 {
+                s.push_str(&format!(":{}", fr.column));
+            }
+            s
+        })
+        .collect();
+    assert_eq!(got, lines);
+    let served: Vec<String> = failures(&trail)
+        .into_iter()
+        .filter(|(_, why)| why == "served")
+        .map(|(place, _)| place)
+        .collect();
+    assert_eq!(
+        served,
+        vec![
+            format!("{}/buildid/{}/debuginfo", server.url("ok"), id.to_hex()),
+            format!("{}/buildid/{}/debuginfo", server.url("ok"), sup.to_hex()),
+        ]
+    );
+    assert_eq!(
+        cache_files(cache.path(), &sup),
+        vec![("debuginfo".to_owned(), 1183)]
+    );
+    drop(src);
+
+    // Next run: both from the cache, no request.
+    let before = server.requests().len();
+    let again = provider(vec![server.url("ok")], Some(cache.path()), 5, 1 << 20);
+    let mut trail = Vec::new();
+    let src = again.provider.find(&key(&id), &mut trail).expect("cached");
+    let info = src.lookup_code(addr).expect("code");
+    assert_eq!(info.frames[0].function.as_deref(), Some("shared_scale"));
+    assert_eq!(server.requests().len(), before);
+}
+
+/// Run `symfilter lookup` for the fixture against `url`, through `script`
+/// (util-linux, Essential in Debian) when `tty`, so stderr is a terminal.
+fn lookup_via(url: &str, tty: bool) -> (std::process::Output, String) {
+    let cache = tempfile::tempdir().expect("tempdir");
+    let empty = tempfile::tempdir().expect("tempdir");
+    let id = fixture_id();
+    let expected = std::fs::read_to_string(fixture("lookup.expected")).expect("expected");
+    let addr = expected.split(' ').next().expect("addr").to_owned();
+    let bin = env!("CARGO_BIN_EXE_symfilter");
+    let args = format!(
+        "{bin} lookup --build-id {} --build-id-dir {} --debuginfod {url} {addr}",
+        id.to_hex(),
+        empty.path().display()
+    );
+    let mut cmd = if tty {
+        let mut c = std::process::Command::new("script");
+        c.args(["-qefc", &args, "/dev/null"]);
+        c
+    } else {
+        let mut c = std::process::Command::new("sh");
+        c.args(["-c", &args]);
+        c
+    };
+    let out = cmd
+        .env("DEBUGINFOD_CACHE_PATH", cache.path())
+        .env_remove("DEBUGINFOD_URLS")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("run");
+    let first = expected.lines().next().unwrap_or("").to_owned();
+    (out, first)
+}
+
+#[test]
+fn progress_line_shows_on_a_terminal_only_and_is_erased() {
+    let server = FaultServer::start();
+    let url = server.url("delayed");
+    let host = url
+        .trim_start_matches("http://")
+        .split('/')
+        .next()
+        .unwrap_or("")
+        .to_owned();
+    let hex = fixture_id().to_hex();
+
+    let (out, first) = lookup_via(&url, true);
+    assert!(out.status.success(), "{out:?}");
+    // Through the pty, stdout and stderr are one stream, CRLF line ends.
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let waiting =
+        format!("\r\x1b[Ksymfilter: debuginfod: {hex} from {host}: waiting for the server (");
+    assert!(text.contains(&waiting), "{text:?}");
+    // Erased before the result is printed.
+    let erased_then_result = format!("\r\x1b[K{first}\r\n");
+    assert!(text.contains(&erased_then_result), "{text:?}");
+
+    // Not a terminal: no progress at all.
+    let (out, first) = lookup_via(&url, false);
+    assert!(out.status.success(), "{out:?}");
+    assert!(out.stderr.is_empty(), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with(&first));
+}
+
+/// The filter (`--format llvm`) with debuginfod as the only source, fed
+/// markup.log through a pipe: the first line, then (once its output has
+/// appeared) the rest. Returns stdout, stderr and whether the first line
+/// came out before the rest was sent.
+fn filter_via(url: &str, timeout_s: u64) -> (String, String, bool) {
+    use std::process::{Command, Stdio};
+    use std::sync::mpsc;
+    let cache = tempfile::tempdir().expect("tempdir");
+    let empty = tempfile::tempdir().expect("tempdir");
+    let log = std::fs::read_to_string(fixture("markup.log")).expect("log");
+    let (first, rest) = log.split_at(log.find('\n').expect("a line") + 1);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_symfilter"))
+        .args(["--format", "llvm", "--build-id-dir"])
+        .arg(empty.path())
+        .args(["--debuginfod", url])
+        .env("DEBUGINFOD_CACHE_PATH", cache.path())
+        .env("DEBUGINFOD_TIMEOUT", timeout_s.to_string())
+        .env_remove("DEBUGINFOD_URLS")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run symfilter");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let mut stdout = child.stdout.take().expect("stdout");
+    let (tx, rx) = mpsc::channel::<Vec<u8>>();
+    let reader = std::thread::spawn(move || {
+        let mut buf = [0u8; 4096];
+        loop {
+            match stdout.read(&mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => {
+                    if tx.send(buf[..n].to_vec()).is_err() {
+                        break;
+                    }
+                }
+            }
+        }
+    });
+    stdin.write_all(first.as_bytes()).expect("write");
+    stdin.flush().expect("flush");
+    let mut got = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while got.len() < first.len() && Instant::now() < deadline {
+        if let Ok(chunk) = rx.recv_timeout(Duration::from_millis(50)) {
+            got.extend_from_slice(&chunk);
+        }
+    }
+    let streamed = got == first.as_bytes();
+    stdin.write_all(rest.as_bytes()).expect("write");
+    drop(stdin);
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .expect("stderr")
+        .read_to_string(&mut stderr)
+        .expect("stderr");
+    let status = child.wait().expect("wait");
+    let _ = reader.join();
+    got.extend(rx.try_iter().flatten());
+    assert!(status.success(), "{status:?} {stderr}");
+    (String::from_utf8_lossy(&got).into_owned(), stderr, streamed)
+}
+
+#[test]
+fn filter_streams_in_input_order_while_a_download_is_in_flight() {
+    let server = FaultServer::start();
+    let (out, stderr, streamed) = filter_via(&server.url("delayed"), 10);
+    assert!(
+        streamed,
+        "the first line came out before the module's download"
+    );
+    let expected = std::fs::read_to_string(fixture("markup.llvm.expected")).expect("expected");
+    assert_eq!(out, expected);
+    assert_eq!(stderr, "");
+}
+
+#[test]
+fn filter_goes_on_without_symbols_after_a_hanging_or_lying_server() {
+    let server = FaultServer::start();
+    let expected =
+        std::fs::read_to_string(fixture("markup.llvm.nosyms.expected")).expect("expected");
+    let hex = fixture_id().to_hex();
+
+    // Hanging: one timeout (the executable is not asked of a dead server).
+    let url = server.url("hang");
+    let (out, stderr, _) = filter_via(&url, 1);
+    assert_eq!(out, expected);
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), 2, "{stderr}");
+    assert!(
+        lines[0].starts_with(&format!(
+            "symfilter: debuginfod: {url}/buildid/{hex}/debuginfo: timed out"
+        )),
+        "{stderr}"
+    );
+    assert!(
+        lines[1].contains("no symbols for module #0 \"hello\""),
+        "{stderr}"
+    );
+    let hangs = server
+        .requests()
+        .iter()
+        .filter(|p| p.starts_with("/hang/"))
+        .count();
+    assert_eq!(hangs, 1);
+
+    // Lying: both answers discarded, one line each.
+    let url = server.url("wrongid");
+    let (out, stderr, _) = filter_via(&url, 5);
+    assert_eq!(out, expected);
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), 3, "{stderr}");
+    for (line, kind) in lines.iter().zip(["debuginfo", "executable"]) {
+        assert!(
+            line.starts_with(&format!(
+                "symfilter: debuginfod: {url}/buildid/{hex}/{kind}: downloaded file: build ID is "
+            )) && line.ends_with("; discarded"),
+            "{stderr}"
+        );
+    }
+}
+
+#[test]
+fn filter_explain_lists_every_cache_probe_and_server() {
+    let server = FaultServer::start();
+    let cache = tempfile::tempdir().expect("tempdir");
+    let empty = tempfile::tempdir().expect("tempdir");
+    let hex = fixture_id().to_hex();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_symfilter"))
+        .args(["--format", "llvm", "--explain", "--build-id-dir"])
+        .arg(empty.path())
+        .args(["--debuginfod", &server.url("notfound")])
+        .args(["--debuginfod", &server.url("error500")])
+        .args(["--debuginfod", &server.url("ok")])
+        .arg(fixture("markup.log"))
+        .env("DEBUGINFOD_CACHE_PATH", cache.path())
+        .env_remove("DEBUGINFOD_URLS")
+        .output()
+        .expect("run symfilter");
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        std::fs::read_to_string(fixture("markup.llvm.expected")).expect("expected")
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let ours: Vec<&str> = stderr
+        .lines()
+        .filter_map(|l| l.split_once("[debuginfod] ").map(|(_, rest)| rest))
+        .collect();
+    let url = |s: &str| format!("{}/buildid/{hex}/debuginfo", server.url(s));
+    assert_eq!(
+        ours,
+        vec![
+            format!(
+                "{}: no file found",
+                cache.path().join(&hex).join("debuginfo").display()
+            ),
+            format!("{}: HTTP 404: not on this server", url("notfound")),
+            format!("{}: HTTP 500 Internal Server Error", url("error500")),
+            format!("{}: found", url("ok")),
+        ],
+        "{stderr}"
+    );
+    // The 500 is also a diagnostic of its own; the 404 is not.
+    assert_eq!(
+        stderr
+            .lines()
+            .filter(|l| l.starts_with("symfilter: debuginfod: "))
+            .collect::<Vec<_>>(),
+        vec![format!(
+            "symfilter: debuginfod: {}: HTTP 500 Internal Server Error",
+            url("error500")
+        )]
+    );
 }

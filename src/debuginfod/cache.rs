@@ -149,7 +149,11 @@ impl Cache {
         let prepared = tmp
             .as_file()
             .sync_all()
-            .and_then(|()| fs::set_permissions(tmp.path(), fs::Permissions::from_mode(0o400)));
+            // On the open file (fchmod), not by path.
+            .and_then(|()| {
+                tmp.as_file()
+                    .set_permissions(fs::Permissions::from_mode(0o400))
+            });
         if let Err(error) = prepared {
             return Err(PersistError { error, file: tmp });
         }

@@ -5,7 +5,11 @@
 //! never held in memory.
 
 use std::io::{self, Read, Write};
+use std::path::Path;
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
+
+use ureq::tls::{Certificate, PemItem, RootCerts, TlsConfig, parse_pem};
 
 use super::config::{Config, MAX_REDIRECTS};
 
@@ -27,6 +31,8 @@ pub enum FetchError {
     TimedOut(String),
     #[error("stalled: {got} bytes in {secs} s, below 100 KiB per {secs} s")]
     TooSlow { got: u64, secs: u64 },
+    #[error("TLS: {0}")]
+    Tls(String),
     #[error("too many redirects (more than {MAX_REDIRECTS})")]
     TooManyRedirects,
     #[error("{}", too_large_text(*.limit, *.announced))]
@@ -68,36 +74,51 @@ impl FetchError {
     pub fn server_is_dead(&self) -> bool {
         matches!(
             self,
-            FetchError::Unreachable(_) | FetchError::TimedOut(_) | FetchError::TooSlow { .. }
+            FetchError::Unreachable(_)
+                | FetchError::TimedOut(_)
+                | FetchError::TooSlow { .. }
+                | FetchError::Tls(_)
         )
     }
 }
 
 pub struct Client {
-    agent: ureq::Agent,
+    config: Config,
+    /// Built on first use: reading the CA bundle is not free, and most
+    /// runs never get past the local sources.
+    agents: OnceLock<Agents>,
+}
+
+struct Agents {
+    proxied: ureq::Agent,
     /// For loopback servers: never through a proxy from the environment
     /// (a proxy cannot reach this machine's loopback).
     direct: ureq::Agent,
-    timeout: Duration,
-    max_size: Option<u64>,
 }
 
 impl Client {
     pub fn new(config: &Config) -> Client {
-        let agent = Client::agent(config, ureq::Proxy::try_from_env());
-        let direct = Client::agent(config, None);
         Client {
-            agent,
-            direct,
-            timeout: config.timeout,
-            max_size: config.max_size,
+            config: config.clone(),
+            agents: OnceLock::new(),
         }
     }
 
-    fn agent(config: &Config, proxy: Option<ureq::Proxy>) -> ureq::Agent {
+    fn agents(&self) -> &Agents {
+        self.agents.get_or_init(|| {
+            let tls = tls_config(self.config.ca_file.as_deref());
+            Agents {
+                proxied: Client::agent(&self.config, ureq::Proxy::try_from_env(), tls.clone()),
+                direct: Client::agent(&self.config, None, tls),
+            }
+        })
+    }
+
+    fn agent(config: &Config, proxy: Option<ureq::Proxy>, tls: TlsConfig) -> ureq::Agent {
         let t = Some(config.timeout);
         ureq::Agent::config_builder()
             .proxy(proxy)
+            .tls_config(tls)
             .http_status_as_error(false)
             .max_redirects(MAX_REDIRECTS)
             .timeout_resolve(t)
@@ -117,12 +138,14 @@ impl Client {
     /// GET `url` up to a successful response's headers: the body is not
     /// read yet, so nothing needs to be written anywhere for a failure.
     pub fn start(&self, url: &str) -> Result<Incoming, FetchError> {
+        let agents = self.agents();
         let agent = if is_loopback(url) {
-            &self.direct
+            &agents.direct
         } else {
-            &self.agent
+            &agents.proxied
         };
-        let response = agent.get(url).call().map_err(classify)?;
+        let https = url.starts_with("https://");
+        let response = agent.get(url).call().map_err(|e| classify(e, https))?;
         let status = response.status().as_u16();
         match status {
             200 => {}
@@ -142,7 +165,14 @@ impl Client {
             .filter(|_| !encoded)
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.trim().parse::<u64>().ok());
-        if let (Some(limit), Some(n)) = (self.max_size, announced)
+        // debuginfod servers also say the file's size in X-DEBUGINFOD-SIZE,
+        // which holds when the transfer is compressed.
+        let file_size = response
+            .headers()
+            .get("x-debuginfod-size")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse::<u64>().ok());
+        if let (Some(limit), Some(n)) = (self.config.max_size, announced.or(file_size))
             && n > limit
         {
             return Err(FetchError::TooLarge {
@@ -153,8 +183,8 @@ impl Client {
         Ok(Incoming {
             body: response.into_body().into_reader(),
             announced,
-            timeout: self.timeout,
-            max_size: self.max_size,
+            timeout: self.config.timeout,
+            max_size: self.config.max_size,
         })
     }
 }
@@ -229,6 +259,28 @@ impl Incoming {
     }
 }
 
+/// Trust the certificates of `ca_file` (PEM) when it holds any; else the
+/// Mozilla roots built into ureq.
+fn tls_config(ca_file: Option<&Path>) -> TlsConfig {
+    let certs: Vec<Certificate<'static>> = ca_file
+        .and_then(|p| std::fs::read(p).ok())
+        .map(|pem| {
+            parse_pem(&pem)
+                .filter_map(|item| match item {
+                    Ok(PemItem::Certificate(c)) => Some(c),
+                    _ => None,
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let roots = if certs.is_empty() {
+        RootCerts::WebPki
+    } else {
+        RootCerts::new_with_certs(&certs)
+    };
+    TlsConfig::builder().root_certs(roots).build()
+}
+
 /// `http(s)://` + a loopback host (`localhost`, 127.0.0.0/8, `[::1]`).
 fn is_loopback(url: &str) -> bool {
     let Some((_, rest)) = url.split_once("://") else {
@@ -247,22 +299,30 @@ fn is_loopback(url: &str) -> bool {
             .is_ok_and(|ip| ip.is_loopback())
 }
 
-fn classify(e: ureq::Error) -> FetchError {
+/// Errors before a response: the server is unreachable, silent, or speaks
+/// no acceptable TLS.
+fn classify(e: ureq::Error, https: bool) -> FetchError {
     match e {
         ureq::Error::Timeout(t) => FetchError::TimedOut(t.to_string()),
         ureq::Error::TooManyRedirects => FetchError::TooManyRedirects,
+        ureq::Error::Rustls(_)
+        | ureq::Error::Tls(_)
+        | ureq::Error::Pem(_)
+        | ureq::Error::TlsRequired => FetchError::Tls(e.to_string()),
         ureq::Error::HostNotFound | ureq::Error::ConnectionFailed => {
             FetchError::Unreachable(e.to_string())
         }
         ureq::Error::Io(io) => match io.kind() {
-            io::ErrorKind::ConnectionRefused
-            | io::ErrorKind::HostUnreachable
-            | io::ErrorKind::NetworkUnreachable
-            | io::ErrorKind::AddrNotAvailable => FetchError::Unreachable(io.to_string()),
             io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock => {
                 FetchError::TimedOut(io.to_string())
             }
-            _ => FetchError::Transfer(io.to_string()),
+            // rustls reports handshake and certificate failures as
+            // InvalidData.
+            io::ErrorKind::InvalidData if https => FetchError::Tls(io.to_string()),
+            io::ErrorKind::InvalidData => FetchError::Transfer(io.to_string()),
+            // Name resolution, refused or reset connections: nothing useful
+            // will come from this server in this run.
+            _ => FetchError::Unreachable(io.to_string()),
         },
         other => FetchError::Transfer(other.to_string()),
     }

@@ -31,6 +31,10 @@ pub struct Config {
     pub max_time: Option<Duration>,
     /// Largest body accepted, in bytes; `None` is no limit.
     pub max_size: Option<u64>,
+    /// PEM bundle of trusted CA certificates for https servers:
+    /// `$SSL_CERT_FILE`, else the system bundle, else (`None`) the Mozilla
+    /// roots built into the binary.
+    pub ca_file: Option<PathBuf>,
     /// Warnings about the settings themselves (bad URL, bad number), to
     /// print once.
     pub warnings: Vec<String>,
@@ -89,6 +93,7 @@ impl Config {
             timeout,
             max_time,
             max_size,
+            ca_file: ca_file(env),
             warnings,
         })
     }
@@ -130,6 +135,26 @@ fn normalize_url(url: &str) -> Option<String> {
         return None;
     }
     Some(url.trim_end_matches('/').to_owned())
+}
+
+/// System CA bundles (Debian/Ubuntu, Fedora/RHEL, openSUSE, Alpine/Arch).
+const SYSTEM_CA_BUNDLES: &[&str] = &[
+    "/etc/ssl/certs/ca-certificates.crt",
+    "/etc/pki/tls/certs/ca-bundle.crt",
+    "/etc/ssl/ca-bundle.pem",
+    "/etc/ssl/cert.pem",
+];
+
+/// What curl (and so elfutils) would trust: `$SSL_CERT_FILE`, else the
+/// system bundle, so servers behind a site CA work as they do for gdb.
+fn ca_file(env: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
+    if let Some(p) = env("SSL_CERT_FILE").filter(|v| !v.is_empty()) {
+        return Some(PathBuf::from(p));
+    }
+    SYSTEM_CA_BUNDLES
+        .iter()
+        .map(PathBuf::from)
+        .find(|p| p.is_file())
 }
 
 /// elfutils' order: `$DEBUGINFOD_CACHE_PATH`, then the legacy
@@ -231,5 +256,19 @@ mod tests {
         assert_eq!(c.max_time, None);
         assert_eq!(c.warnings.len(), 1);
         assert!(c.warnings[0].contains("DEBUGINFOD_MAXTIME"));
+        // Without SSL_CERT_FILE: the system bundle when there is one.
+        assert_eq!(
+            c.ca_file,
+            SYSTEM_CA_BUNDLES
+                .iter()
+                .map(PathBuf::from)
+                .find(|p| p.is_file())
+        );
+        let env = env_of(&[
+            ("DEBUGINFOD_CACHE_PATH", "/c"),
+            ("SSL_CERT_FILE", "/etc/site-ca.pem"),
+        ]);
+        let c = Config::resolve(&SourceArgs::default(), &env).expect("config");
+        assert_eq!(c.ca_file, Some(PathBuf::from("/etc/site-ca.pem")));
     }
 }

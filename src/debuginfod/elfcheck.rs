@@ -1,21 +1,23 @@
-//! Is this file an ELF with the build ID we asked for? Reads only the
-//! headers and notes (through `object`'s read cache: no mmap, no reading
-//! of the whole file), so checking a multi-gigabyte download is cheap.
+//! Is this file an ELF with the build ID we asked for? The file is mapped
+//! and only the headers, section names and notes are touched, so checking
+//! a multi-gigabyte (or hostile) download costs neither time nor memory.
 
 use std::fs::File;
 use std::path::Path;
 
-use object::read::ReadCache;
 use object::{Object, ObjectSection, SectionKind};
 
 use crate::symbols::{BuildId, Miss};
 
 /// What the check learnt about a good file.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ElfFacts {
     /// Has a non-empty `.symtab` or `.debug_info`: worth symbolizing with.
     /// A stripped executable has neither (only `.dynsym`).
     pub has_symbols: bool,
+    /// `.gnu_debugaltlink` (dwz): the supplementary file's recorded path
+    /// and build ID.
+    pub altlink: Option<(Vec<u8>, Vec<u8>)>,
 }
 
 /// Check `path` is an ELF file whose `NT_GNU_BUILD_ID` note is `expected`.
@@ -27,9 +29,13 @@ pub fn check(path: &Path, expected: &BuildId, shown: &str) -> Result<ElfFacts, M
         reason,
     };
     let file = File::open(path).map_err(|e| unreadable(e.to_string()))?;
-    let cache = ReadCache::new(file);
+    // SAFETY: the files checked here are never written in place: a
+    // download in our own temporary file, or a cache entry, which every
+    // debuginfod client (elfutils and us) replaces by rename and leaves
+    // read-only.
+    let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| unreadable(e.to_string()))?;
     let obj =
-        object::File::parse(&cache).map_err(|e| unreadable(format!("not an object file: {e}")))?;
+        object::File::parse(&*map).map_err(|e| unreadable(format!("not an object file: {e}")))?;
     if obj.format() != object::BinaryFormat::Elf {
         return Err(unreadable(format!("not an ELF file ({:?})", obj.format())));
     }
@@ -57,7 +63,14 @@ pub fn check(path: &Path, expected: &BuildId, shown: &str) -> Result<ElfFacts, M
         obj.section_by_name(name)
             .is_some_and(|s| s.size() > 0 && s.kind() != SectionKind::UninitializedData)
     };
+    let altlink = obj
+        .gnu_debugaltlink()
+        .ok()
+        .flatten()
+        .filter(|(_, id)| !id.is_empty())
+        .map(|(path, id)| (path.to_vec(), id.to_vec()));
     Ok(ElfFacts {
         has_symbols: present(".symtab") || present(".debug_info"),
+        altlink,
     })
 }

@@ -47,24 +47,36 @@ pub fn providers(args: &SourceArgs) -> anyhow::Result<Vec<Box<dyn Provider>>> {
         eprintln!("symfilter: {w}");
     }
     let dirs = args.build_id_dirs.clone();
-    let provider =
-        DebuginfodProvider::new(config).with_opener(Arc::new(move |path: &Path, _: &BuildId| {
-            open_elf(path, &dirs)
-        }));
+    let provider = DebuginfodProvider::new(config).with_opener(Arc::new(
+        move |path: &Path, extra: &[PathBuf]| open_elf(path, &dirs, extra),
+    ));
     Ok(vec![Box::new(provider)])
 }
 
-/// Opens a verified debug file or executable with the ELF/DWARF source
-/// (its own supplementary and split-DWARF files are looked for in
-/// `build_id_dirs`, default /usr/lib/debug).
-pub fn open_elf(path: &Path, build_id_dirs: &[PathBuf]) -> Result<Box<dyn SymbolSource>, Miss> {
-    Ok(Box::new(crate::elf::open_file(path, build_id_dirs)?))
+/// Opens a verified debug file or executable with the ELF/DWARF source.
+/// Its own supplementary (dwz) and split-DWARF files are looked for in
+/// `build_id_dirs` (default /usr/lib/debug), then in `extra` (the build-ID
+/// tree this provider makes for a supplementary file it downloaded).
+pub fn open_elf(
+    path: &Path,
+    build_id_dirs: &[PathBuf],
+    extra: &[PathBuf],
+) -> Result<Box<dyn SymbolSource>, Miss> {
+    let mut dirs = if build_id_dirs.is_empty() {
+        vec![PathBuf::from("/usr/lib/debug")]
+    } else {
+        build_id_dirs.to_vec()
+    };
+    dirs.extend_from_slice(extra);
+    Ok(Box::new(crate::elf::open_file(path, &dirs)?))
 }
 
 /// Where diagnostics go: stderr in the binary, a buffer in tests.
 pub type Warn = Arc<dyn Fn(&str) + Send + Sync>;
-/// Turns a verified file into a source; [`open_elf`] unless replaced.
-pub type Opener = Arc<dyn Fn(&Path, &BuildId) -> Result<Box<dyn SymbolSource>, Miss> + Send + Sync>;
+/// Turns a verified file into a source, given extra build-ID trees to
+/// look in for its supplementary file; [`open_elf`] unless replaced.
+pub type Opener =
+    Arc<dyn Fn(&Path, &[PathBuf]) -> Result<Box<dyn SymbolSource>, Miss> + Send + Sync>;
 
 pub struct DebuginfodProvider {
     servers: Vec<String>,
@@ -88,7 +100,7 @@ impl DebuginfodProvider {
             dead: Mutex::new(HashMap::new()),
             warn: Arc::new(|msg: &str| eprintln!("symfilter: {msg}")),
             cache_warned: AtomicBool::new(false),
-            opener: Arc::new(|path: &Path, _: &BuildId| open_elf(path, &[])),
+            opener: Arc::new(|path: &Path, extra: &[PathBuf]| open_elf(path, &[], extra)),
             progress: std::io::stderr().is_terminal(),
         }
     }
@@ -305,13 +317,16 @@ impl DebuginfodProvider {
         }
     }
 
-    fn open(
-        &self,
-        fetched: Fetched,
-        id: &BuildId,
-        trail: &mut Vec<Attempt>,
-    ) -> Option<Box<dyn SymbolSource>> {
-        match (self.opener)(&fetched.path, id) {
+    fn open(&self, fetched: Fetched, trail: &mut Vec<Attempt>) -> Option<Box<dyn SymbolSource>> {
+        let sup = fetched
+            .facts
+            .altlink
+            .as_ref()
+            .and_then(|(path, id)| self.supplement(path, id, trail));
+        let extra: Vec<PathBuf> = sup.iter().map(|s| s.dir.path().to_path_buf()).collect();
+        // The supplementary file is mapped while opening; `sup` (its
+        // build-ID tree and any temporary copy) may go afterwards.
+        match (self.opener)(&fetched.path, &extra) {
             Ok(src) => Some(match fetched._temp {
                 Some(temp) => Box::new(KeepTemp {
                     inner: src,
@@ -329,6 +344,50 @@ impl DebuginfodProvider {
             }
         }
     }
+
+    /// Fetch the dwz supplementary file a debug file names by build ID
+    /// (distribution debuginfo is usually dwz-compressed), and lay it out
+    /// as a one-file build-ID tree for the ELF source. `None` when it is
+    /// already at its recorded path or cannot be had (the trail says why).
+    fn supplement(
+        &self,
+        recorded: &[u8],
+        sup_id: &[u8],
+        trail: &mut Vec<Attempt>,
+    ) -> Option<Supplement> {
+        if let Ok(p) = std::str::from_utf8(recorded)
+            && Path::new(p).is_absolute()
+            && Path::new(p).is_file()
+        {
+            return None;
+        }
+        let id = BuildId(sup_id.to_vec());
+        let hex = checked_hex(&id).ok().filter(|h| h.len() > 2)?;
+        let file = self.resolve(&id, &hex, Kind::Debuginfo, trail)?;
+        let (head, rest) = hex.split_at(2);
+        let laid_out = tempfile::Builder::new()
+            .prefix("symfilter-dwz.")
+            .tempdir()
+            .and_then(|dir| {
+                let sub = dir.path().join(".build-id").join(head);
+                std::fs::create_dir_all(&sub)?;
+                std::os::unix::fs::symlink(&file.path, sub.join(format!("{rest}.debug")))?;
+                Ok(dir)
+            });
+        match laid_out {
+            Ok(dir) => Some(Supplement { dir, _file: file }),
+            Err(e) => {
+                trail.push(Attempt {
+                    provider: PROVIDER,
+                    place: file.path.display().to_string(),
+                    failure: Some(Miss::Other(format!(
+                        "cannot lay out the dwz supplementary file: {e}"
+                    ))),
+                });
+                None
+            }
+        }
+    }
 }
 
 enum Failure {
@@ -336,6 +395,12 @@ enum Failure {
     /// Downloaded, but not the file asked for.
     Rejected(Miss),
     Local(String),
+}
+
+/// A downloaded dwz supplementary file, as a build-ID tree.
+struct Supplement {
+    dir: tempfile::TempDir,
+    _file: Fetched,
 }
 
 /// A verified file; `_temp` owns it when it lives outside the cache.
@@ -403,7 +468,7 @@ impl Provider for DebuginfodProvider {
         let debuginfo = self.resolve(id, &hex, Kind::Debuginfo, trail);
         let fallback = match debuginfo {
             Some(f) if f.facts.has_symbols => {
-                if let Some(src) = self.open(f, id, trail) {
+                if let Some(src) = self.open(f, trail) {
                     return Some(src);
                 }
                 None
@@ -421,10 +486,10 @@ impl Provider for DebuginfodProvider {
             None => None,
         };
         if let Some(exe) = self.resolve(id, &hex, Kind::Executable, trail)
-            && let Some(src) = self.open(exe, id, trail)
+            && let Some(src) = self.open(exe, trail)
         {
             return Some(src);
         }
-        fallback.and_then(|f| self.open(f, id, trail))
+        fallback.and_then(|f| self.open(f, trail))
     }
 }

@@ -4,6 +4,10 @@
 #   hello.debug     objcopy --only-keep-debug of it (what a server's /debuginfo serves)
 #   hello.stripped  strip --strip-all of it (/executable: .dynsym only)
 #   symbols.expected  "<module-relative address> <kind> <name>" lines, from llvm-symbolizer
+#   lookup.expected   what `symfilter lookup` prints for the code addresses
+#   markup.llvm.expected, markup.llvm.nosyms.expected
+#                     markup.log through `llvm-symbolizer --filter-markup`, with and
+#                     without the debug file
 # Needs clang-22 and llvm-22 tools. The tests read only the committed outputs.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -34,3 +38,16 @@ awk '$2 == "code" {print $1}' symbols.expected |
     "$LLVM"/llvm-symbolizer --obj=hello.debug --functions=linkage "$a" |
       awk -v a="$a" 'NF == 0 {next} NR % 2 == 1 {f = $0; next} {sub(/:0$/, ""); print a, f, $0}'
   done > lookup.expected
+# markup.log (hand-written, names hello by its build ID) as LLVM 22 filters it,
+# finding hello.debug in a build-ID tree.
+tree=$(mktemp -d)
+id=$(cat build-id)
+mkdir -p "$tree/.build-id/${id:0:2}"
+cp hello.debug "$tree/.build-id/${id:0:2}/${id:2}.debug"
+"$LLVM"/llvm-symbolizer --filter-markup --debug-file-directory="$tree" < markup.log > markup.llvm.expected
+rm -rf "$tree"
+# ...and with no debug file anywhere (the elements stay as they are).
+empty=$(mktemp -d)
+"$LLVM"/llvm-symbolizer --filter-markup --debug-file-directory="$empty" < markup.log \
+  > markup.llvm.nosyms.expected 2>/dev/null
+rmdir "$empty"
