@@ -43,6 +43,12 @@ pub fn providers(args: &SourceArgs) -> anyhow::Result<Vec<Box<dyn Provider>>> {
     let Some(config) = Config::resolve(args, &env) else {
         return Ok(Vec::new());
     };
+    // With no server only an existing cache (filled by an earlier run, gdb
+    // or debuginfod-find) can serve anything: don't list a cache that isn't
+    // there among the places tried.
+    if config.servers.is_empty() && !config.cache_root.as_deref().is_some_and(Path::is_dir) {
+        return Ok(Vec::new());
+    }
     for w in &config.warnings {
         eprintln!("symfilter: {w}");
     }
