@@ -63,9 +63,12 @@ fn rust(name: &str) -> Option<String> {
 }
 
 fn itanium(name: &str) -> Option<String> {
-    // Itanium names never contain '.'; what follows one is a clone suffix
-    // (`.cold`, `.isra.0`), shown as LLVM does: ` (.cold)`.
-    let (base, suffix) = match name.find('.') {
+    // C++ names never contain '.'; what follows one is a clone suffix
+    // (`.cold`, `.isra.0`), shown as LLVM does: ` (.cold)`. Rust legacy
+    // names do hold '.' (`..` for `::`), so for them the suffix starts after
+    // the closing `17h<hash>E`.
+    let split = rust_legacy_end(name).or_else(|| name.find('.'));
+    let (base, suffix) = match split {
         Some(i) => name.split_at(i),
         None => (name, ""),
     };
@@ -74,10 +77,29 @@ fn itanium(name: &str) -> Option<String> {
     let mut out = String::new();
     let mut w = Bounded(&mut out);
     sym.structured_demangle(&mut FmtSink(&mut w), &opts).ok()?;
+    // cpp_demangle closes nested templates as `> >`, LLVM as `>>`.
+    while out.contains("> >") {
+        out = out.replace("> >", ">>");
+    }
     if !suffix.is_empty() {
-        write!(w, " ({suffix})").ok()?;
+        out.push_str(&format!(" ({suffix})"));
     }
     Some(out)
+}
+
+/// Where a Rust legacy name (`_ZN...17h<16 hex digits>E`) ends, if `name`
+/// is one.
+fn rust_legacy_end(name: &str) -> Option<usize> {
+    let b = name.as_bytes();
+    let mut from = 0;
+    while let Some(i) = name[from..].find("17h").map(|i| i + from) {
+        let end = i + 3 + 16;
+        if b.len() > end && b[i + 3..end].iter().all(u8::is_ascii_hexdigit) && b[end] == b'E' {
+            return Some(end + 1);
+        }
+        from = i + 1;
+    }
+    None
 }
 
 /// A `fmt::Write` that fails once the output passes [`MAX_DEMANGLED`].
@@ -104,6 +126,20 @@ impl cpp_demangle::DemangleWrite for FmtSink<'_, '_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn llvm_keeps_rust_legacy_escapes() {
+        assert_eq!(
+            demangle_llvm(
+                "_ZN54_$LT$u32$u20$as$u20$core..iter..traits..accum..Sum$GT$3sum28_$u7b$$u7b$closure$u7d$$u7d$17hb8f2b167ba718cd5E"
+            ),
+            "_$LT$u32$u20$as$u20$core..iter..traits..accum..Sum$GT$::sum::_$u7b$$u7b$closure$u7d$$u7d$::hb8f2b167ba718cd5"
+        );
+        assert_eq!(
+            demangle_llvm("_ZN4core3ptr13drop_in_place17h0123456789abcdefE.llvm.42"),
+            "core::ptr::drop_in_place::h0123456789abcdef (.llvm.42)"
+        );
+    }
 
     #[test]
     fn llvm_compatible() {
