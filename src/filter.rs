@@ -566,8 +566,10 @@ impl Filter {
         if let Lookup::NoRegion = res.lookup {
             let msg = if res.adjusted != res.addr {
                 format!(
-                    "no mmap covers address {:#x} (return address {:#x} minus 1)",
-                    res.adjusted, res.addr
+                    "no mmap covers address {:#x} (return address {:#x} minus {})",
+                    res.adjusted,
+                    res.addr,
+                    res.addr.wrapping_sub(res.adjusted)
                 )
             } else {
                 format!("no mmap covers address {:#x}", res.addr)
@@ -658,7 +660,19 @@ impl Filter {
             PcKind::Precise => false,
             PcKind::Unspecified => default_ra,
         };
-        let adjusted = if ra { addr.wrapping_sub(1) } else { addr };
+        let mut adjusted = if ra { addr.wrapping_sub(1) } else { addr };
+        if ra && self.opts.format != Format::Llvm {
+            // Fixed-width ISAs step back a whole instruction; the source
+            // knows its architecture.
+            if let Some(place) = self.place(adjusted) {
+                let step = self
+                    .with_source(&place.module, |src| src.return_address_step())
+                    .unwrap_or(1);
+                if step > 1 {
+                    adjusted = addr.wrapping_sub(step);
+                }
+            }
+        }
         let Some(place) = self.place(adjusted) else {
             return Resolved {
                 addr,

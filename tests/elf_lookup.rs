@@ -29,20 +29,27 @@ fn lookup(args: &[&str], stdin: &[u8]) -> (String, String, i32) {
 }
 
 fn check(name: &str) {
+    check_kind(name, "", &[]);
+}
+
+fn check_data(name: &str) {
+    check_kind(name, ".data", &["--data"]);
+}
+
+fn check_kind(name: &str, kind: &str, extra: &[&str]) {
     let dir = root();
-    let addrs = std::fs::read(dir.join(format!("expected/{name}.addrs"))).unwrap();
-    let expected = std::fs::read_to_string(dir.join(format!("expected/{name}.txt"))).unwrap();
+    let addrs = std::fs::read(dir.join(format!("expected/{name}{kind}.addrs"))).unwrap();
+    let expected = std::fs::read_to_string(dir.join(format!("expected/{name}{kind}.txt"))).unwrap();
     let file = dir.join("bin").join(name);
     let tree = dir.join("tree");
-    let (out, err, code) = lookup(
-        &[
-            "--build-id-dir",
-            tree.to_str().unwrap(),
-            "--file",
-            file.to_str().unwrap(),
-        ],
-        &addrs,
-    );
+    let mut args = vec![
+        "--build-id-dir",
+        tree.to_str().unwrap(),
+        "--file",
+        file.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    let (out, err, code) = lookup(&args, &addrs);
     assert_eq!(code, 0, "{name}: {err}");
     assert_eq!(err, "", "{name}");
     if out != expected {
@@ -76,4 +83,19 @@ fixtures! {
     split_dwarf_dwp => "split_dwp",
     dwz_supplementary => "dwz_prog",
     dwz_supplementary_other => "dwz_other",
+}
+
+macro_rules! data_fixtures {
+    ($($test:ident => $name:literal,)*) => {
+        $(#[test] fn $test() { check_data($name); })*
+    };
+}
+
+data_fixtures! {
+    data_c_o0 => "c_O0",
+    data_c_o2 => "c_O2",
+    data_c_dwarf4 => "c_dwarf4",
+    data_cpp_o2 => "cpp_O2",
+    data_shared_library => "libprog.so",
+    data_stripped_with_debuglink => "c_stripped",
 }

@@ -54,7 +54,7 @@ fn assert_same(got: &str, want: &str, what: &str) {
     }
 }
 
-const FIXTURES: [&str; 4] = ["inl_O2", "inl_O0", "app_cpp_O2", "tiny"];
+const FIXTURES: [&str; 5] = ["inl_O2", "inl_O0", "app_cpp_O2", "tiny", "inl_split"];
 
 #[test]
 fn lookups_in_llvm_written_files_match_llvm_gsymutil() {
@@ -197,6 +197,27 @@ fn create_from_breakpad_sym() {
         // What llvm-gsymutil answered for this file when build.sh ran.
         assert_same(&lookup(&out, name), &expected(&format!("{name}.sym")), name);
     }
+    // A non-PIE executable: --image-base turns Breakpad's module-relative
+    // addresses back into ELF virtual addresses; then every answer is the
+    // DWARF-derived file's, except that the size-less PUBLIC symbol for the
+    // end of .text runs on to the top of the address space.
+    let out = tmp.path().join("tiny.gsym");
+    create(&dir().join("tiny.sym"), &out, &["--image-base", "0x400000"]);
+    let got = lookup(&out, "tiny");
+    assert_same(&got, &expected("tiny.sym"), "tiny.sym");
+    let want = expected("tiny");
+    let differing: Vec<_> = got
+        .lines()
+        .zip(want.lines())
+        .filter(|(g, w)| g != w)
+        .collect();
+    assert_eq!(
+        differing,
+        vec![(
+            "0xffffffffffffffff: <.text ELF section in tiny> + 4286574591",
+            "0xffffffffffffffff: error: address 0xffffffffffffffff is not in GSYM"
+        )]
+    );
     // Inline records become inline frames, like the DWARF-derived file's.
     let got = lookup(&tmp.path().join("inl_O2.gsym"), "inl_O2");
     assert!(got.contains(

@@ -209,3 +209,15 @@ fn missing_file_is_an_error() {
     assert_eq!((out.as_str(), code), ("", 2));
     assert_eq!(err, "symfilter: /nonexistent/x: no file found\n");
 }
+
+#[test]
+fn hostile_die_nesting_is_refused_not_a_crash() {
+    // 20,000 nested inlined subroutines: a recursive parser overflows its
+    // stack; we answer from the symbol table.
+    let file = root().join("bin/deep_dies");
+    let (out, err, code) = run(&["--file", s(&file), "0x1150"], b"");
+    assert_eq!((code, err.as_str()), (0, ""));
+    assert_eq!(out, "0x1150 outer ??:0\n");
+    let (out, _, _) = run(&["--file", s(&file), "0x1160", "0x1200"], b"");
+    assert_eq!(out, "0x1160 main ??:0\n0x1200 _fini ??:0\n");
+}

@@ -57,8 +57,8 @@ fn account_matches_llvm_xray() {
             "--format=llvm-csv",
         ]);
         let want = expected(&format!("{t}.account.csv"));
-        assert_eq!(out.lines().next(), want.lines().next());
-        assert_eq!(llvm_csv_rows(&out), llvm_csv_rows(&want), "trace {t}");
+        // Byte for byte, debug column (DWARF through the symbolizer) included.
+        assert_eq!(out, want, "trace {t}");
         assert!(llvm_csv_rows(&want).len() >= 7, "trace {t}");
     }
 }
@@ -343,4 +343,110 @@ fn build_id_not_found_is_one_clear_error() {
         err.starts_with("symfilter: no binary with an XRay instrumentation map found for build ID 00112233445566778899aabbccddeeff00112233"),
         "{err}"
     );
+}
+
+fn demo_build_id() -> String {
+    let data = std::fs::read(dir().join("bin/xray_demo")).expect("binary");
+    let map = symfilter::xray::InstrMap::parse(&data).expect("instr map");
+    map.build_id.expect("build id").to_hex()
+}
+
+#[test]
+fn binary_found_by_build_id_through_symbol_path_and_debug_tree() {
+    let id = demo_build_id();
+    assert_eq!(id.len(), 40);
+    let want = expected("mt.account.csv");
+    let (out, _) = symfilter(&[
+        "xray",
+        "account",
+        "traces/mt.xray",
+        "--build-id",
+        &id,
+        "--symbol-path",
+        "bin",
+        "-f",
+        "llvm-csv",
+    ]);
+    assert_eq!(out, want);
+
+    let tree = tempfile::tempdir().expect("tempdir");
+    let sub = tree.path().join(".build-id").join(&id[..2]);
+    std::fs::create_dir_all(&sub).expect("mkdir");
+    let debug = sub.join(format!("{}.debug", &id[2..]));
+    std::fs::copy(dir().join("bin/xray_demo"), &debug).expect("copy");
+    let tree_arg = tree.path().to_str().expect("utf-8");
+    let (out, _) = symfilter(&[
+        "xray",
+        "account",
+        "traces/mt.xray",
+        "--build-id",
+        &id,
+        "--build-id-dir",
+        tree_arg,
+        "-f",
+        "llvm-csv",
+    ]);
+    assert_eq!(out, want);
+
+    // A debug-only file has no instrumentation map contents: say so.
+    let status = Command::new("/usr/lib/llvm-22/bin/llvm-objcopy")
+        .arg("--only-keep-debug")
+        .arg(dir().join("bin/xray_demo"))
+        .arg(&debug)
+        .status();
+    if status.is_ok_and(|s| s.success()) {
+        let out = Command::new(env!("CARGO_BIN_EXE_symfilter"))
+            .current_dir(dir())
+            .args([
+                "xray",
+                "account",
+                "traces/mt.xray",
+                "--build-id",
+                &id,
+                "--build-id-dir",
+                tree_arg,
+            ])
+            .output()
+            .expect("run");
+        assert!(!out.status.success());
+        let err = String::from_utf8(out.stderr).expect("utf-8");
+        assert!(
+            err.contains("xray_instr_map has no contents in this file (a stripped debug file?)"),
+            "{err}"
+        );
+    }
+}
+
+#[test]
+fn summarize_for_the_filter() {
+    use symfilter::cmd::sources::SourceArgs;
+    use symfilter::symbols::{BuildId, ModuleKey};
+    let sources = SourceArgs {
+        symbol_paths: vec![dir().join("bin")],
+        no_debuginfod: true,
+        ..SourceArgs::default()
+    };
+    let mut symbolizer = sources.symbolizer().expect("symbolizer");
+    let modules = [
+        ModuleKey {
+            build_id: BuildId::from_hex("0123456789abcdef").expect("hex"),
+            name: "libunrelated.so".into(),
+        },
+        ModuleKey {
+            build_id: BuildId::from_hex(&demo_build_id()).expect("hex"),
+            name: "xray_demo".into(),
+        },
+    ];
+    let text = symfilter::xray::summarize(&dir().join("traces/mt.xray"), &modules, &mut symbolizer)
+        .expect("summary");
+    let mut lines = text.lines();
+    assert_eq!(
+        lines.next(),
+        Some("XRay FDR trace v5: 5 threads, top 10 of 11 functions by total time")
+    );
+    assert_eq!(lines.next(), Some("Functions with latencies: 11"));
+    let rows: Vec<&str> = lines.skip(1).collect();
+    assert_eq!(rows.len(), 10);
+    assert!(rows[0].ends_with("demo::fib(int)"), "{}", rows[0]);
+    assert!(text.contains("xray_demo.cc:0:0: demo::run_thread(int, int)"));
 }

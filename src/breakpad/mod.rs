@@ -77,11 +77,9 @@ pub fn open_checked(
     })?;
     let found = syms.debug_id();
     if !found.eq_ignore_ascii_case(debug_id) {
-        return Err(Miss::BuildIdMismatch {
-            path: place,
-            found: format!("debug id {found}"),
-            expected: format!("debug id {debug_id}"),
-        });
+        return Err(Miss::Other(format!(
+            "{place}: MODULE record has debug ID {found}, expected {debug_id}"
+        )));
     }
     if let Some(code_id) = syms.code_id() {
         // For ELF, CODE_ID is the whole build ID; it tells apart build IDs

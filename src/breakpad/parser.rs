@@ -67,15 +67,15 @@ impl<'a> Fields<'a> {
         }
     }
 
+    /// The next space-delimited token (scanned inline: tokens are short,
+    /// a `memchr` call costs more than it saves).
     fn token(&mut self) -> Option<&'a [u8]> {
         self.skip_spaces();
-        let rest = self.line.get(self.pos..)?;
-        let len = memchr(b' ', rest).unwrap_or(rest.len());
-        if len == 0 {
-            return None;
+        let start = self.pos;
+        while self.line.get(self.pos).is_some_and(|&c| c != b' ') {
+            self.pos += 1;
         }
-        self.pos += len;
-        rest.get(..len)
+        self.line.get(start..self.pos).filter(|t| !t.is_empty())
     }
 
     /// The rest of the line after spaces, as (offset in line, length); `None`
@@ -86,44 +86,50 @@ impl<'a> Fields<'a> {
         (len > 0).then_some((self.pos, len))
     }
 
+    fn at_end(&mut self) -> bool {
+        self.skip_spaces();
+        self.pos >= self.line.len()
+    }
+
+    /// A hex number token (no `0x`), parsed while scanning.
     fn hex(&mut self) -> Option<u64> {
-        parse_hex(self.token()?)
-    }
-
-    fn dec(&mut self) -> Option<u32> {
-        parse_dec(self.token()?)
-    }
-}
-
-fn parse_hex(tok: &[u8]) -> Option<u64> {
-    let mut v: u64 = 0;
-    if tok.is_empty() {
-        return None;
-    }
-    for &c in tok {
-        let d = match c {
-            b'0'..=b'9' => c - b'0',
-            b'a'..=b'f' => c - b'a' + 10,
-            b'A'..=b'F' => c - b'A' + 10,
-            _ => return None,
-        };
-        v = v.checked_mul(16)?.checked_add(u64::from(d))?;
-    }
-    Some(v)
-}
-
-fn parse_dec(tok: &[u8]) -> Option<u32> {
-    let mut v: u32 = 0;
-    if tok.is_empty() {
-        return None;
-    }
-    for &c in tok {
-        if !c.is_ascii_digit() {
-            return None;
+        self.skip_spaces();
+        let start = self.pos;
+        let mut v: u64 = 0;
+        while let Some(&c) = self.line.get(self.pos) {
+            let d = match c {
+                b' ' => break,
+                b'0'..=b'9' => c - b'0',
+                b'a'..=b'f' => c - b'a' + 10,
+                b'A'..=b'F' => c - b'A' + 10,
+                _ => return None,
+            };
+            if v >> 60 != 0 {
+                return None;
+            }
+            v = v << 4 | u64::from(d);
+            self.pos += 1;
         }
-        v = v.checked_mul(10)?.checked_add(u32::from(c - b'0'))?;
+        (self.pos > start).then_some(v)
     }
-    Some(v)
+
+    /// A decimal `u32` token, parsed while scanning.
+    fn dec(&mut self) -> Option<u32> {
+        self.skip_spaces();
+        let start = self.pos;
+        let mut v: u32 = 0;
+        while let Some(&c) = self.line.get(self.pos) {
+            if c == b' ' {
+                break;
+            }
+            if !c.is_ascii_digit() {
+                return None;
+            }
+            v = v.checked_mul(10)?.checked_add(u32::from(c - b'0'))?;
+            self.pos += 1;
+        }
+        (self.pos > start).then_some(v)
+    }
 }
 
 /// Parser state for one pass.
@@ -182,6 +188,19 @@ pub fn parse(data: &[u8]) -> Result<SymIndex, ParseError> {
     let mut seen_module = false;
     while pos < data.len() {
         let rest = &data[pos..];
+        // Line records are most of the lines worth parsing: read them
+        // straight off the buffer when they have dump_syms' exact shape.
+        if b.cur_func.is_some()
+            && rest
+                .first()
+                .is_some_and(|c| c.is_ascii_digit() || (b'a'..=b'f').contains(c))
+            && let Some((l, used)) = fast_line_record(rest)
+        {
+            b.idx.lines.push(l);
+            pos += used;
+            line_no += 1;
+            continue;
+        }
         let len = memchr(b'\n', rest).unwrap_or(rest.len());
         let line_start = pos;
         pos += len + 1;
@@ -214,6 +233,66 @@ pub fn parse(data: &[u8]) -> Result<SymIndex, ParseError> {
     let mut idx = b.idx;
     finish(&mut idx);
     Ok(idx)
+}
+
+fn scan_hex(s: &[u8], i: &mut usize) -> Option<u64> {
+    let start = *i;
+    let mut v: u64 = 0;
+    while let Some(&c) = s.get(*i) {
+        let d = match c {
+            b'0'..=b'9' => c - b'0',
+            b'a'..=b'f' => c - b'a' + 10,
+            b'A'..=b'F' => c - b'A' + 10,
+            _ => break,
+        };
+        if v >> 60 != 0 {
+            return None;
+        }
+        v = v << 4 | u64::from(d);
+        *i += 1;
+    }
+    (*i > start).then_some(v)
+}
+
+fn scan_dec(s: &[u8], i: &mut usize) -> Option<u32> {
+    let start = *i;
+    let mut v: u32 = 0;
+    while let Some(&c) = s.get(*i).filter(|c| c.is_ascii_digit()) {
+        v = v.checked_mul(10)?.checked_add(u32::from(c - b'0'))?;
+        *i += 1;
+    }
+    (*i > start).then_some(v)
+}
+
+fn expect(s: &[u8], i: &mut usize, b: u8) -> Option<()> {
+    (s.get(*i) == Some(&b)).then(|| *i += 1)
+}
+
+/// `address size line file\n` with single spaces, at the start of `s`:
+/// the record and the bytes it takes (line end included). `None` for any
+/// other shape; the general path then parses (or rejects) the line.
+fn fast_line_record(s: &[u8]) -> Option<(Line, usize)> {
+    let mut i = 0;
+    let address = scan_hex(s, &mut i)?;
+    expect(s, &mut i, b' ')?;
+    let size = scan_hex(s, &mut i)?;
+    expect(s, &mut i, b' ')?;
+    let line = scan_dec(s, &mut i)?;
+    expect(s, &mut i, b' ')?;
+    let file = scan_dec(s, &mut i)?;
+    match s.get(i) {
+        None => {}
+        Some(b'\n') => i += 1,
+        Some(b'\r') if s.get(i + 1) == Some(&b'\n') => i += 2,
+        Some(_) => return None,
+    }
+    let rec = Line {
+        address,
+        size,
+        line,
+        file,
+    };
+    Some((rec, i))
 }
 
 fn parse_module(line: &[u8], line_start: usize) -> Option<ModuleRecord> {
@@ -307,10 +386,8 @@ fn parse_line(b: &mut Builder, line: &[u8], line_start: usize) -> Result<(), &'s
             let call_file = f.dec().ok_or("bad INLINE call file")?;
             let origin = f.dec().ok_or("bad INLINE origin")?;
             let first_range = len_u32(&b.idx.inline_ranges);
-            while let Some(tok) = f.token() {
-                let addr = parse_hex(tok);
-                let size = f.hex();
-                match (addr, size) {
+            while !f.at_end() {
+                match (f.hex(), f.hex()) {
                     (Some(a), Some(s)) => b.idx.inline_ranges.push((a, s)),
                     _ => {
                         b.idx.inline_ranges.truncate(first_range as usize);
@@ -329,6 +406,7 @@ fn parse_line(b: &mut Builder, line: &[u8], line_start: usize) -> Result<(), &'s
                 origin,
                 first_range,
                 end_range,
+                subtree_end: 0,
             });
             Ok(())
         }
@@ -353,7 +431,7 @@ fn parse_line(b: &mut Builder, line: &[u8], line_start: usize) -> Result<(), &'s
             let size = f.hex().ok_or("bad line record size")?;
             let line_num = f.dec().ok_or("bad line record line number")?;
             let file = f.dec().ok_or("bad line record file number")?;
-            if f.token().is_some() {
+            if !f.at_end() {
                 return Err("trailing fields in line record");
             }
             b.idx.lines.push(Line {
@@ -396,6 +474,31 @@ fn finish(idx: &mut SymIndex) {
         f.end_line = len_u32(&lines);
     }
     idx.lines = lines;
+
+    // Each inline record's subtree: the following records deeper than it.
+    let mut open: Vec<usize> = Vec::new();
+    for f in &idx.funcs {
+        let (start, end) = (f.first_inline as usize, f.end_inline as usize);
+        for i in start..end {
+            let depth = idx.inlines.get(i).map_or(0, |r| r.depth);
+            while let Some(&top) = open.last() {
+                if idx.inlines.get(top).is_some_and(|r| r.depth >= depth) {
+                    if let Some(r) = idx.inlines.get_mut(top) {
+                        r.subtree_end = u32::try_from(i).unwrap_or(u32::MAX);
+                    }
+                    open.pop();
+                } else {
+                    break;
+                }
+            }
+            open.push(i);
+        }
+        for top in open.drain(..) {
+            if let Some(r) = idx.inlines.get_mut(top) {
+                r.subtree_end = f.end_inline;
+            }
+        }
+    }
 
     idx.funcs.retain(|f| f.size > 0);
     if !idx.funcs.is_sorted_by_key(|f| f.address) {
@@ -475,6 +578,33 @@ FUNC 2000 10 0 good\r\n2000 10 7 0\r\nFILE x y\r\n";
         assert_eq!(idx.corruption.count, 3);
         assert_eq!(idx.corruption.first_line, 2);
         assert_eq!(idx.corruption.first_reason, "bad FUNC address");
+    }
+
+    #[test]
+    fn line_records_in_odd_shapes_parse_like_exact_ones() {
+        // Exact shape (fast path), CRLF, double space, trailing space, last
+        // line without newline (general path).
+        let text = "MODULE a b ID m\nFUNC 1000 50 0 f\n1000 8 10 0\n1008 8 11 1\r\n\
+1010  8 12 0\n1018 8 13 0 \n1020 8 14 0\n1028 8 15 0 7\n1030 8 99999999999 0\n1038 8 16 2";
+        let idx = parse(text.as_bytes()).unwrap();
+        let lines: Vec<(u64, u32, u32)> = idx
+            .lines
+            .iter()
+            .map(|l| (l.address, l.line, l.file))
+            .collect();
+        assert_eq!(
+            lines,
+            vec![
+                (0x1000, 10, 0),
+                (0x1008, 11, 1),
+                (0x1010, 12, 0),
+                (0x1018, 13, 0),
+                (0x1020, 14, 0),
+                (0x1038, 16, 2)
+            ]
+        );
+        assert_eq!(idx.corruption.count, 2);
+        assert_eq!(idx.corruption.first_line, 8);
     }
 
     #[test]

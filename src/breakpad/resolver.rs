@@ -222,30 +222,37 @@ impl BreakpadSymbols {
         }
     }
 
-    /// The INLINE records covering `addr`, outermost first: at each depth
-    /// the first record of that depth whose ranges hold the address.
+    /// The INLINE records covering `addr`, outermost first. Records come
+    /// in pre-order (a record's descendants follow it, deeper), so the walk
+    /// descends into a covering record and skips the subtree of any other:
+    /// at each depth the first covering record after its parent.
     fn inline_chain(&self, f: &Func, addr: u64) -> Vec<&Inline> {
-        let inlines = self
-            .idx
-            .inlines
-            .get(f.first_inline as usize..f.end_inline as usize)
-            .unwrap_or_default();
-        let mut chain = Vec::new();
-        if inlines.is_empty() {
-            return chain;
-        }
-        let covers = |i: &Inline| {
-            self.idx
-                .inline_ranges
-                .get(i.first_range as usize..i.end_range as usize)
-                .unwrap_or_default()
-                .iter()
-                .any(|&(a, s)| addr >= a && addr - a < s)
-        };
-        let mut depth = 0u32;
-        while let Some(i) = inlines.iter().find(|i| i.depth == depth && covers(i)) {
-            chain.push(i);
-            depth += 1;
+        let (start, end) = (f.first_inline as usize, f.end_inline as usize);
+        let mut chain: Vec<&Inline> = Vec::new();
+        let mut i = start;
+        while i < end {
+            let Some(rec) = self.idx.inlines.get(i) else {
+                break;
+            };
+            let depth = rec.depth as usize;
+            if depth < chain.len() {
+                // Left the subtree of the innermost covering record.
+                break;
+            }
+            let covers = depth == chain.len()
+                && self
+                    .idx
+                    .inline_ranges
+                    .get(rec.first_range as usize..rec.end_range as usize)
+                    .unwrap_or_default()
+                    .iter()
+                    .any(|&(a, s)| addr >= a && addr - a < s);
+            if covers {
+                chain.push(rec);
+                i += 1;
+            } else {
+                i = (rec.subtree_end as usize).max(i + 1);
+            }
         }
         chain
     }
@@ -393,6 +400,45 @@ FUNC 1200 10 0 other\n";
             info.frames,
             vec![frame("mid", "/src/b.h", 30), frame("main", "/src/a.c", 12)]
         );
+    }
+
+    #[test]
+    fn inline_walk_skips_subtrees_that_do_not_cover() {
+        let text = "MODULE Linux x86_64 ID demo\nFILE 0 a.c\n\
+INLINE_ORIGIN 0 a\nINLINE_ORIGIN 1 a1\nINLINE_ORIGIN 2 b\nINLINE_ORIGIN 3 b1\n\
+INLINE_ORIGIN 4 b2\nFUNC 0 100 0 f\n\
+INLINE 0 1 0 0 0 10\nINLINE 1 2 0 1 50 10\n\
+INLINE 0 3 0 2 40 40\nINLINE 1 4 0 3 40 8\nINLINE 1 5 0 4 50 10\n\
+INLINE 2 6 0 0 50 1\nINLINE 0 7 0 0 50 10\n0 100 9 0\n";
+        let s = syms(text);
+        let names = |addr| -> Vec<(String, u32)> {
+            s.lookup(addr)
+                .unwrap()
+                .frames
+                .into_iter()
+                .map(|f| (f.function.unwrap_or_default(), f.line))
+                .collect()
+        };
+        // `a1` covers 0x50 but its parent `a` does not: not on the chain;
+        // the later depth-0 record at 0x50 is past the chain's subtree.
+        assert_eq!(
+            names(0x50),
+            vec![
+                ("a".to_string(), 9),
+                ("b2".to_string(), 6),
+                ("b".to_string(), 5),
+                ("f".to_string(), 3)
+            ]
+        );
+        assert_eq!(
+            names(0x41),
+            vec![
+                ("b1".to_string(), 9),
+                ("b".to_string(), 4),
+                ("f".to_string(), 3)
+            ]
+        );
+        assert_eq!(names(0x90), vec![("f".to_string(), 9)]);
     }
 
     #[test]

@@ -26,7 +26,12 @@ impl Span {
 
     /// The text of the span, invalid UTF-8 replaced.
     pub fn text(self, data: &[u8]) -> String {
-        String::from_utf8_lossy(self.bytes(data)).into_owned()
+        let b = self.bytes(data);
+        // `from_utf8` has an ASCII fast path `from_utf8_lossy` lacks.
+        match std::str::from_utf8(b) {
+            Ok(s) => s.to_owned(),
+            Err(_) => String::from_utf8_lossy(b).into_owned(),
+        }
     }
 }
 
@@ -96,6 +101,9 @@ pub struct Inline {
     /// `inline_ranges[first_range..end_range]`.
     pub first_range: u32,
     pub end_range: u32,
+    /// Index in `inlines` just past this record's descendants (the records
+    /// after it that are deeper), so a lookup can skip a whole subtree.
+    pub subtree_end: u32,
 }
 
 /// The Breakpad debug identifier of an ELF module: the first 16 bytes of the
@@ -125,6 +133,16 @@ mod tests {
     fn debug_id_swaps_guid_fields() {
         let id = BuildId::from_hex("000102030405060708090a0b0c0d0e0f10111213").unwrap();
         assert_eq!(debug_id_for(&id), "030201000504070608090A0B0C0D0E0F0");
+    }
+
+    #[test]
+    fn debug_id_matches_dump_syms() {
+        // MODULE lines written by Mozilla dump_syms 2.3.9 for clang-22
+        // binaries linked with a SHA-1 and with an 8-byte build ID.
+        let sha1 = BuildId::from_hex("92096d1e210fe921260d87b06bd50423f274c8b0").unwrap();
+        assert_eq!(debug_id_for(&sha1), "1E6D09920F2121E9260D87B06BD504230");
+        let short = BuildId::from_hex("a1b2c3d4e5f60708").unwrap();
+        assert_eq!(debug_id_for(&short), "D4C3B2A1F6E5080700000000000000000");
     }
 
     #[test]

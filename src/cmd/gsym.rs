@@ -48,6 +48,11 @@ pub struct CreateArgs {
     /// base (allows smaller address offsets).
     #[arg(long)]
     pub base_at_first_function: bool,
+    /// For Breakpad input: the module's image base (first PT_LOAD p_vaddr,
+    /// e.g. 0x400000 for a non-PIE x86-64 executable), added to the .sym's
+    /// module-relative addresses.
+    #[arg(long, value_name = "HEX", value_parser = parse_hex)]
+    pub image_base: Option<u64>,
     /// UUID to store (hex); default: the ELF build ID, or the Breakpad
     /// code ID / debug ID.
     #[arg(long, value_name = "HEX")]
@@ -77,10 +82,10 @@ fn create(args: CreateArgs) -> anyhow::Result<ExitCode> {
     let mut b = GsymBuilder::new();
     let is_elf = data.starts_with(b"\x7fELF");
     let stats: ConvertStats = if is_elf {
-        convert::from_elf(&data, &mut b)
+        convert::from_elf(&data, args.input.parent(), &mut b)
             .with_context(|| format!("converting {}", args.input.display()))?
     } else if data.starts_with(b"MODULE ") {
-        convert::from_breakpad(&data, &mut b)
+        convert::from_breakpad(&data, args.image_base.unwrap_or(0), &mut b)
             .with_context(|| format!("converting {}", args.input.display()))?
     } else {
         bail!(
@@ -125,6 +130,14 @@ fn create(args: CreateArgs) -> anyhow::Result<ExitCode> {
         t0.elapsed().as_secs_f64()
     );
     Ok(ExitCode::SUCCESS)
+}
+
+fn parse_hex(s: &str) -> Result<u64, String> {
+    let h = s
+        .strip_prefix("0x")
+        .or_else(|| s.strip_prefix("0X"))
+        .unwrap_or(s);
+    u64::from_str_radix(h, 16).map_err(|e| format!("{s:?}: {e}"))
 }
 
 fn parse_addr(s: &str) -> Option<u64> {

@@ -183,7 +183,13 @@ fn names(args: &NameArgs) -> anyhow::Result<Names> {
     if !needs_symbolizer {
         return Ok(Names::default());
     }
-    let mut symbolizer = args.sources.symbolizer()?;
+    // The named binary is itself a symbol source (its DWARF), after any
+    // debug tree or symbol path given (a separate debug file wins).
+    let mut sources = args.sources.clone();
+    if let Some(path) = &args.instr_map {
+        sources.symbol_paths.push(path.clone());
+    }
+    let mut symbolizer = sources.symbolizer()?;
     let binary = match (&args.instr_map, &args.build_id) {
         (Some(path), _) => Binary::open(path)?,
         (None, Some(hex)) => {

@@ -8,6 +8,8 @@
 //! `.dwp`), memory-mapped and parsed lazily by `addr2line`.
 
 mod file;
+mod globals;
+mod guard;
 mod search;
 mod source;
 mod symtab;

@@ -3,6 +3,7 @@
 //! them (zero-copy, parsed lazily by addr2line), and the merged symbol table.
 
 use std::borrow::Cow;
+use std::cell::OnceCell;
 use std::sync::Arc;
 
 use addr2line::{Context, LookupContinuation, LookupResult, SplitDwarfLoad};
@@ -12,6 +13,8 @@ use object::{CompressionFormat, Object, ObjectSection};
 use typed_arena::Arena;
 
 use super::file::{self, Mapped};
+use super::globals::Globals;
+use super::guard::{DepthGuard, MAX_DEPTH, unit_depth_ok};
 use super::search::bytes_to_path;
 use super::symtab::{SymEntry, SymbolTable};
 use crate::symbols::{CodeInfo, DataInfo, Frame, Miss, SymbolHit, SymbolSource};
@@ -63,6 +66,11 @@ struct Owner {
 
 struct Loaded<'a> {
     ctx: Option<Context<R<'a>>>,
+    dwarf: Option<Arc<gimli::Dwarf<R<'a>>>>,
+    /// Global variables, indexed on the first data lookup.
+    globals: OnceCell<Globals>,
+    /// Refuses units nested too deeply for addr2line's recursion.
+    guard: Option<DepthGuard<'a>>,
     dwp: Option<gimli::DwarfPackage<R<'a>>>,
     symbols: SymbolTable<'a>,
     /// Why DWARF could not be used, if it could not.
@@ -125,9 +133,13 @@ impl<'a> Loaded<'a> {
         let symbols = SymbolTable::build(&order);
 
         let mut dwarf_error = None;
+        let mut dwarf = None;
         let ctx = match parts.dwarf.and_then(|d| objects.get(d)) {
             Some(obj) => match load_dwarf(owner, obj) {
-                Ok(ctx) => Some(ctx),
+                Ok((ctx, d)) => {
+                    dwarf = Some(d);
+                    Some(ctx)
+                }
                 Err(LoadError(e)) => {
                     dwarf_error = Some(e);
                     None
@@ -145,8 +157,12 @@ impl<'a> Loaded<'a> {
             )
             .ok()
         });
+        let guard = dwarf.as_deref().map(DepthGuard::new);
         Ok(Loaded {
             ctx,
+            guard,
+            dwarf,
+            globals: OnceCell::new(),
             dwp,
             symbols,
             dwarf_error,
@@ -164,7 +180,11 @@ impl<'a> Loaded<'a> {
         if let Some(dwp) = &self.dwp
             && let Ok(Some(cu)) = dwp.find_cu(load.dwo_id, &load.parent)
         {
-            return Some(Arc::new(cu));
+            let ok = match cu.units().next() {
+                Ok(Some(header)) => cu.unit(header).is_ok_and(|u| unit_depth_ok(&u)),
+                _ => true,
+            };
+            return ok.then(|| Arc::new(cu));
         }
         let name = bytes_to_path(load.path.as_ref()?.slice());
         let mut candidates = Vec::new();
@@ -197,7 +217,7 @@ impl<'a> Loaded<'a> {
             let Ok(unit) = dwarf.unit(header) else {
                 continue;
             };
-            if unit.dwo_id != Some(load.dwo_id) {
+            if unit.dwo_id != Some(load.dwo_id) || !unit_depth_ok(&unit) {
                 continue;
             }
             dwarf.make_dwo(&load.parent);
@@ -207,7 +227,12 @@ impl<'a> Loaded<'a> {
     }
 }
 
-fn load_dwarf<'a>(owner: &'a Owner, obj: &object::File<'a>) -> Result<Context<R<'a>>, LoadError> {
+type Dwarf<'a> = Arc<gimli::Dwarf<R<'a>>>;
+
+fn load_dwarf<'a>(
+    owner: &'a Owner,
+    obj: &object::File<'a>,
+) -> Result<(Context<R<'a>>, Dwarf<'a>), LoadError> {
     let endian = endian_of(obj);
     let mut dwarf = gimli::Dwarf::load(|id| section(owner, obj, id.name(), endian))?;
     if let Some(sup) = &owner.parts.sup {
@@ -216,7 +241,8 @@ fn load_dwarf<'a>(owner: &'a Owner, obj: &object::File<'a>) -> Result<Context<R<
         dwarf.load_sup(|id| section(owner, &sup_obj, id.name(), sup_endian))?;
     }
     dwarf.populate_abbreviations_cache(gimli::AbbreviationsCacheStrategy::Duplicates);
-    Ok(Context::from_dwarf(dwarf)?)
+    let dwarf = Arc::new(dwarf);
+    Ok((Context::from_arc_dwarf(dwarf.clone())?, dwarf))
 }
 
 fn endian_of(obj: &object::File<'_>) -> RunTimeEndian {
@@ -285,7 +311,16 @@ impl SymbolSource for ElfSource {
         self.cell.with_dependent(|owner, loaded| {
             let mut frames = Vec::new();
             let mut error = loaded.dwarf_error.clone();
-            if let Some(ctx) = &loaded.ctx {
+            let guarded = match (&loaded.guard, &loaded.dwarf) {
+                (Some(guard), Some(dwarf)) => guard.address_ok(dwarf, addr),
+                _ => true,
+            };
+            if !guarded {
+                error = Some(format!(
+                    "DWARF nested deeper than {MAX_DEPTH} levels here; ignored"
+                ));
+            }
+            if let Some(ctx) = loaded.ctx.as_ref().filter(|_| guarded) {
                 let mut lookup = ctx.find_frames(addr);
                 let found = loop {
                     match lookup {
@@ -333,10 +368,21 @@ impl SymbolSource for ElfSource {
     fn lookup_data(&self, addr: u64) -> Result<DataInfo, Miss> {
         self.cell.with_dependent(|_owner, loaded| {
             let symbol = loaded.symbols.find(addr).map(hit).ok_or(Miss::NoInfo)?;
+            let global = loaded.dwarf.as_ref().and_then(|dwarf| {
+                loaded
+                    .globals
+                    .get_or_init(|| Globals::build(dwarf))
+                    .find(addr)
+                    .filter(|g| g.line != 0)
+            });
+            let (decl_file, decl_line) = match global {
+                Some(g) => (g.file.clone(), g.line),
+                None => (symbol.file.clone(), 0),
+            };
             Ok(DataInfo {
-                decl_file: symbol.file.clone(),
+                decl_file,
                 symbol: Some(symbol),
-                decl_line: 0,
+                decl_line,
             })
         })
     }

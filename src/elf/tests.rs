@@ -269,3 +269,37 @@ fn empty_build_id() {
     assert!(src.is_none());
     assert!(matches!(trail[0].failure, Some(Miss::Other(_))));
 }
+
+/// Flip bytes all over the DWARF (and everything else) of real files: every
+/// lookup must come back, with an answer or a miss.
+#[test]
+fn byte_flips_anywhere_never_panic() {
+    for name in ["c_O2", "cpp_O2", "dwz_prog", "split_dwp"] {
+        let good = std::fs::read(bin(name)).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(name);
+        if name == "dwz_prog" {
+            std::fs::copy(bin("dwz_common.debug"), dir.path().join("dwz_common.debug")).unwrap();
+        }
+        if name == "split_dwp" {
+            std::fs::copy(bin("split_dwp.dwp"), dir.path().join("split_dwp.dwp")).unwrap();
+        }
+        let step = good.len() / 300 + 1;
+        for at in (0..good.len()).step_by(step) {
+            for flip in [0xffu8, 0x80] {
+                let mut bad = good.clone();
+                bad[at] ^= flip;
+                std::fs::write(&path, &bad).unwrap();
+                let Ok(src) = open_file(&path, &[dir.path().to_path_buf()]) else {
+                    continue;
+                };
+                for addr in (0x1100..0x1200).step_by(9) {
+                    let _ = src.lookup_code(addr);
+                }
+                for addr in (0x4000..0x4040).step_by(6) {
+                    let _ = src.lookup_data(addr);
+                }
+            }
+        }
+    }
+}

@@ -9,6 +9,7 @@
 
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
+use std::path::Path;
 
 use gimli::{AttributeValue, DwAt, DwTag, EndianSlice, RunTimeEndian, constants};
 use object::{Object, ObjectSection, ObjectSegment, SectionKind};
@@ -36,8 +37,72 @@ pub struct ConvertStats {
     pub from_symbols: usize,
 }
 
-/// Fills `b` from an ELF file's DWARF and symbol table.
-pub fn from_elf(data: &[u8], b: &mut GsymBuilder) -> Result<ConvertStats, ConvertError> {
+/// Reads the .dwo file a skeleton unit names (relative to its compilation
+/// directory, else to the input's directory).
+fn read_dwo(
+    dwarf: &gimli::Dwarf<R<'_>>,
+    unit: &gimli::Unit<R<'_>>,
+    input_dir: Option<&Path>,
+) -> Option<Vec<u8>> {
+    let name = dwarf.attr_string(unit, unit.dwo_name().ok()??).ok()?;
+    let name = Path::new(std::str::from_utf8(name.slice()).ok()?);
+    let mut candidates = Vec::new();
+    if let Some(dir) = unit
+        .comp_dir
+        .and_then(|d| std::str::from_utf8(d.slice()).ok())
+    {
+        candidates.push(Path::new(dir).join(name));
+    }
+    candidates.push(name.to_path_buf());
+    if let Some(dir) = input_dir {
+        candidates.push(dir.join(name));
+        if let Some(base) = name.file_name() {
+            candidates.push(dir.join(base));
+        }
+    }
+    candidates.into_iter().find_map(|p| std::fs::read(p).ok())
+}
+
+fn convert_split_unit<'a>(
+    dwarf: &gimli::Dwarf<R<'a>>,
+    skeleton: &gimli::Unit<R<'a>>,
+    dwo_id: gimli::DwoId,
+    dwo: &'a [u8],
+    endian: RunTimeEndian,
+    b: &mut GsymBuilder,
+) -> Option<()> {
+    let obj = object::File::parse(dwo).ok()?;
+    let load = |id: gimli::SectionId| -> Result<Cow<'a, [u8]>, gimli::Error> {
+        Ok(match id.dwo_name().and_then(|n| obj.section_by_name(n)) {
+            Some(s) => s.uncompressed_data().unwrap_or(Cow::Borrowed(&[])),
+            None => Cow::Borrowed(&[]),
+        })
+    };
+    let sections = gimli::DwarfSections::load(load).ok()?;
+    let mut dwo_dwarf = sections.borrow(|s| EndianSlice::new(s, endian));
+    dwo_dwarf.make_dwo(dwarf);
+    let mut units = dwo_dwarf.units();
+    while let Ok(Some(header)) = units.next() {
+        let Ok(mut unit) = dwo_dwarf.unit(header) else {
+            continue;
+        };
+        if unit.dwo_id != Some(dwo_id) {
+            continue;
+        }
+        unit.copy_relocated_attributes(skeleton);
+        let _ = convert_unit(&dwo_dwarf, &unit, Some((dwarf, skeleton)), b);
+        return Some(());
+    }
+    None
+}
+
+/// Fills `b` from an ELF file's DWARF and symbol table. `input_dir` is
+/// where split-DWARF `.dwo` files are also looked for.
+pub fn from_elf(
+    data: &[u8],
+    input_dir: Option<&Path>,
+    b: &mut GsymBuilder,
+) -> Result<ConvertStats, ConvertError> {
     let obj = object::File::parse(data)?;
     if let Ok(Some(id)) = obj.build_id() {
         b.set_uuid(id);
@@ -71,13 +136,15 @@ pub fn from_elf(data: &[u8], b: &mut GsymBuilder) -> Result<ConvertStats, Conver
             Ok(u) => u,
             Err(_) => continue,
         };
-        // Split-DWARF skeletons hold no functions; their .dwo files are
-        // not read.
-        if matches!(unit.header.type_(), gimli::UnitType::Skeleton(_)) {
+        if let gimli::UnitType::Skeleton(dwo_id) = unit.header.type_() {
+            // Split DWARF: the functions are in the .dwo file.
+            if let Some(dwo) = read_dwo(&dwarf, &unit, input_dir) {
+                let _ = convert_split_unit(&dwarf, &unit, dwo_id, &dwo, endian, b);
+            }
             continue;
         }
         // A unit that fails half way keeps what it converted.
-        let _ = convert_unit(&dwarf, &unit, b);
+        let _ = convert_unit(&dwarf, &unit, None, b);
     }
     stats.from_debug_info = b.num_functions() - before;
     let before = b.num_functions();
@@ -225,7 +292,7 @@ impl Lines {
             };
             let last = self
                 .find_row_in_seq(seq, end.saturating_sub(1))
-                .unwrap_or(seq.3.saturating_sub(2));
+                .unwrap_or(seq.3.saturating_sub(1));
             out.extend(first..=last);
             pos += 1;
         }
@@ -236,6 +303,10 @@ impl Lines {
 struct UnitCtx<'d, 'a> {
     dwarf: &'d gimli::Dwarf<R<'a>>,
     unit: &'d gimli::Unit<R<'a>>,
+    /// Where the line table and compilation directory come from: the unit
+    /// itself, or for split DWARF the skeleton unit in the executable.
+    ldwarf: &'d gimli::Dwarf<R<'a>>,
+    lunit: &'d gimli::Unit<R<'a>>,
     nodes: Vec<Node<'a>>,
     by_offset: HashMap<usize, usize>,
     language: u16,
@@ -244,11 +315,16 @@ struct UnitCtx<'d, 'a> {
     file_cache: HashMap<u64, u32>,
 }
 
+/// The unit that holds the line table for a unit's DIEs.
+type LineSource<'d, 'a> = (&'d gimli::Dwarf<R<'a>>, &'d gimli::Unit<R<'a>>);
+
 fn convert_unit<'a>(
     dwarf: &gimli::Dwarf<R<'a>>,
     unit: &gimli::Unit<R<'a>>,
+    skeleton: Option<LineSource<'_, 'a>>,
     b: &mut GsymBuilder,
 ) -> Result<(), gimli::Error> {
+    let (ldwarf, lunit) = skeleton.unwrap_or((dwarf, unit));
     let mut nodes: Vec<Node<'a>> = Vec::new();
     let mut by_offset = HashMap::new();
     let mut language = 0u16;
@@ -261,6 +337,7 @@ fn convert_unit<'a>(
             stack.pop();
         }
         if depth == 0
+            && skeleton.is_none()
             && let Some(AttributeValue::Language(l)) = entry.attr_value(constants::DW_AT_language)
         {
             language = l.0;
@@ -287,13 +364,24 @@ fn convert_unit<'a>(
             stack.push((depth, kept));
         }
     }
+    if skeleton.is_some() {
+        // Like LLVM, the language comes from the skeleton's unit DIE.
+        let mut c = lunit.entries();
+        if let Ok(Some(root)) = c.next_dfs()
+            && let Some(AttributeValue::Language(l)) = root.attr_value(constants::DW_AT_language)
+        {
+            language = l.0;
+        }
+    }
     let mut ctx = UnitCtx {
         dwarf,
         unit,
+        ldwarf,
+        lunit,
         nodes,
         by_offset,
         language,
-        lines: Lines::load(unit),
+        lines: Lines::load(lunit),
         file_cache: HashMap::new(),
     };
     for i in 0..ctx.nodes.len() {
@@ -395,6 +483,13 @@ impl<'a> UnitCtx<'_, 'a> {
         self.dwarf.attr_string(self.unit, v).ok().map(|s| s.slice())
     }
 
+    fn lstring(&self, v: AttributeValue<R<'a>>) -> Option<&'a [u8]> {
+        self.ldwarf
+            .attr_string(self.lunit, v)
+            .ok()
+            .map(|s| s.slice())
+    }
+
     fn short_name(&self, node: usize) -> Option<&'a [u8]> {
         self.find_recursively(node, &[constants::DW_AT_name])
             .and_then(|v| self.string(v))
@@ -492,7 +587,7 @@ impl<'a> UnitCtx<'_, 'a> {
     /// Full path of a line-table file index, as LLVM's
     /// `getFileNameByIndex(..., AbsoluteFilePath)` builds it.
     fn file_path(&self, index: u64) -> Option<Vec<u8>> {
-        let program = self.unit.line_program.as_ref()?;
+        let program = self.lunit.line_program.as_ref()?;
         let header = program.header();
         let version = header.version();
         let entry = if version >= 5 {
@@ -503,7 +598,7 @@ impl<'a> UnitCtx<'_, 'a> {
             }
             header.file_names().get(usize::try_from(index - 1).ok()?)?
         };
-        let name = self.string(entry.path_name())?;
+        let name = self.lstring(entry.path_name())?;
         if is_absolute(name) {
             return Some(name.to_vec());
         }
@@ -511,15 +606,15 @@ impl<'a> UnitCtx<'_, 'a> {
         let dirs = header.include_directories();
         let include_dir: &[u8] = if version >= 5 {
             let d = dirs.get(usize::try_from(dir_index).ok()?)?;
-            self.string(*d)?
+            self.lstring(*d)?
         } else if dir_index > 0 && dir_index as usize <= dirs.len() {
-            self.string(dirs[dir_index as usize - 1]).unwrap_or(&[])
+            self.lstring(dirs[dir_index as usize - 1]).unwrap_or(&[])
         } else {
             &[]
         };
         let mut path = Vec::new();
         if !is_absolute(include_dir) {
-            let comp_dir = self.unit.comp_dir.map(|s| s.slice()).unwrap_or(&[]);
+            let comp_dir = self.lunit.comp_dir.map(|s| s.slice()).unwrap_or(&[]);
             if !comp_dir.is_empty() {
                 path_append(&mut path, comp_dir);
             }
@@ -854,7 +949,15 @@ fn breakpad_inline_tree(f: &FunctionInfo, recs: &[InlineRec]) -> Option<InlineNo
 /// and INLINE records, and PUBLIC records. The UUID is the code ID (the
 /// full build ID) when present, else the debug ID turned back into the
 /// build ID's first 16 bytes.
-pub fn from_breakpad(text: &[u8], b: &mut GsymBuilder) -> Result<ConvertStats, ConvertError> {
+///
+/// Breakpad addresses are relative to the module's lowest load address;
+/// `image_base` (the first `PT_LOAD`'s `p_vaddr`, 0 for PIE and shared
+/// objects) is added to give the ELF virtual addresses lookups use.
+pub fn from_breakpad(
+    text: &[u8],
+    image_base: u64,
+    b: &mut GsymBuilder,
+) -> Result<ConvertStats, ConvertError> {
     let mut files: HashMap<u64, u32> = HashMap::new();
     let mut origins: HashMap<u64, u64> = HashMap::new();
     let mut funcs: Vec<(FunctionInfo, Vec<InlineRec>)> = Vec::new();
@@ -908,7 +1011,9 @@ pub fn from_breakpad(text: &[u8], b: &mut GsymBuilder) -> Result<ConvertStats, C
             "FUNC" => {
                 let rest = rest.strip_prefix("m ").unwrap_or(rest);
                 let mut p = rest.splitn(4, ' ');
-                let addr = hex_field(p.next()).ok_or_else(|| bad("bad FUNC address"))?;
+                let addr = hex_field(p.next())
+                    .ok_or_else(|| bad("bad FUNC address"))?
+                    .wrapping_add(image_base);
                 let size = hex_field(p.next()).ok_or_else(|| bad("bad FUNC size"))?;
                 let _param = p.next();
                 let name = b.insert_string(p.next().unwrap_or("").as_bytes());
@@ -934,7 +1039,9 @@ pub fn from_breakpad(text: &[u8], b: &mut GsymBuilder) -> Result<ConvertStats, C
                 let origin = dec(nums[3])?;
                 let mut ranges = Vec::new();
                 for pair in nums[4..].chunks_exact(2) {
-                    let a = hex_field(Some(pair[0])).ok_or_else(|| bad("bad INLINE address"))?;
+                    let a = hex_field(Some(pair[0]))
+                        .ok_or_else(|| bad("bad INLINE address"))?
+                        .wrapping_add(image_base);
                     let n = hex_field(Some(pair[1])).ok_or_else(|| bad("bad INLINE size"))?;
                     ranges.push((a, a.saturating_add(n)));
                 }
@@ -954,7 +1061,9 @@ pub fn from_breakpad(text: &[u8], b: &mut GsymBuilder) -> Result<ConvertStats, C
             "PUBLIC" => {
                 let rest = rest.strip_prefix("m ").unwrap_or(rest);
                 let mut p = rest.splitn(3, ' ');
-                let addr = hex_field(p.next()).ok_or_else(|| bad("bad PUBLIC address"))?;
+                let addr = hex_field(p.next())
+                    .ok_or_else(|| bad("bad PUBLIC address"))?
+                    .wrapping_add(image_base);
                 let _param = p.next();
                 let name = b.insert_string(p.next().unwrap_or("").as_bytes());
                 publics.push((addr, name));
@@ -963,7 +1072,9 @@ pub fn from_breakpad(text: &[u8], b: &mut GsymBuilder) -> Result<ConvertStats, C
             _ if kw.as_bytes().first().is_some_and(u8::is_ascii_hexdigit) => {
                 // Line record: address size line file, for the last FUNC.
                 let mut p = s.split(' ');
-                let addr = hex_field(p.next()).ok_or_else(|| bad("bad line address"))?;
+                let addr = hex_field(p.next())
+                    .ok_or_else(|| bad("bad line address"))?
+                    .wrapping_add(image_base);
                 let _size = hex_field(p.next()).ok_or_else(|| bad("bad line size"))?;
                 let ln = p
                     .next()

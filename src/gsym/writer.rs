@@ -23,6 +23,8 @@ pub enum WriteError {
     UuidTooLong(usize),
     #[error("{0} exceeds the 32-bit limits of GSYM version 1; write version 2")]
     TooBig(&'static str),
+    #[error("functions are not sorted (call finalize first)")]
+    Unsorted,
     #[error("too many functions ({0})")]
     TooManyFunctions(usize),
 }
@@ -287,17 +289,26 @@ impl GsymBuilder {
 
     /// Encodes the (finalized) functions.
     pub fn encode(&self, opts: &EncodeOptions) -> Result<Vec<u8>, WriteError> {
-        let (Some(first), Some(last)) = (self.funcs.first(), self.funcs.last()) else {
+        let Some(first) = self.funcs.first() else {
             return Err(WriteError::NoFunctions);
         };
         if self.funcs.len() > u32::MAX as usize {
             return Err(WriteError::TooManyFunctions(self.funcs.len()));
         }
         let base = self.base_address().unwrap_or(first.start);
-        if base > first.start {
-            return Err(WriteError::BadBase(base, first.start));
+        let lowest = self
+            .funcs
+            .iter()
+            .map(|f| f.start)
+            .min()
+            .unwrap_or(first.start);
+        if base > lowest {
+            return Err(WriteError::BadBase(base, lowest));
         }
-        let max_off = last.start - base;
+        if self.funcs.windows(2).any(|w| w[0].start > w[1].start) {
+            return Err(WriteError::Unsorted);
+        }
+        let max_off = self.funcs.iter().map(|f| f.start - base).max().unwrap_or(0);
         let needed = match max_off {
             0..=0xff => 1,
             0x100..=0xffff => 2,

@@ -687,7 +687,19 @@ fn index_extents(data: &[u8], h: &Header, diags: &mut DiagSink) -> Vec<Block> {
         } else {
             start + size as usize
         };
-        if end > start {
+        // Every buffer holds NewBuffer, WalltimeMarker and NewCPUId before
+        // any event; a smaller one holds nothing (and indexing it would let
+        // hostile input grow the block list faster than its own size).
+        if end > start && end - start < 3 * METADATA_SIZE {
+            diags.push(
+                off,
+                format!(
+                    "buffer of {} bytes is too small to hold any event; skipped",
+                    end - start
+                ),
+            );
+        }
+        if end - start >= 3 * METADATA_SIZE {
             let (thread, wall_seconds, wall_micros) = prelude(data, h, start, end);
             blocks.push(Block {
                 start,
@@ -933,7 +945,9 @@ mod tests {
     fn misplaced_records_stop_the_buffer_with_a_reason() {
         // A function record right after NewBuffer (no WalltimeMarker).
         let mut d = V5_LE[..48 + 16].to_vec();
-        d.extend_from_slice(&[0x10, 0, 0, 0, 0, 0, 0, 0]);
+        for _ in 0..5 {
+            d.extend_from_slice(&[0x10, 0, 0, 0, 0, 0, 0, 0]);
+        }
         let extents = (d.len() - 48) as u64;
         d[33..41].copy_from_slice(&extents.to_le_bytes());
         let (ev, diags) = events(&d);
@@ -941,6 +955,16 @@ mod tests {
         assert_eq!(
             diags[0].to_string(),
             "offset 0x40: function record where WalltimeMarker must follow NewBuffer; rest of buffer skipped"
+        );
+        // A buffer too small for its prelude is skipped with a note.
+        let mut d = V5_LE[..48].to_vec();
+        d.extend_from_slice(&[0u8; 8]);
+        d[33..41].copy_from_slice(&8u64.to_le_bytes());
+        let (ev, diags) = events(&d);
+        assert!(ev.is_empty());
+        assert_eq!(
+            diags[0].to_string(),
+            "offset 0x20: buffer of 8 bytes is too small to hold any event; skipped"
         );
     }
 

@@ -114,23 +114,11 @@ fn base_name(path: &str) -> String {
     path.rsplit('/').next().unwrap_or(path).to_string()
 }
 
-/// Demangle Rust (legacy and v0) and Itanium C++ names; anything else is
-/// returned as is. C++ template closers are written `>>` as LLVM's
-/// demangler writes them (so names compare equal to `llvm-xray`'s).
+/// Demangle as `llvm-xray` (LLVM's symbolizer) does, so names compare
+/// equal to its reports. `crate::demangle::demangle_llvm` writes nested
+/// template closers as `> >`; LLVM 22 writes `>>`.
 pub fn demangle(name: &str) -> String {
-    if let Ok(d) = rustc_demangle::try_demangle(name) {
-        return format!("{d:#}");
-    }
-    if name.starts_with("_Z")
-        && let Ok(sym) = cpp_demangle::Symbol::new(name)
-        && let Ok(s) = sym.demangle()
-    {
-        return close_templates(s);
-    }
-    name.to_string()
-}
-
-fn close_templates(mut s: String) -> String {
+    let mut s = crate::demangle::demangle_llvm(name);
     while s.contains("> >") {
         s = s.replace("> >", ">>");
     }

@@ -66,5 +66,14 @@ gcc -O2 -g "${MAP[@]}" "${LD[@]}" -o "$OUT/dwz_prog" "$SRC/prog.c"
 gcc -O2 -g "${MAP[@]}" "${LD[@]}" -o "$OUT/dwz_other" "$SRC/other.c"
 (cd "$OUT" && dwz -m dwz_common.debug -M dwz_common.debug dwz_prog dwz_other)
 
+# Hostile DWARF: DIEs nested 20,000 deep (must give symbol-table answers, not a crash).
+$CC -O2 -g "${MAP[@]}" "${LD[@]}" -o "$tmp/deep" "$SRC/prog.c"
+python3 "$SRC/deep_dies.py" "$tmp/info" "$tmp/abbrev" 0x1140
+"$LLVM/llvm-objcopy" --remove-section=.debug_line --remove-section=.debug_str_offsets \
+  --remove-section=.debug_addr --remove-section=.debug_line_str --remove-section=.debug_rnglists \
+  --remove-section=.debug_loclists "$tmp/deep" "$tmp/deep2"
+"$LLVM/llvm-objcopy" --update-section .debug_info="$tmp/info" \
+  --update-section .debug_abbrev="$tmp/abbrev" "$tmp/deep2" "$OUT/deep_dies"
+
 ls -la "$OUT" tree/.build-id/*
 du -sh "$OUT" tree

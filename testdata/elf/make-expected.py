@@ -28,15 +28,53 @@ FIXTURES = ["c_O0", "c_O2", "c_nopie", "c_dwarf4", "c_gcc", "cpp_O2", "cpp_gmlt"
             "split_dwo", "split_dwp", "dwz_prog", "dwz_other"]
 
 
-def text_range(path):
+def section_range(path, name):
     out = subprocess.run([f"{LLVM}/llvm-readelf", "-S", "--wide", path],
                          check=True, capture_output=True, text=True).stdout
     for line in out.splitlines():
         parts = line.replace("[ ", "[").split()
-        if len(parts) > 5 and parts[1] == ".text":
+        if len(parts) > 5 and parts[1] == name:
             return int(parts[3], 16), int(parts[5], 16)
-    raise SystemExit(f"{path}: no .text")
+    return None
 
+
+def text_range(path):
+    r = section_range(path, ".text")
+    if r is None:
+        raise SystemExit(f"{path}: no .text")
+    return r
+
+
+def data_expectations(name):
+    """`lookup --data` lines for every other byte of .rodata, .data and .bss,
+    from llvm-symbolizer's DATA lookups (name, start and size, file:line)."""
+    path = os.path.join(BIN, name)
+    addrs = []
+    for sec in (".rodata", ".data", ".bss"):
+        r = section_range(path, sec)
+        if r:
+            addrs += range(r[0], r[0] + r[1], 2)
+    res = subprocess.run([f"{LLVM}/llvm-symbolizer", f"--obj={REFERENCE_OBJ.get(name, name)}"],
+                         input="".join(f"DATA 0x{a:x}\n" for a in addrs), cwd=BIN,
+                         check=True, capture_output=True, text=True)
+    groups = res.stdout.strip("\n").split("\n\n")
+    lines = []
+    for addr, group in zip(addrs, groups):
+        sym, start_size, loc = group.split("\n")
+        start = int(start_size.split()[0])
+        if sym in ("", "??") and start == 0:
+            lines.append(f"0x{addr:x} ?? ??:0")
+            continue
+        if loc == "??:?":
+            loc = "??:0"
+        lines.append(f"0x{addr:x} {sym}+0x{addr - start:x} {loc}")
+    return addrs, lines
+
+
+# Fixtures whose data lookups are checked too. Not c_gcc: llvm-symbolizer 22
+# finds no declaration for gcc's array variables (g_name, g_points) and
+# prints ??:0, where symfilter gives their DW_AT_decl_file:decl_line.
+DATA_FIXTURES = ["c_O0", "c_O2", "c_dwarf4", "cpp_O2", "libprog.so", "c_stripped"]
 
 # The file llvm-symbolizer is pointed at, when not the fixture itself (see above).
 REFERENCE_OBJ = {"c_stripped": "c_stripped.debug"}
@@ -95,6 +133,13 @@ def main():
         with open(os.path.join(OUT, name + ".txt"), "w") as f:
             f.write("\n".join(lines) + "\n")
         print(name, len(addrs), "addresses,", len(lines), "lines")
+        if name in DATA_FIXTURES:
+            daddrs, dlines = data_expectations(name)
+            with open(os.path.join(OUT, name + ".data.addrs"), "w") as f:
+                f.write("".join(f"0x{a:x}\n" for a in daddrs))
+            with open(os.path.join(OUT, name + ".data.txt"), "w") as f:
+                f.write("\n".join(dlines) + "\n")
+            print(name, len(daddrs), "data addresses")
 
 
 if __name__ == "__main__":

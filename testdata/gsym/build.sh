@@ -14,13 +14,16 @@ $CC -O2 -g "${MAP[@]}" -o bin/inl_O2 "$PWD/src/inl.c"
 $CC -O0 -g "${MAP[@]}" -o bin/inl_O0 "$PWD/src/inl.c"
 $CXX -O2 -g "${MAP[@]}" -o bin/app_cpp_O2 "$PWD/src/app.cpp"
 $CC -O2 -g -nostdlib -static -ffreestanding "${MAP[@]}" -o bin/tiny "$PWD/src/tiny.c"
-for b in inl_O2 inl_O0 app_cpp_O2 tiny; do
+# Split DWARF: the functions live in bin/inl_split-inl.dwo.
+$CC -O1 -g -gsplit-dwarf -fdebug-compilation-dir=. "${MAP[@]}" -o bin/inl_split "$PWD/src/inl.c"
+FIXTURES="inl_O2 inl_O0 app_cpp_O2 tiny inl_split"
+for b in $FIXTURES; do
   $LLVM/llvm-gsymutil --quiet --num-threads=1 --convert bin/$b -o $b.gsym >/dev/null
 done
 
 # Breakpad symbols (mozilla dump_syms, with inline records) for the .sym -> GSYM path.
 if command -v dump_syms >/dev/null; then
-  for b in inl_O2 app_cpp_O2; do
+  for b in inl_O2 app_cpp_O2 tiny; do
     dump_syms --inlines --no-generator bin/$b > $b.sym 2>/dev/null
   done
 fi
@@ -41,11 +44,13 @@ $SF gsym create bin/tiny -o variants/tiny.v2off1be.gsym --base-at-first-function
 for b in inl_O2 app_cpp_O2; do
   [ -f $b.sym ] && $SF gsym create $b.sym -o variants/$b.sym.gsym 2>/dev/null
 done
+# tiny is a non-PIE executable: Breakpad addresses are relative to its 0x400000 base.
+[ -f tiny.sym ] && $SF gsym create tiny.sym --image-base 0x400000 -o variants/tiny.sym.gsym 2>/dev/null
 
 # Addresses to look up: every function start, its neighbours and middle, a sweep over the
 # whole address range, and addresses outside it. Expected outputs come from llvm-gsymutil.
 mkdir -p expected
-for b in inl_O2 inl_O0 app_cpp_O2 tiny; do
+for b in $FIXTURES; do
   $LLVM/llvm-gsymutil $b.gsym | python3 -c '
 import re, sys
 starts = sorted({int(m.group(1), 16) for m in re.finditer(r"^FunctionInfo @ 0x[0-9a-f]+: \[0x([0-9a-f]+) - 0x([0-9a-f]+)\)", sys.stdin.read(), re.M)})
@@ -80,12 +85,12 @@ check variants/tiny.off2be.gsym tiny
 # Round trip: symfilter's own conversion, read by llvm-gsymutil, answers like llvm's file.
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-for b in inl_O2 inl_O0 app_cpp_O2 tiny; do
+for b in $FIXTURES; do
   $SF gsym create bin/$b -o "$tmp/$b.gsym" 2>/dev/null
   check "$tmp/$b.gsym" $b
 done
 # Breakpad-derived GSYM files, as llvm-gsymutil reads them (the Rust tests compare).
-for b in inl_O2 app_cpp_O2; do
+for b in inl_O2 app_cpp_O2 tiny; do
   [ -f variants/$b.sym.gsym ] || continue
   args=()
   while read -r a; do args+=(--address "$a"); done < expected/$b.addrs
