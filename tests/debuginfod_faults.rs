@@ -815,8 +815,14 @@ fn server_errors_leave_no_trace_in_the_cache() {
     let mut trail = Vec::new();
     assert!(run.provider.find(&key(&id), &mut trail).is_none());
     assert_eq!(trail.len(), 6, "{trail:?}");
-    // Transient faults: no negative entry, not even an empty directory.
-    assert_eq!(std::fs::read_dir(cache.path()).expect("dir").count(), 0);
+    // Transient faults: no negative entry, not even an empty directory;
+    // only the cleaning-interval marker elfutils also keeps at the root.
+    let names: Vec<String> = std::fs::read_dir(cache.path())
+        .expect("dir")
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, vec!["cache_clean_interval_s"]);
     assert_eq!(run.warnings.lock().expect("w").len(), 4);
 }
 
@@ -1317,4 +1323,46 @@ fn filter_explain_lists_every_cache_probe_and_server() {
             url("error500")
         )]
     );
+}
+
+#[test]
+fn stale_cache_entries_are_cleaned_once_due_but_never_offline() {
+    let server = FaultServer::start();
+    let cache = tempfile::tempdir().expect("tempdir");
+    let id = fixture_id();
+    let long_ago = std::time::SystemTime::now() - Duration::from_secs(30 * 86_400);
+    let age = |p: &Path| {
+        std::fs::File::open(p)
+            .expect("open")
+            .set_times(
+                std::fs::FileTimes::new()
+                    .set_accessed(long_ago)
+                    .set_modified(long_ago),
+            )
+            .expect("times");
+    };
+    let marker = cache.path().join("cache_clean_interval_s");
+    let stale_dir = cache.path().join("00aa00aa");
+    std::fs::create_dir_all(&stale_dir).expect("mkdir");
+    let stale = stale_dir.join("debuginfo");
+    std::fs::write(&stale, b"old").expect("write");
+    std::fs::write(&marker, b"86400").expect("write");
+    age(&stale);
+    age(&marker);
+
+    // Offline: nothing could be fetched again, so nothing is removed.
+    let offline = provider(Vec::new(), Some(cache.path()), 5, 1 << 20);
+    let mut trail = Vec::new();
+    assert!(offline.provider.find(&key(&id), &mut trail).is_none());
+    assert!(stale.exists());
+
+    let run = provider(vec![server.url("ok")], Some(cache.path()), 5, 1 << 20);
+    let mut trail = Vec::new();
+    let src = run.provider.find(&key(&id), &mut trail).expect("found");
+    assert_symbolizes(src.as_ref());
+    assert!(!stale.exists() && !stale_dir.exists());
+    let cleaned_at = std::fs::metadata(&marker)
+        .and_then(|m| m.modified())
+        .expect("marker");
+    assert!(cleaned_at > long_ago);
 }

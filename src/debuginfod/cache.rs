@@ -23,6 +23,10 @@ use tempfile::{NamedTempFile, PersistError};
 
 /// elfutils' default for `cache_miss_s`.
 pub const DEFAULT_MISS_TTL: Duration = Duration::from_secs(600);
+/// elfutils' default for `cache_clean_interval_s` (one day).
+pub const DEFAULT_CLEAN_INTERVAL: Duration = Duration::from_secs(86_400);
+/// elfutils' default for `max_unused_age_s` (one week).
+pub const DEFAULT_MAX_UNUSED_AGE: Duration = Duration::from_secs(604_800);
 
 /// Which artifact of a build ID.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -81,19 +85,94 @@ impl Cache {
     /// How long a negative entry stays fresh: `<root>/cache_miss_s` when it
     /// holds a number, else 600 s (what elfutils writes and reads).
     pub fn miss_ttl(&self) -> Duration {
-        let path = self.root.join("cache_miss_s");
+        self.setting("cache_miss_s").unwrap_or(DEFAULT_MISS_TTL)
+    }
+
+    /// A number of seconds from a settings file in the cache root. Reads at
+    /// most a few bytes: a hostile or huge file is just ignored.
+    fn setting(&self, name: &str) -> Option<Duration> {
+        let file = File::open(self.root.join(name)).ok()?;
         let mut buf = Vec::new();
-        // Read at most a few bytes: a hostile or huge file is just ignored.
-        let Ok(file) = File::open(&path) else {
-            return DEFAULT_MISS_TTL;
-        };
-        if io::Read::read_to_end(&mut io::Read::take(file, 32), &mut buf).is_err() {
-            return DEFAULT_MISS_TTL;
-        }
+        io::Read::read_to_end(&mut io::Read::take(file, 32), &mut buf).ok()?;
         std::str::from_utf8(&buf)
+            .ok()?
+            .trim()
+            .parse::<u64>()
             .ok()
-            .and_then(|s| s.trim().parse::<u64>().ok())
-            .map_or(DEFAULT_MISS_TTL, Duration::from_secs)
+            .map(Duration::from_secs)
+    }
+
+    /// Clean the cache as elfutils does, so a cache only symfilter uses
+    /// does not grow for ever: at most once per `cache_clean_interval_s`
+    /// (marked by that file's mtime; the file is created on first use),
+    /// remove entries not read for `max_unused_age_s`, leftover temporary
+    /// files as old, and build-ID directories left empty. Only names this
+    /// layout uses are touched; symbolic links are not followed. Returns
+    /// how many files were removed (`None`: not due yet, or no cache).
+    pub fn maybe_clean(&self, now: SystemTime) -> Option<usize> {
+        let marker = self.root.join("cache_clean_interval_s");
+        let Ok(meta) = fs::metadata(&marker) else {
+            // First use: start the interval (as elfutils does).
+            if fs::create_dir_all(&self.root).is_ok() {
+                let _ = fs::write(&marker, DEFAULT_CLEAN_INTERVAL.as_secs().to_string());
+            }
+            return None;
+        };
+        let interval = self
+            .setting("cache_clean_interval_s")
+            .unwrap_or(DEFAULT_CLEAN_INTERVAL);
+        let cleaned_at = meta.modified().ok()?;
+        if now.duration_since(cleaned_at).unwrap_or(Duration::ZERO) < interval {
+            return None;
+        }
+        // Claim this round first, so concurrent processes do not all walk.
+        File::open(&marker).ok()?.set_modified(now).ok()?;
+        let max_age = self
+            .setting("max_unused_age_s")
+            .unwrap_or(DEFAULT_MAX_UNUSED_AGE);
+        let old = |t: io::Result<SystemTime>| {
+            t.ok()
+                .and_then(|t| now.duration_since(t).ok())
+                .is_some_and(|age| age >= max_age)
+        };
+        let mut removed = 0;
+        for dir in fs::read_dir(&self.root).ok()?.flatten() {
+            let name = dir.file_name();
+            let is_build_id = name
+                .to_str()
+                .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_hexdigit()));
+            // file_type() does not follow symbolic links.
+            if !is_build_id || !dir.file_type().is_ok_and(|t| t.is_dir()) {
+                continue;
+            }
+            let Ok(entries) = fs::read_dir(dir.path()) else {
+                continue;
+            };
+            for f in entries.flatten() {
+                let Ok(meta) = f.metadata() else { continue };
+                if !meta.is_file() {
+                    continue;
+                }
+                let fname = f.file_name();
+                let fname = fname.to_string_lossy();
+                let ours = ["debuginfo", "executable"].contains(&fname.as_ref())
+                    || fname.starts_with("source-")
+                    || fname.starts_with("debuginfo.")
+                    || fname.starts_with("executable.");
+                let stale = if fname.contains('.') {
+                    // A temporary file a crashed download left.
+                    old(meta.modified())
+                } else {
+                    old(meta.accessed())
+                };
+                if ours && stale && fs::remove_file(f.path()).is_ok() {
+                    removed += 1;
+                }
+            }
+            // Only succeeds when empty.
+            let _ = fs::remove_dir(dir.path());
+        }
+        Some(removed)
     }
 
     pub fn probe(&self, hex: &str, kind: Kind) -> Probe {
@@ -265,5 +344,60 @@ mod tests {
         let cache = Cache::new(dir.path().to_path_buf());
         fs::write(dir.path().join("cache_miss_s"), "9".repeat(10_000)).expect("write");
         assert_eq!(cache.miss_ttl(), DEFAULT_MISS_TTL);
+    }
+
+    #[test]
+    fn cleaning_follows_the_elfutils_intervals() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let cache = Cache::new(dir.path().to_path_buf());
+        let now = SystemTime::now();
+        let day = Duration::from_secs(86_400);
+        // First use creates the interval file and cleans nothing.
+        assert_eq!(cache.maybe_clean(now), None);
+        assert_eq!(
+            fs::read_to_string(dir.path().join("cache_clean_interval_s")).expect("marker"),
+            "86400"
+        );
+        let set_times = |p: &Path, accessed: SystemTime, modified: SystemTime| {
+            File::open(p)
+                .expect("open")
+                .set_times(
+                    fs::FileTimes::new()
+                        .set_accessed(accessed)
+                        .set_modified(modified),
+                )
+                .expect("set times");
+        };
+        let entry = |hex: &str, name: &str, age: Duration| {
+            let d = dir.path().join(hex);
+            fs::create_dir_all(&d).expect("mkdir");
+            let p = d.join(name);
+            fs::write(&p, b"x").expect("write");
+            set_times(&p, now - age, now - age);
+            p
+        };
+        let stale = entry("aa01", "debuginfo", 8 * day);
+        let fresh = entry("aa02", "debuginfo", day);
+        let stale_tmp = entry("aa02", "executable.Ab12Cd", 8 * day);
+        let foreign = entry("aa03", "notes.txt", 30 * day);
+        let not_ours = entry("not-hex", "debuginfo", 30 * day);
+        // Not due yet: one hour after the marker was made.
+        assert_eq!(cache.maybe_clean(now + Duration::from_secs(3600)), None);
+        assert!(stale.exists());
+        // Due: a day and a bit later (ages measured from then, too).
+        let later = now + day + Duration::from_secs(1);
+        assert_eq!(cache.maybe_clean(later), Some(2));
+        assert!(!stale.exists() && !stale_tmp.exists());
+        assert!(
+            !dir.path().join("aa01").exists(),
+            "empty build-ID dir removed"
+        );
+        assert!(fresh.exists() && foreign.exists() && not_ours.exists());
+        // The round is claimed: not again until the next interval.
+        assert_eq!(cache.maybe_clean(later + Duration::from_secs(60)), None);
+        // max_unused_age_s is honoured.
+        fs::write(dir.path().join("max_unused_age_s"), "3600").expect("write");
+        assert_eq!(cache.maybe_clean(later + 2 * day), Some(1));
+        assert!(!fresh.exists());
     }
 }

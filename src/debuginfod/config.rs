@@ -43,8 +43,9 @@ pub struct Config {
 impl Config {
     /// Resolve from `args` and an environment lookup (`std::env::var_os`
     /// in the binary; a map in tests). Returns `None` when debuginfod is
-    /// switched off (`--no-debuginfod`) or there is nothing to ask: no
-    /// server and no cache.
+    /// switched off (`--no-debuginfod`), when no server is named and
+    /// `--offline` does not ask for the cache (as elfutils does nothing
+    /// without `DEBUGINFOD_URLS`), or when there is no cache to read.
     pub fn resolve(args: &SourceArgs, env: &dyn Fn(&str) -> Option<String>) -> Option<Config> {
         if args.no_debuginfod {
             return None;
@@ -69,6 +70,9 @@ impl Config {
                     )),
                 }
             }
+        }
+        if servers.is_empty() && !args.offline {
+            return None;
         }
         let cache_root = cache_root(env);
         if servers.is_empty() && cache_root.is_none() {
@@ -232,12 +236,20 @@ mod tests {
             ..SourceArgs::default()
         };
         assert_eq!(Config::resolve(&off, &env), None);
-        assert_eq!(Config::resolve(&SourceArgs::default(), &env_of(&[])), None);
+        // No server named: nothing to do (elfutils neither reads its cache
+        // then), unless --offline asks for the cache.
+        let no_urls = env_of(&[("HOME", "/h")]);
+        assert_eq!(Config::resolve(&SourceArgs::default(), &no_urls), None);
+        assert!(Config::resolve(&offline, &no_urls).is_some());
     }
 
     #[test]
     fn cache_root_prefers_xdg_over_home() {
-        let env = env_of(&[("XDG_CACHE_HOME", "/x"), ("HOME", "/nonexistent-home")]);
+        let env = env_of(&[
+            ("DEBUGINFOD_URLS", "http://a"),
+            ("XDG_CACHE_HOME", "/x"),
+            ("HOME", "/nonexistent-home"),
+        ]);
         let c = Config::resolve(&SourceArgs::default(), &env).expect("config");
         assert_eq!(c.cache_root, Some(PathBuf::from("/x/debuginfod_client")));
     }
@@ -245,6 +257,7 @@ mod tests {
     #[test]
     fn limits_from_env() {
         let env = env_of(&[
+            ("DEBUGINFOD_URLS", "http://a"),
             ("DEBUGINFOD_CACHE_PATH", "/c"),
             ("DEBUGINFOD_TIMEOUT", "3"),
             ("DEBUGINFOD_MAXSIZE", "0"),
@@ -265,6 +278,7 @@ mod tests {
                 .find(|p| p.is_file())
         );
         let env = env_of(&[
+            ("DEBUGINFOD_URLS", "http://a"),
             ("DEBUGINFOD_CACHE_PATH", "/c"),
             ("SSL_CERT_FILE", "/etc/site-ca.pem"),
         ]);

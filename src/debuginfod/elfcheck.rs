@@ -74,3 +74,75 @@ pub fn check(path: &Path, expected: &BuildId, shown: &str) -> Result<ElfFacts, M
         altlink,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    const DEBUG: &[u8] = include_bytes!("../../testdata/debuginfod/hello.debug");
+    const DWZ: &[u8] = include_bytes!("../../testdata/debuginfod/dwz/hello");
+
+    fn id_of(name: &str) -> BuildId {
+        let text = match name {
+            "debug" => include_str!("../../testdata/debuginfod/build-id"),
+            _ => include_str!("../../testdata/debuginfod/dwz/build-id"),
+        };
+        BuildId::from_hex(text.trim()).expect("hex")
+    }
+
+    fn check_bytes(bytes: &[u8], id: &BuildId) -> Result<ElfFacts, Miss> {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("f");
+        std::fs::write(&path, bytes).expect("write");
+        check(&path, id, "f")
+    }
+
+    #[test]
+    fn facts_of_the_fixtures() {
+        let facts = check_bytes(DEBUG, &id_of("debug")).expect("good");
+        assert!(facts.has_symbols);
+        assert_eq!(facts.altlink, None);
+        let facts = check_bytes(DWZ, &id_of("dwz")).expect("good");
+        let (path, sup) = facts.altlink.expect("altlink");
+        assert_eq!(path, b"/usr/lib/debug/.dwz/symfilter-test-common.dwz");
+        assert_eq!(
+            BuildId(sup).to_hex(),
+            include_str!("../../testdata/debuginfod/dwz/common-build-id").trim()
+        );
+        assert!(matches!(
+            check_bytes(DEBUG, &id_of("dwz")),
+            Err(Miss::BuildIdMismatch { .. })
+        ));
+        assert!(matches!(
+            check_bytes(b"", &id_of("dwz")),
+            Err(Miss::Unreadable { .. })
+        ));
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        /// Hostile downloads: corrupted headers, tables and notes are a
+        /// `Miss`, never a panic.
+        #[test]
+        fn corrupted_files_never_panic(
+            // The ELF header, the section headers (at the end) and anywhere.
+            edits in proptest::collection::vec(
+                (
+                    prop_oneof![0usize..64, (DWZ.len() - 2560)..DWZ.len(), 0..DWZ.len()],
+                    any::<u8>(),
+                ),
+                1..24,
+            ),
+            cut in 0usize..=DWZ.len(),
+        ) {
+            let mut bytes = DWZ.to_vec();
+            for (at, b) in edits {
+                bytes[at] = b;
+            }
+            bytes.truncate(cut.max(64));
+            let _ = check_bytes(&bytes, &id_of("dwz"));
+        }
+    }
+}

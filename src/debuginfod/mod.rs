@@ -20,7 +20,8 @@ use std::collections::HashMap;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Once};
+use std::time::SystemTime;
 
 pub use cache::{Cache, Kind, Probe};
 pub use client::{Client, FetchError};
@@ -92,6 +93,9 @@ pub struct DebuginfodProvider {
     dead: Mutex<HashMap<usize, String>>,
     warn: Warn,
     cache_warned: AtomicBool,
+    /// The cache is cleaned (elfutils' rules) at most once per run, on
+    /// first use, and only when servers can refill it.
+    cleaned: Once,
     opener: Opener,
     progress: bool,
 }
@@ -106,6 +110,7 @@ impl DebuginfodProvider {
             dead: Mutex::new(HashMap::new()),
             warn: Arc::new(|msg: &str| eprintln!("symfilter: {msg}")),
             cache_warned: AtomicBool::new(false),
+            cleaned: Once::new(),
             opener: Arc::new(|path: &Path, extra: &[PathBuf]| open_elf(path, &[], extra)),
             progress: std::io::stderr().is_terminal(),
         }
@@ -138,6 +143,11 @@ impl DebuginfodProvider {
             failure,
         };
         if let Some(cache) = &self.cache {
+            if self.client.is_some() {
+                self.cleaned.call_once(|| {
+                    cache.maybe_clean(SystemTime::now());
+                });
+            }
             let path = cache.entry(hex, kind);
             let shown = path.display().to_string();
             match cache.probe(hex, kind) {
