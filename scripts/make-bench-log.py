@@ -3,8 +3,8 @@
 
 usage: make-bench-log.py BINARY OUT.log [LINES]
 
-LINES (default 1,000,000) lines: 85% plain log text, the rest pc/bt/data elements over thousands
-of distinct addresses of BINARY (taken from its symbol table), with a fresh
+LINES (default 1,000,000) lines: 85% plain log text, the rest pc/bt/data elements over a pool of
+5,000 code and 2,000 data addresses of BINARY (taken from its symbol table), with a fresh
 reset/module/mmap context every 200,000 lines. Deterministic (fixed seed).
 """
 import random
@@ -37,8 +37,10 @@ def main():
             (funcs if f[2] in "tTW" else objs if f[2] in "dDbBrR" else []).append(
                 (int(f[0], 16), int(f[1], 16)))
     rng.shuffle(funcs)
-    funcs = funcs[:5000]
-    objs = objs[:2000] or funcs[:10]
+    rng.shuffle(objs)
+    # A fixed pool of distinct addresses, as in real logs where the same frames recur.
+    code = [a + rng.randrange(1, max(s, 2)) for a, s in funcs[:5000]]
+    data = [a + rng.randrange(0, max(s, 1)) for a, s in (objs[:2000] or funcs[:10])]
     words = ("request served in 12ms from cache shard worker pool queue depth retry "
              "connection reset upstream timeout user session token refreshed ok").split()
     base = 0x555555554000
@@ -58,15 +60,12 @@ def main():
                 n = rng.randrange(4, 16)
                 f.write(f"[{i:07d}] " + " ".join(rng.choice(words) for _ in range(n)) + "\n")
             elif r < 0.95:
-                a, s = rng.choice(funcs)
-                f.write(f"   {{{{{{bt:{frame}:{base + a + rng.randrange(1, max(s, 2)):#x}:ra}}}}}}\n")
+                f.write(f"   {{{{{{bt:{frame}:{base + rng.choice(code):#x}:ra}}}}}}\n")
                 frame = (frame + 1) % 20
             elif r < 0.98:
-                a, s = rng.choice(funcs)
-                f.write(f"fault at {{{{{{pc:{base + a + rng.randrange(0, max(s, 1)):#x}}}}}}}\n")
+                f.write(f"fault at {{{{{{pc:{base + rng.choice(code):#x}}}}}}}\n")
             else:
-                a, s = rng.choice(objs)
-                f.write(f"object {{{{{{data:{base + a + rng.randrange(0, max(s, 1)):#x}}}}}}}\n")
+                f.write(f"object {{{{{{data:{base + rng.choice(data):#x}}}}}}}\n")
 
 
 if __name__ == "__main__":

@@ -17,8 +17,43 @@ use std::fmt::Write;
 /// Longest demangled name we accept before falling back to the raw name.
 pub const MAX_DEMANGLED: usize = 64 * 1024;
 
+/// Names remembered per thread and style before the table is refilled:
+/// logs name the same functions again and again, and demangling costs more
+/// than the rest of rendering a frame.
+const MAX_REMEMBERED: usize = 1 << 15;
+
+thread_local! {
+    static REMEMBERED: std::cell::RefCell<[rustc_hash::FxHashMap<Box<str>, Box<str>>; 2]> =
+        std::cell::RefCell::default();
+}
+
+fn remembered(style: usize, name: &str, demangle: fn(&str) -> String) -> String {
+    REMEMBERED.with(|tables| {
+        let mut tables = tables.borrow_mut();
+        let table = &mut tables[style];
+        if let Some(hit) = table.get(name) {
+            return hit.to_string();
+        }
+        let out = demangle(name);
+        if table.len() >= MAX_REMEMBERED {
+            table.clear();
+        }
+        table.insert(name.into(), out.as_str().into());
+        out
+    })
+}
+
 /// Demangle for people (see the module docs).
 pub fn demangle_full(name: &str) -> String {
+    remembered(0, name, full_uncached)
+}
+
+/// Demangle as `llvm::demangle` does (see the module docs).
+pub fn demangle_llvm(name: &str) -> String {
+    remembered(1, name, llvm_uncached)
+}
+
+fn full_uncached(name: &str) -> String {
     if name.is_empty() {
         return String::new();
     }
@@ -31,8 +66,7 @@ pub fn demangle_full(name: &str) -> String {
     name.to_string()
 }
 
-/// Demangle as `llvm::demangle` does (see the module docs).
-pub fn demangle_llvm(name: &str) -> String {
+fn llvm_uncached(name: &str) -> String {
     if let Some(s) = non_microsoft(name) {
         return s;
     }
@@ -55,10 +89,25 @@ fn non_microsoft(name: &str) -> Option<String> {
 }
 
 fn rust(name: &str) -> Option<String> {
-    let d = rustc_demangle::try_demangle(name).ok()?;
+    // v0 names never contain '.'; LLVM shows what follows one (`.llvm.123`,
+    // `.0`) as a suffix in parentheses, as it does for Itanium clones.
+    // (Legacy `_ZN` names do hold '.'; rustc-demangle reads their suffixes.)
+    let split = if name.starts_with("_R") {
+        name.find('.')
+    } else {
+        None
+    };
+    let (base, suffix) = match split {
+        Some(i) => name.split_at(i),
+        None => (name, ""),
+    };
+    let d = rustc_demangle::try_demangle(base).ok()?;
     let mut out = String::new();
     let mut w = Bounded(&mut out);
     write!(w, "{d:#}").ok()?;
+    if !suffix.is_empty() {
+        write!(w, " ({suffix})").ok()?;
+    }
     Some(out)
 }
 
@@ -126,6 +175,24 @@ impl cpp_demangle::DemangleWrite for FmtSink<'_, '_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn full_decodes_rust_legacy_with_dots() {
+        assert_eq!(
+            demangle_full(
+                "_ZN54_$LT$u32$u20$as$u20$core..iter..traits..accum..Sum$GT$3sum17hb8f2b167ba718cd5E"
+            ),
+            "<u32 as core::iter::traits::accum::Sum>::sum"
+        );
+    }
+
+    #[test]
+    fn llvm_shows_rust_v0_suffixes() {
+        assert_eq!(
+            demangle_llvm("_RNvNtCsjrHSEGnQ3l9_3std3imp13NEED_ALTSTACK.0"),
+            "std::imp::NEED_ALTSTACK (.0)"
+        );
+    }
 
     #[test]
     fn llvm_keeps_rust_legacy_escapes() {

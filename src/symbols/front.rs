@@ -1,5 +1,6 @@
 use std::collections::HashMap;
 
+use super::memo::Memo;
 use super::{Attempt, BuildId, ModuleKey, Provider, SymbolSource};
 
 /// Which sources to ask, in order. Local sources come first; network
@@ -16,7 +17,8 @@ enum Slot {
 
 /// The front every consumer (filter, `lookup`, `xray`) goes through: opens a
 /// module's symbol source once per run, on first use, and remembers misses
-/// so a missing build ID costs one search and one diagnostic.
+/// so a missing build ID costs one search and one diagnostic. Each source's
+/// answers are remembered ([`Memo`]): logs repeat their frames.
 pub struct Symbolizer {
     providers: Vec<Box<dyn Provider>>,
     slots: HashMap<BuildId, Slot>,
@@ -53,7 +55,7 @@ impl Symbolizer {
             }
             self.trails.insert(key.build_id.clone(), trail.clone());
             let slot = match found {
-                Some(src) => Slot::Found(src),
+                Some(src) => Slot::Found(Box::new(Memo::new(src))),
                 None => Slot::Missing(trail),
             };
             self.slots.insert(key.build_id.clone(), slot);

@@ -8,6 +8,7 @@
 //! demangling is the renderer's choice (see [`crate::demangle`]).
 
 mod front;
+mod memo;
 mod types;
 
 pub use front::{Symbolizer, SymbolizerConfig};
