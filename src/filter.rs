@@ -676,7 +676,7 @@ impl Filter {
             // knows its architecture.
             if let Some(place) = self.place(adjusted) {
                 let step = self
-                    .with_source(&place.module, |src| src.return_address_adjustment())
+                    .with_source(&place.module, |src| src.return_address_step())
                     .unwrap_or(1);
                 if step > 1 {
                     adjusted = addr.wrapping_sub(step);

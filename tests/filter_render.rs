@@ -34,7 +34,7 @@ impl SymbolSource for Source {
     fn lookup_data(&self, addr: u64) -> Result<DataInfo, Miss> {
         Ok(self.0.data.get(&addr).cloned().unwrap_or_default())
     }
-    fn return_address_adjustment(&self) -> u64 {
+    fn return_address_step(&self) -> u64 {
         self.0.ra_step
     }
 }

@@ -1,10 +1,215 @@
-//! gsym symbol source (skeleton; filled in by its issue).
+//! GSYM symbol source: reads LLVM GSYM files (versions 1 and 2, either byte
+//! order, 1/2/4/8-byte address offsets, line tables and inline info) and
+//! writes them (`symfilter gsym create`).
+//!
+//! Layout follows the other sources: [`parser`] turns bytes into records,
+//! [`resolver`] answers [`SymbolSource`](crate::symbols::SymbolSource)
+//! lookups, [`types`] holds what both share; [`writer`] and [`convert`]
+//! build new files from DWARF or Breakpad `.sym` input.
 
-use std::path::PathBuf;
+pub mod convert;
+pub mod parser;
+pub mod resolver;
+pub mod types;
+pub mod writer;
 
-use crate::symbols::Provider;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+pub use resolver::{GsymFile, OpenError};
+
+use crate::symbols::{Attempt, BuildId, Miss, ModuleKey, Provider, SymbolSource};
+
+const PROVIDER: &str = "gsym";
+/// How deep a `--gsym` folder is searched.
+const MAX_DEPTH: u32 = 8;
 
 /// The providers for the given options (none when the options are empty).
-pub fn providers(_paths: &[PathBuf]) -> anyhow::Result<Vec<Box<dyn Provider>>> {
-    Ok(Vec::new())
+pub fn providers(paths: &[PathBuf]) -> anyhow::Result<Vec<Box<dyn Provider>>> {
+    Ok(paths
+        .iter()
+        .map(|p| Box::new(GsymProvider::new(p.clone())) as Box<dyn Provider>)
+        .collect())
+}
+
+/// What a folder holds, indexed on first use.
+#[derive(Default)]
+struct FolderIndex {
+    by_uuid: HashMap<Vec<u8>, Vec<PathBuf>>,
+    /// Files that look like GSYM (magic) but could not be read, with why.
+    broken: Vec<(PathBuf, String)>,
+}
+
+/// One `--gsym PATH`: a GSYM file, or a folder of GSYM files matched to
+/// modules by the UUID in their headers.
+pub struct GsymProvider {
+    path: PathBuf,
+    index: OnceLock<FolderIndex>,
+}
+
+impl GsymProvider {
+    pub fn new(path: PathBuf) -> GsymProvider {
+        GsymProvider {
+            path,
+            index: OnceLock::new(),
+        }
+    }
+
+    fn index(&self) -> &FolderIndex {
+        self.index.get_or_init(|| {
+            let mut idx = FolderIndex::default();
+            scan(&self.path, 0, &mut idx);
+            idx
+        })
+    }
+
+    fn find_file(
+        &self,
+        key: &ModuleKey,
+        trail: &mut Vec<Attempt>,
+    ) -> Option<Box<dyn SymbolSource>> {
+        let place = self.path.display().to_string();
+        match GsymFile::open(&self.path) {
+            Ok(f) if f.uuid() == key.build_id.0.as_slice() => {
+                trail.push(Attempt {
+                    provider: PROVIDER,
+                    place,
+                    failure: None,
+                });
+                Some(Box::new(f))
+            }
+            Ok(f) => {
+                trail.push(Attempt {
+                    provider: PROVIDER,
+                    place: place.clone(),
+                    failure: Some(Miss::BuildIdMismatch {
+                        path: place,
+                        found: BuildId(f.uuid().to_vec()).to_hex(),
+                        expected: key.build_id.to_hex(),
+                    }),
+                });
+                None
+            }
+            Err(e) => {
+                trail.push(Attempt {
+                    provider: PROVIDER,
+                    place: place.clone(),
+                    failure: Some(Miss::Unreadable {
+                        path: place,
+                        reason: e.to_string(),
+                    }),
+                });
+                None
+            }
+        }
+    }
+
+    fn find_in_folder(
+        &self,
+        key: &ModuleKey,
+        trail: &mut Vec<Attempt>,
+    ) -> Option<Box<dyn SymbolSource>> {
+        let idx = self.index();
+        if let Some(paths) = idx.by_uuid.get(&key.build_id.0) {
+            for p in paths {
+                let place = p.display().to_string();
+                match GsymFile::open(p) {
+                    Ok(f) => {
+                        trail.push(Attempt {
+                            provider: PROVIDER,
+                            place,
+                            failure: None,
+                        });
+                        return Some(Box::new(f));
+                    }
+                    Err(e) => trail.push(Attempt {
+                        provider: PROVIDER,
+                        place: place.clone(),
+                        failure: Some(Miss::Unreadable {
+                            path: place,
+                            reason: e.to_string(),
+                        }),
+                    }),
+                }
+            }
+            return None;
+        }
+        // A damaged file named after the build ID is most likely the one
+        // that was meant: say why it was not used.
+        let hex = key.build_id.to_hex();
+        let mut named = false;
+        for (p, why) in &idx.broken {
+            let stem = p.file_stem().and_then(|s| s.to_str()).unwrap_or("");
+            if stem.eq_ignore_ascii_case(&hex) {
+                named = true;
+                let place = p.display().to_string();
+                trail.push(Attempt {
+                    provider: PROVIDER,
+                    place: place.clone(),
+                    failure: Some(Miss::Unreadable {
+                        path: place,
+                        reason: why.clone(),
+                    }),
+                });
+            }
+        }
+        if !named {
+            trail.push(Attempt {
+                provider: PROVIDER,
+                place: self.path.display().to_string(),
+                failure: Some(Miss::NotFound),
+            });
+        }
+        None
+    }
+}
+
+fn scan(dir: &Path, depth: u32, idx: &mut FolderIndex) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut entries: Vec<_> = entries.filter_map(Result::ok).collect();
+    entries.sort_by_key(|e| e.file_name());
+    for e in entries {
+        let path = e.path();
+        let Ok(meta) = std::fs::metadata(&path) else {
+            continue;
+        };
+        if meta.is_dir() {
+            if depth < MAX_DEPTH {
+                scan(&path, depth + 1, idx);
+            }
+            continue;
+        }
+        if !meta.is_file() || !looks_like_gsym(&path) {
+            continue;
+        }
+        match GsymFile::open(&path) {
+            Ok(f) => idx.by_uuid.entry(f.uuid().to_vec()).or_default().push(path),
+            Err(e) => idx.broken.push((path, e.to_string())),
+        }
+    }
+}
+
+/// True when the file starts with the GSYM magic in either byte order.
+fn looks_like_gsym(path: &Path) -> bool {
+    use std::io::Read;
+    let mut magic = [0u8; 4];
+    let ok = std::fs::File::open(path).and_then(|mut f| f.read_exact(&mut magic));
+    ok.is_ok() && (magic == *b"MYSG" || magic == *b"GSYM")
+}
+
+impl Provider for GsymProvider {
+    fn name(&self) -> &'static str {
+        PROVIDER
+    }
+
+    fn find(&self, key: &ModuleKey, trail: &mut Vec<Attempt>) -> Option<Box<dyn SymbolSource>> {
+        if self.path.is_dir() {
+            self.find_in_folder(key, trail)
+        } else {
+            self.find_file(key, trail)
+        }
+    }
 }

@@ -1,0 +1,1144 @@
+//! Building GSYM data from an ELF file (DWARF + symbol table, read with
+//! gimli and object directly) or from a Breakpad `.sym` file.
+//!
+//! The DWARF conversion follows what `llvm-gsymutil --convert` does
+//! (`DwarfTransformer` + `ObjectFileTransformer`): one FunctionInfo per
+//! subprogram range, named by linkage name (or the qualified name for
+//! C/C++), a per-function line table cut from the unit's line program,
+//! and the tree of inlined subroutines; then every `STT_FUNC` symbol.
+
+use std::borrow::Cow;
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+
+use gimli::{AttributeValue, DwAt, DwTag, EndianSlice, RunTimeEndian, constants};
+use object::{Object, ObjectSection, ObjectSegment, SectionKind};
+
+use super::writer::{FunctionInfo, GsymBuilder, InlineNode, LineEntry, insert_range};
+use crate::symbols::BuildId;
+
+type R<'a> = EndianSlice<'a, RunTimeEndian>;
+
+/// Why an input could not be converted.
+#[derive(Debug, thiserror::Error)]
+pub enum ConvertError {
+    #[error("not an ELF file: {0}")]
+    Object(#[from] object::Error),
+    #[error("malformed DWARF: {0}")]
+    Dwarf(#[from] gimli::Error),
+    #[error("line {line}: {reason}")]
+    Breakpad { line: usize, reason: String },
+}
+
+/// Counts of what a conversion found (printed by `gsym create`).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ConvertStats {
+    pub from_debug_info: usize,
+    pub from_symbols: usize,
+}
+
+/// Reads the .dwo file a skeleton unit names (relative to its compilation
+/// directory, else to the input's directory).
+fn read_dwo(
+    dwarf: &gimli::Dwarf<R<'_>>,
+    unit: &gimli::Unit<R<'_>>,
+    input_dir: Option<&Path>,
+) -> Option<Vec<u8>> {
+    let name = dwarf.attr_string(unit, unit.dwo_name().ok()??).ok()?;
+    let name = Path::new(std::str::from_utf8(name.slice()).ok()?);
+    let mut candidates = Vec::new();
+    if let Some(dir) = unit
+        .comp_dir
+        .and_then(|d| std::str::from_utf8(d.slice()).ok())
+    {
+        candidates.push(Path::new(dir).join(name));
+    }
+    candidates.push(name.to_path_buf());
+    if let Some(dir) = input_dir {
+        candidates.push(dir.join(name));
+        if let Some(base) = name.file_name() {
+            candidates.push(dir.join(base));
+        }
+    }
+    candidates.into_iter().find_map(|p| std::fs::read(p).ok())
+}
+
+fn convert_split_unit<'a>(
+    dwarf: &gimli::Dwarf<R<'a>>,
+    skeleton: &gimli::Unit<R<'a>>,
+    dwo_id: gimli::DwoId,
+    dwo: &'a [u8],
+    endian: RunTimeEndian,
+    b: &mut GsymBuilder,
+) -> Option<()> {
+    let obj = object::File::parse(dwo).ok()?;
+    let load = |id: gimli::SectionId| -> Result<Cow<'a, [u8]>, gimli::Error> {
+        Ok(match id.dwo_name().and_then(|n| obj.section_by_name(n)) {
+            Some(s) => s.uncompressed_data().unwrap_or(Cow::Borrowed(&[])),
+            None => Cow::Borrowed(&[]),
+        })
+    };
+    let sections = gimli::DwarfSections::load(load).ok()?;
+    let mut dwo_dwarf = sections.borrow(|s| EndianSlice::new(s, endian));
+    dwo_dwarf.make_dwo(dwarf);
+    let mut units = dwo_dwarf.units();
+    while let Ok(Some(header)) = units.next() {
+        let Ok(mut unit) = dwo_dwarf.unit(header) else {
+            continue;
+        };
+        if unit.dwo_id != Some(dwo_id) {
+            continue;
+        }
+        unit.copy_relocated_attributes(skeleton);
+        let _ = convert_unit(&dwo_dwarf, &unit, Some((dwarf, skeleton)), b);
+        return Some(());
+    }
+    None
+}
+
+/// Fills `b` from an ELF file's DWARF and symbol table. `input_dir` is
+/// where split-DWARF `.dwo` files are also looked for.
+pub fn from_elf(
+    data: &[u8],
+    input_dir: Option<&Path>,
+    b: &mut GsymBuilder,
+) -> Result<ConvertStats, ConvertError> {
+    let obj = object::File::parse(data)?;
+    if let Ok(Some(id)) = obj.build_id() {
+        b.set_uuid(id);
+    }
+    if let Some(seg) = obj.segments().next() {
+        b.set_base_address(seg.address());
+    }
+    for s in obj.sections() {
+        if s.kind() == SectionKind::Text {
+            b.add_text_range(s.address(), s.address().saturating_add(s.size()));
+        }
+    }
+    let endian = if obj.is_little_endian() {
+        RunTimeEndian::Little
+    } else {
+        RunTimeEndian::Big
+    };
+    let load = |id: gimli::SectionId| -> Result<Cow<'_, [u8]>, gimli::Error> {
+        Ok(match obj.section_by_name(id.name()) {
+            Some(s) => s.uncompressed_data().unwrap_or(Cow::Borrowed(&[])),
+            None => Cow::Borrowed(&[]),
+        })
+    };
+    let sections = gimli::DwarfSections::load(load)?;
+    let dwarf = sections.borrow(|s| EndianSlice::new(s, endian));
+    let mut stats = ConvertStats::default();
+    let before = b.num_functions();
+    let mut units = dwarf.units();
+    while let Some(header) = units.next()? {
+        let unit = match dwarf.unit(header) {
+            Ok(u) => u,
+            Err(_) => continue,
+        };
+        if let gimli::UnitType::Skeleton(dwo_id) = unit.header.type_() {
+            // Split DWARF: the functions are in the .dwo file.
+            if let Some(dwo) = read_dwo(&dwarf, &unit, input_dir) {
+                let _ = convert_split_unit(&dwarf, &unit, dwo_id, &dwo, endian, b);
+            }
+            continue;
+        }
+        // A unit that fails half way keeps what it converted.
+        let _ = convert_unit(&dwarf, &unit, None, b);
+    }
+    stats.from_debug_info = b.num_functions() - before;
+    let before = b.num_functions();
+    add_symbols(&obj, b);
+    stats.from_symbols = b.num_functions() - before;
+    Ok(stats)
+}
+
+/// ELF `STT_FUNC` symbols from `.symtab`, as LLVM's ObjectFileTransformer
+/// adds them.
+fn add_symbols(obj: &object::File<'_>, b: &mut GsymBuilder) {
+    use object::read::elf::{ElfFile32, ElfFile64, FileHeader};
+    fn go<Elf: FileHeader<Endian = object::Endianness>>(
+        elf: &object::read::elf::ElfFile<'_, Elf>,
+        b: &mut GsymBuilder,
+    ) {
+        use object::read::elf::Sym;
+        let e = elf.endian();
+        let table = elf.elf_symbol_table();
+        for sym in table.symbols() {
+            if sym.st_type() != object::elf::STT_FUNC {
+                continue;
+            }
+            let addr: u64 = sym.st_value(e).into();
+            if !b.is_valid_text_address(addr) {
+                continue;
+            }
+            let size: u64 = sym.st_size(e).into();
+            let Ok(name) = table.symbol_name(e, sym) else {
+                continue;
+            };
+            let name = b.insert_string(name);
+            b.add_function(FunctionInfo {
+                start: addr,
+                end: addr.saturating_add(size),
+                name,
+                lines: None,
+                inline: None,
+            });
+        }
+    }
+    match obj {
+        object::File::Elf32(f) => go::<<ElfFile32 as ElfAlias>::H>(f, b),
+        object::File::Elf64(f) => go::<<ElfFile64 as ElfAlias>::H>(f, b),
+        _ => {}
+    }
+}
+
+/// Names the file header type of an `ElfFile` alias.
+trait ElfAlias {
+    type H: object::read::elf::FileHeader<Endian = object::Endianness>;
+}
+impl ElfAlias for object::read::elf::ElfFile32<'_> {
+    type H = object::elf::FileHeader32<object::Endianness>;
+}
+impl ElfAlias for object::read::elf::ElfFile64<'_> {
+    type H = object::elf::FileHeader64<object::Endianness>;
+}
+
+/// DIEs of one unit that the conversion needs, in DFS (offset) order.
+struct Node<'a> {
+    tag: DwTag,
+    /// Direct parent, when the parent is itself a kept node.
+    parent: Option<usize>,
+    children: Vec<usize>,
+    attrs: Vec<gimli::Attribute<R<'a>>>,
+}
+
+const KEPT: [DwTag; 7] = [
+    constants::DW_TAG_subprogram,
+    constants::DW_TAG_inlined_subroutine,
+    constants::DW_TAG_lexical_block,
+    constants::DW_TAG_namespace,
+    constants::DW_TAG_structure_type,
+    constants::DW_TAG_class_type,
+    constants::DW_TAG_union_type,
+];
+
+/// One line program's rows, grouped into sequences the way LLVM's
+/// `DWARFDebugLine::LineTable` keeps them.
+#[derive(Default)]
+struct Lines {
+    /// (address, file, line, end_sequence)
+    rows: Vec<(u64, u64, u32, bool)>,
+    /// (low_pc, high_pc, first row, one past the end_sequence row)
+    seqs: Vec<(u64, u64, usize, usize)>,
+}
+
+impl Lines {
+    fn load(unit: &gimli::Unit<R<'_>>) -> Option<Lines> {
+        let program = unit.line_program.clone()?;
+        let mut rows_iter = program.rows();
+        let mut lines = Lines::default();
+        let mut seq_start = 0usize;
+        while let Ok(Some((_, row))) = rows_iter.next_row() {
+            let line = row.line().map_or(0, |l| l.get() as u32);
+            lines
+                .rows
+                .push((row.address(), row.file_index(), line, row.end_sequence()));
+            if row.end_sequence() {
+                let low = lines.rows[seq_start].0;
+                let high = row.address();
+                let end = lines.rows.len();
+                if low < high {
+                    lines.seqs.push((low, high, seq_start, end));
+                }
+                seq_start = end;
+            }
+        }
+        lines.seqs.sort_by_key(|s| s.1);
+        Some(lines)
+    }
+
+    /// The last row in the sequence whose address is <= `addr`.
+    fn find_row_in_seq(&self, seq: (u64, u64, usize, usize), addr: u64) -> Option<usize> {
+        let (low, high, first, last) = seq;
+        if !(low <= addr && addr < high) {
+            return None;
+        }
+        // upper_bound over rows [first+1, last-1), minus one.
+        let rows = &self.rows[first + 1..last.saturating_sub(1).max(first + 1)];
+        let ub = rows.partition_point(|r| r.0 <= addr);
+        Some(first + ub)
+    }
+
+    /// LLVM's `lookupAddressRange`: the row indexes covering
+    /// `[addr, addr + size)`.
+    fn lookup_range(&self, addr: u64, size: u64) -> Option<Vec<usize>> {
+        let end = addr.saturating_add(size);
+        let mut pos = self.seqs.partition_point(|s| s.1 <= addr);
+        let start_pos = pos;
+        let s = self.seqs.get(pos)?;
+        if !(s.0 <= addr && addr < s.1) {
+            return None;
+        }
+        let mut out = Vec::new();
+        while let Some(&seq) = self.seqs.get(pos) {
+            if seq.0 >= end {
+                break;
+            }
+            let first = if pos == start_pos {
+                self.find_row_in_seq(seq, addr)?
+            } else {
+                seq.2
+            };
+            let last = self
+                .find_row_in_seq(seq, end.saturating_sub(1))
+                .unwrap_or(seq.3.saturating_sub(1));
+            out.extend(first..=last);
+            pos += 1;
+        }
+        Some(out)
+    }
+}
+
+struct UnitCtx<'d, 'a> {
+    dwarf: &'d gimli::Dwarf<R<'a>>,
+    unit: &'d gimli::Unit<R<'a>>,
+    /// Where the line table and compilation directory come from: the unit
+    /// itself, or for split DWARF the skeleton unit in the executable.
+    ldwarf: &'d gimli::Dwarf<R<'a>>,
+    lunit: &'d gimli::Unit<R<'a>>,
+    nodes: Vec<Node<'a>>,
+    by_offset: HashMap<usize, usize>,
+    language: u16,
+    lines: Option<Lines>,
+    /// DWARF file index -> GSYM file index.
+    file_cache: HashMap<u64, u32>,
+}
+
+/// The unit that holds the line table for a unit's DIEs.
+type LineSource<'d, 'a> = (&'d gimli::Dwarf<R<'a>>, &'d gimli::Unit<R<'a>>);
+
+fn convert_unit<'a>(
+    dwarf: &gimli::Dwarf<R<'a>>,
+    unit: &gimli::Unit<R<'a>>,
+    skeleton: Option<LineSource<'_, 'a>>,
+    b: &mut GsymBuilder,
+) -> Result<(), gimli::Error> {
+    let (ldwarf, lunit) = skeleton.unwrap_or((dwarf, unit));
+    let mut nodes: Vec<Node<'a>> = Vec::new();
+    let mut by_offset = HashMap::new();
+    let mut language = 0u16;
+    // Stack of (depth, kept node index) of the current DIE's ancestors.
+    let mut stack: Vec<(isize, Option<usize>)> = Vec::new();
+    let mut cursor = unit.entries();
+    while let Some(entry) = cursor.next_dfs()? {
+        let depth = entry.depth();
+        while stack.last().is_some_and(|&(d, _)| d >= depth) {
+            stack.pop();
+        }
+        if depth == 0
+            && skeleton.is_none()
+            && let Some(AttributeValue::Language(l)) = entry.attr_value(constants::DW_AT_language)
+        {
+            language = l.0;
+        }
+        let tag = entry.tag();
+        let kept = if KEPT.contains(&tag) {
+            let parent = stack.last().and_then(|&(_, p)| p);
+            let idx = nodes.len();
+            nodes.push(Node {
+                tag,
+                parent,
+                children: Vec::new(),
+                attrs: entry.attrs().to_vec(),
+            });
+            if let Some(p) = parent {
+                nodes[p].children.push(idx);
+            }
+            by_offset.insert(entry.offset().0, idx);
+            Some(idx)
+        } else {
+            None
+        };
+        if entry.has_children() {
+            stack.push((depth, kept));
+        }
+    }
+    if skeleton.is_some() {
+        // Like LLVM, the language comes from the skeleton's unit DIE.
+        let mut c = lunit.entries();
+        if let Ok(Some(root)) = c.next_dfs()
+            && let Some(AttributeValue::Language(l)) = root.attr_value(constants::DW_AT_language)
+        {
+            language = l.0;
+        }
+    }
+    let mut ctx = UnitCtx {
+        dwarf,
+        unit,
+        ldwarf,
+        lunit,
+        nodes,
+        by_offset,
+        language,
+        lines: Lines::load(lunit),
+        file_cache: HashMap::new(),
+    };
+    for i in 0..ctx.nodes.len() {
+        if ctx.nodes[i].tag == constants::DW_TAG_subprogram {
+            ctx.handle_subprogram(i, b);
+        }
+    }
+    Ok(())
+}
+
+const C_LIKE: [u16; 7] = [
+    constants::DW_LANG_C_plus_plus.0,
+    constants::DW_LANG_C_plus_plus_03.0,
+    constants::DW_LANG_C_plus_plus_11.0,
+    constants::DW_LANG_C_plus_plus_14.0,
+    constants::DW_LANG_ObjC_plus_plus.0,
+    constants::DW_LANG_C.0,
+    // Never matches a real language; keeps the array size honest.
+    0xffff,
+];
+
+/// A file index attribute's value (gimli normalizes it to `FileIndex`).
+fn file_index(v: AttributeValue<R<'_>>) -> Option<u64> {
+    match v {
+        AttributeValue::FileIndex(i) => Some(i),
+        v => v.udata_value(),
+    }
+}
+
+fn is_absolute(p: &[u8]) -> bool {
+    p.first() == Some(&b'/')
+        || p.first() == Some(&b'\\')
+        || (p.len() >= 3
+            && p[0].is_ascii_alphabetic()
+            && p[1] == b':'
+            && (p[2] == b'\\' || p[2] == b'/'))
+}
+
+/// LLVM's `sys::path::append` for one component (POSIX style).
+fn path_append(path: &mut Vec<u8>, comp: &[u8]) {
+    if path.last() == Some(&b'/') {
+        let n = comp.iter().take_while(|&&c| c == b'/').count();
+        path.extend_from_slice(&comp[n..]);
+        return;
+    }
+    let comp_has_sep = comp.first() == Some(&b'/');
+    if !comp_has_sep && !path.is_empty() {
+        path.push(b'/');
+    }
+    path.extend_from_slice(comp);
+}
+
+impl<'a> UnitCtx<'_, 'a> {
+    fn attr(&self, node: usize, at: DwAt) -> Option<AttributeValue<R<'a>>> {
+        self.nodes
+            .get(node)?
+            .attrs
+            .iter()
+            .find(|a| a.name() == at)
+            .map(|a| a.value())
+    }
+
+    fn node_ref(&self, v: AttributeValue<R<'a>>) -> Option<usize> {
+        let off = match v {
+            AttributeValue::UnitRef(o) => o.0,
+            AttributeValue::DebugInfoRef(o) => o.to_unit_offset(&self.unit.header)?.0,
+            _ => return None,
+        };
+        self.by_offset.get(&off).copied()
+    }
+
+    /// LLVM's `findRecursively`: the attribute on the DIE or on what its
+    /// abstract origin / specification chain points to.
+    fn find_recursively(&self, node: usize, names: &[DwAt]) -> Option<AttributeValue<R<'a>>> {
+        let mut work = vec![node];
+        let mut seen = HashSet::new();
+        while let Some(n) = work.pop() {
+            if !seen.insert(n) || seen.len() > 64 {
+                continue;
+            }
+            for &at in names {
+                if let Some(v) = self.attr(n, at) {
+                    return Some(v);
+                }
+            }
+            for at in [
+                constants::DW_AT_abstract_origin,
+                constants::DW_AT_specification,
+            ] {
+                if let Some(r) = self.attr(n, at).and_then(|v| self.node_ref(v)) {
+                    work.insert(0, r);
+                }
+            }
+        }
+        None
+    }
+
+    fn string(&self, v: AttributeValue<R<'a>>) -> Option<&'a [u8]> {
+        self.dwarf.attr_string(self.unit, v).ok().map(|s| s.slice())
+    }
+
+    fn lstring(&self, v: AttributeValue<R<'a>>) -> Option<&'a [u8]> {
+        self.ldwarf
+            .attr_string(self.lunit, v)
+            .ok()
+            .map(|s| s.slice())
+    }
+
+    fn short_name(&self, node: usize) -> Option<&'a [u8]> {
+        self.find_recursively(node, &[constants::DW_AT_name])
+            .and_then(|v| self.string(v))
+            .filter(|s| !s.is_empty())
+    }
+
+    fn parent_decl_context(&self, node: usize, depth: u32) -> Option<usize> {
+        if depth > 64 {
+            return None;
+        }
+        if let Some(spec) = self
+            .attr(node, constants::DW_AT_specification)
+            .and_then(|v| self.node_ref(v))
+            && let Some(p) = self.parent_decl_context(spec, depth + 1)
+        {
+            return Some(p);
+        }
+        if let Some(abs) = self
+            .attr(node, constants::DW_AT_abstract_origin)
+            .and_then(|v| self.node_ref(v))
+            && let Some(p) = self.parent_decl_context(abs, depth + 1)
+        {
+            return Some(p);
+        }
+        if self.nodes.get(node)?.tag == constants::DW_TAG_inlined_subroutine {
+            return None;
+        }
+        let parent = self.nodes.get(node)?.parent?;
+        match self.nodes[parent].tag {
+            constants::DW_TAG_namespace
+            | constants::DW_TAG_structure_type
+            | constants::DW_TAG_union_type
+            | constants::DW_TAG_class_type
+            | constants::DW_TAG_subprogram => Some(parent),
+            constants::DW_TAG_lexical_block => self.parent_decl_context(parent, depth + 1),
+            _ => None,
+        }
+    }
+
+    /// LLVM's `getQualifiedNameIndex`.
+    fn qualified_name(&self, node: usize, b: &mut GsymBuilder) -> Option<u64> {
+        if let Some(linkage) = self
+            .find_recursively(
+                node,
+                &[
+                    constants::DW_AT_MIPS_linkage_name,
+                    constants::DW_AT_linkage_name,
+                ],
+            )
+            .and_then(|v| self.string(v))
+        {
+            return Some(b.insert_string(linkage));
+        }
+        let short = self.short_name(node)?;
+        if !C_LIKE.contains(&self.language) {
+            return Some(b.insert_string(short));
+        }
+        let gcc_clone = |s: &[u8]| {
+            s.starts_with(b"_Z")
+                && (memchr::memmem::find(s, b".isra.").is_some()
+                    || memchr::memmem::find(s, b".part.").is_some())
+        };
+        if gcc_clone(short) {
+            return Some(b.insert_string(short));
+        }
+        let mut ctx = self.parent_decl_context(node, 0);
+        if ctx.is_none() {
+            return Some(b.insert_string(short));
+        }
+        let mut name = short.to_vec();
+        let mut steps = 0;
+        while let Some(p) = ctx {
+            steps += 1;
+            if steps > 256 {
+                break;
+            }
+            if let Some(pn) = self.short_name(p) {
+                let mut full = Vec::with_capacity(pn.len() + 2 + name.len());
+                if pn.len() >= 2 && pn[0] == b'<' && pn[pn.len() - 1] == b'>' {
+                    full.push(b'{');
+                    full.extend_from_slice(&pn[1..pn.len() - 1]);
+                    full.push(b'}');
+                } else {
+                    full.extend_from_slice(pn);
+                }
+                full.extend_from_slice(b"::");
+                full.extend_from_slice(&name);
+                name = full;
+            }
+            ctx = self.parent_decl_context(p, 0);
+        }
+        Some(b.insert_string(&name))
+    }
+
+    /// Full path of a line-table file index, as LLVM's
+    /// `getFileNameByIndex(..., AbsoluteFilePath)` builds it.
+    fn file_path(&self, index: u64) -> Option<Vec<u8>> {
+        let program = self.lunit.line_program.as_ref()?;
+        let header = program.header();
+        let version = header.version();
+        let entry = if version >= 5 {
+            header.file_names().get(usize::try_from(index).ok()?)?
+        } else {
+            if index == 0 {
+                return None;
+            }
+            header.file_names().get(usize::try_from(index - 1).ok()?)?
+        };
+        let name = self.lstring(entry.path_name())?;
+        if is_absolute(name) {
+            return Some(name.to_vec());
+        }
+        let dir_index = entry.directory_index();
+        let dirs = header.include_directories();
+        let include_dir: &[u8] = if version >= 5 {
+            let d = dirs.get(usize::try_from(dir_index).ok()?)?;
+            self.lstring(*d)?
+        } else if dir_index > 0 && dir_index as usize <= dirs.len() {
+            self.lstring(dirs[dir_index as usize - 1]).unwrap_or(&[])
+        } else {
+            &[]
+        };
+        let mut path = Vec::new();
+        if !is_absolute(include_dir) {
+            let comp_dir = self.lunit.comp_dir.map(|s| s.slice()).unwrap_or(&[]);
+            if !comp_dir.is_empty() {
+                path_append(&mut path, comp_dir);
+            }
+        }
+        path_append(&mut path, include_dir);
+        path_append(&mut path, name);
+        Some(path)
+    }
+
+    fn gsym_file(&mut self, index: u64, b: &mut GsymBuilder) -> u32 {
+        if self.lines.is_none() {
+            return 0;
+        }
+        if let Some(&f) = self.file_cache.get(&index) {
+            return f;
+        }
+        let f = match self.file_path(index) {
+            Some(p) => b.insert_file(&String::from_utf8_lossy(&p)),
+            None => 0,
+        };
+        self.file_cache.insert(index, f);
+        f
+    }
+
+    fn ranges(&self, node: usize) -> Vec<(u64, u64)> {
+        let mut out = Vec::new();
+        let Some(n) = self.nodes.get(node) else {
+            return out;
+        };
+        let mut low = None;
+        let mut high = None;
+        let mut size = None;
+        for a in &n.attrs {
+            match a.name() {
+                constants::DW_AT_low_pc => {
+                    low = self.dwarf.attr_address(self.unit, a.value()).ok().flatten()
+                }
+                constants::DW_AT_high_pc => match a.value() {
+                    AttributeValue::Udata(v) => size = Some(v),
+                    v => high = self.dwarf.attr_address(self.unit, v).ok().flatten(),
+                },
+                constants::DW_AT_ranges => {
+                    if let Ok(Some(mut list)) = self.dwarf.attr_ranges(self.unit, a.value()) {
+                        while let Ok(Some(r)) = list.next() {
+                            out.push((r.begin, r.end));
+                            if out.len() > 1 << 20 {
+                                break;
+                            }
+                        }
+                        return out;
+                    }
+                }
+                _ => {}
+            }
+        }
+        if let Some(l) = low {
+            if let Some(s) = size {
+                out.push((l, l.wrapping_add(s)));
+            } else if let Some(h) = high {
+                out.push((l, h));
+            }
+        }
+        out
+    }
+
+    fn has_inline_info(&self, node: usize, depth: u32) -> bool {
+        let Some(n) = self.nodes.get(node) else {
+            return false;
+        };
+        match n.tag {
+            constants::DW_TAG_inlined_subroutine => return true,
+            constants::DW_TAG_subprogram if depth > 0 => return false,
+            _ => {}
+        }
+        if depth > 512 {
+            return false;
+        }
+        n.children
+            .iter()
+            .any(|&c| self.has_inline_info(c, depth + 1))
+    }
+
+    fn parse_inline(
+        &mut self,
+        node: usize,
+        depth: u32,
+        parent: &mut InlineNode,
+        b: &mut GsymBuilder,
+    ) {
+        if depth > 512 || !self.has_inline_info(node, depth) {
+            return;
+        }
+        let tag = self.nodes[node].tag;
+        if tag == constants::DW_TAG_inlined_subroutine {
+            let mut ii = InlineNode::default();
+            let mut all = Vec::new();
+            for (s, e) in self.ranges(node) {
+                insert_range(&mut all, s, e);
+            }
+            for &(s, e) in &all {
+                if parent.contains_range(s, e) {
+                    ii.insert_range(s, e);
+                }
+            }
+            if ii.ranges.is_empty() {
+                return;
+            }
+            if let Some(name) = self.qualified_name(node, b) {
+                ii.name = name;
+            }
+            let call_file = self
+                .attr(node, constants::DW_AT_call_file)
+                .and_then(file_index)
+                .unwrap_or(0);
+            ii.call_file = self.gsym_file(call_file, b);
+            ii.call_line = self
+                .attr(node, constants::DW_AT_call_line)
+                .and_then(|v| v.udata_value())
+                .unwrap_or(0) as u32;
+            let children = self.nodes[node].children.clone();
+            for c in children {
+                self.parse_inline(c, depth + 1, &mut ii, b);
+            }
+            parent.children.push(ii);
+            return;
+        }
+        if tag == constants::DW_TAG_subprogram || tag == constants::DW_TAG_lexical_block {
+            let children = self.nodes[node].children.clone();
+            for c in children {
+                self.parse_inline(c, depth + 1, parent, b);
+            }
+        }
+    }
+
+    fn line_table(&mut self, node: usize, f: &mut FunctionInfo, b: &mut GsymBuilder) {
+        let Some(rows) = self
+            .lines
+            .as_ref()
+            .and_then(|l| l.lookup_range(f.start, f.end - f.start))
+        else {
+            // No rows: fall back to the declaration's file and line.
+            let file = self
+                .find_recursively(node, &[constants::DW_AT_decl_file])
+                .and_then(file_index)
+                .and_then(|i| self.file_path(i));
+            let line = self
+                .find_recursively(node, &[constants::DW_AT_decl_line])
+                .and_then(|v| v.udata_value());
+            if let (Some(path), Some(line)) = (file, line) {
+                let file = b.insert_file(&String::from_utf8_lossy(&path));
+                f.lines = Some(vec![LineEntry {
+                    addr: f.start,
+                    file,
+                    line: line as u32,
+                }]);
+            }
+            return;
+        };
+        let mut out: Vec<LineEntry> = Vec::new();
+        let mut prev_addr: Option<u64> = None;
+        let first_index = rows.first().copied();
+        for ri in rows {
+            let Some(&(addr, file, line, end_seq)) =
+                self.lines.as_ref().and_then(|l| l.rows.get(ri))
+            else {
+                continue;
+            };
+            let file_idx = self.gsym_file(file, b);
+            let mut row_addr = addr;
+            if !(f.start <= row_addr && row_addr < f.end) {
+                if row_addr < f.start {
+                    row_addr = f.start;
+                } else {
+                    continue;
+                }
+            }
+            let le = LineEntry {
+                addr: row_addr,
+                file: file_idx,
+                line,
+            };
+            if Some(ri) != first_index && prev_addr.is_some_and(|p| addr < p) {
+                break;
+            }
+            if out
+                .last()
+                .is_some_and(|l| l.file == file_idx && l.line == line)
+            {
+                continue;
+            }
+            if end_seq {
+                prev_addr = None;
+            } else {
+                out.push(le);
+                prev_addr = Some(addr);
+            }
+        }
+        if !out.is_empty() {
+            f.lines = Some(out);
+        }
+    }
+
+    fn handle_subprogram(&mut self, node: usize, b: &mut GsymBuilder) {
+        let ranges = self.ranges(node);
+        if ranges.is_empty() {
+            return;
+        }
+        let Some(name) = self.qualified_name(node, b) else {
+            return;
+        };
+        let highest = if self.unit.encoding().address_size == 4 {
+            u64::from(u32::MAX)
+        } else {
+            u64::MAX
+        };
+        for (low, high) in ranges {
+            if low >= high || low == highest || !b.is_valid_text_address(low) {
+                break;
+            }
+            let mut f = FunctionInfo {
+                start: low,
+                end: high,
+                name,
+                lines: None,
+                inline: None,
+            };
+            if self.lines.is_some() {
+                self.line_table(node, &mut f, b);
+            }
+            if self.has_inline_info(node, 0) {
+                let mut root = InlineNode {
+                    name,
+                    ..InlineNode::default()
+                };
+                root.insert_range(low, high);
+                self.parse_inline(node, 0, &mut root, b);
+                if !root.children.is_empty() {
+                    f.inline = Some(root);
+                }
+            }
+            b.add_function(f);
+        }
+    }
+}
+
+/// One Breakpad `INLINE` record.
+struct InlineRec {
+    level: u32,
+    call_line: u32,
+    call_file: u32,
+    name: u64,
+    ranges: Vec<(u64, u64)>,
+}
+
+/// Deepest Breakpad inline nesting level kept.
+const MAX_BREAKPAD_INLINE_LEVEL: u32 = 256;
+
+/// Builds a function's inline tree from its `INLINE` records: each range
+/// hangs under the most recent node one level up that contains it.
+fn breakpad_inline_tree(f: &FunctionInfo, recs: &[InlineRec]) -> Option<InlineNode> {
+    if recs.is_empty() {
+        return None;
+    }
+    // Flat nodes: (level, node, parent). Index 0 is the function itself.
+    let mut nodes: Vec<(i64, InlineNode, usize)> = vec![(
+        -1,
+        InlineNode {
+            ranges: vec![(f.start, f.end)],
+            name: f.name,
+            ..InlineNode::default()
+        },
+        0,
+    )];
+    // Parents first: a range may belong to a parent listed after it.
+    let mut order: Vec<&InlineRec> = recs.iter().collect();
+    order.sort_by_key(|r| r.level);
+    for r in order {
+        let mut by_parent: Vec<(usize, Vec<(u64, u64)>)> = Vec::new();
+        for &(s, e) in &r.ranges {
+            let want = i64::from(r.level) - 1;
+            let parent = nodes
+                .iter()
+                .rposition(|(l, n, _)| *l == want && n.contains_range(s, e))
+                .or_else(|| nodes.iter().rposition(|(l, _, _)| *l == want))
+                .unwrap_or(0);
+            match by_parent.iter_mut().find(|(p, _)| *p == parent) {
+                Some((_, v)) => insert_range(v, s, e),
+                None => {
+                    let mut v = Vec::new();
+                    insert_range(&mut v, s, e);
+                    by_parent.push((parent, v));
+                }
+            }
+        }
+        for (parent, ranges) in by_parent {
+            nodes.push((
+                i64::from(r.level),
+                InlineNode {
+                    ranges,
+                    name: r.name,
+                    call_file: r.call_file,
+                    call_line: r.call_line,
+                    children: Vec::new(),
+                },
+                parent,
+            ));
+        }
+    }
+    // Attach children to parents, deepest first so each parent receives
+    // its complete subtree (children always come after their parent);
+    // siblings end up in address order.
+    let mut slots: Vec<Option<InlineNode>> =
+        nodes.iter().map(|(_, n, _)| Some(n.clone())).collect();
+    for i in (1..nodes.len()).rev() {
+        let parent = nodes[i].2;
+        if let Some(mut child) = slots[i].take()
+            && let Some(Some(p)) = slots.get_mut(parent)
+        {
+            child
+                .children
+                .sort_by_key(|c| c.ranges.first().map_or(0, |r| r.0));
+            p.children.push(child);
+        }
+    }
+    let mut root = slots.into_iter().next().flatten()?;
+    root.children
+        .sort_by_key(|c| c.ranges.first().map_or(0, |r| r.0));
+    (!root.children.is_empty()).then_some(root)
+}
+
+/// Fills `b` from a Breakpad `.sym` file: FUNC records with their line
+/// and INLINE records, and PUBLIC records. The UUID is the code ID (the
+/// full build ID) when present, else the debug ID turned back into the
+/// build ID's first 16 bytes.
+///
+/// Breakpad addresses are relative to the module's lowest load address;
+/// `image_base` (the first `PT_LOAD`'s `p_vaddr`, 0 for PIE and shared
+/// objects) is added to give the ELF virtual addresses lookups use.
+pub fn from_breakpad(
+    text: &[u8],
+    image_base: u64,
+    b: &mut GsymBuilder,
+) -> Result<ConvertStats, ConvertError> {
+    let mut files: HashMap<u64, u32> = HashMap::new();
+    let mut origins: HashMap<u64, u64> = HashMap::new();
+    let mut funcs: Vec<(FunctionInfo, Vec<InlineRec>)> = Vec::new();
+    let mut publics: Vec<(u64, u64)> = Vec::new();
+    let mut uuid: Option<Vec<u8>> = None;
+    let mut code_id: Option<Vec<u8>> = None;
+    let mut stats = ConvertStats::default();
+    for (i, raw) in text.split(|&c| c == b'\n').enumerate() {
+        let line = raw.strip_suffix(b"\r").unwrap_or(raw);
+        let bad = |reason: &str| ConvertError::Breakpad {
+            line: i + 1,
+            reason: reason.to_string(),
+        };
+        let s = String::from_utf8_lossy(line);
+        let mut it = s.splitn(2, ' ');
+        let kw = it.next().unwrap_or("");
+        let rest = it.next().unwrap_or("");
+        match kw {
+            "MODULE" => {
+                // MODULE os arch debug_id name
+                let id = rest
+                    .split(' ')
+                    .nth(2)
+                    .ok_or_else(|| bad("MODULE needs a debug ID"))?;
+                uuid = breakpad_id_to_build_id(id);
+            }
+            "INFO" => {
+                if let Some(hex) = rest.strip_prefix("CODE_ID ") {
+                    let hex = hex.split(' ').next().unwrap_or("");
+                    code_id = BuildId::from_hex(hex).map(|b| b.0);
+                }
+            }
+            "FILE" => {
+                let mut p = rest.splitn(2, ' ');
+                let n = p
+                    .next()
+                    .and_then(|n| n.parse::<u64>().ok())
+                    .ok_or_else(|| bad("bad FILE number"))?;
+                let idx = b.insert_file(p.next().unwrap_or(""));
+                files.insert(n, idx);
+            }
+            "INLINE_ORIGIN" => {
+                let mut p = rest.splitn(2, ' ');
+                let n = p
+                    .next()
+                    .and_then(|n| n.parse::<u64>().ok())
+                    .ok_or_else(|| bad("bad INLINE_ORIGIN number"))?;
+                let name = b.insert_string(p.next().unwrap_or("").as_bytes());
+                origins.insert(n, name);
+            }
+            "FUNC" => {
+                let rest = rest.strip_prefix("m ").unwrap_or(rest);
+                let mut p = rest.splitn(4, ' ');
+                let addr = hex_field(p.next())
+                    .ok_or_else(|| bad("bad FUNC address"))?
+                    .wrapping_add(image_base);
+                let size = hex_field(p.next()).ok_or_else(|| bad("bad FUNC size"))?;
+                let _param = p.next();
+                let name = b.insert_string(p.next().unwrap_or("").as_bytes());
+                let f = FunctionInfo {
+                    start: addr,
+                    end: addr.saturating_add(size),
+                    name,
+                    lines: None,
+                    inline: None,
+                };
+                funcs.push((f, Vec::new()));
+            }
+            "INLINE" => {
+                // INLINE level call_line call_file origin [addr size]+
+                let nums: Vec<&str> = rest.split(' ').filter(|x| !x.is_empty()).collect();
+                if nums.len() < 6 || !nums.len().is_multiple_of(2) {
+                    return Err(bad("bad INLINE record"));
+                }
+                let dec = |x: &str| x.parse::<u64>().map_err(|_| bad("bad INLINE number"));
+                let level = dec(nums[0])?;
+                let call_line = dec(nums[1])?;
+                let call_file = dec(nums[2])?;
+                let origin = dec(nums[3])?;
+                let mut ranges = Vec::new();
+                for pair in nums[4..].chunks_exact(2) {
+                    let a = hex_field(Some(pair[0]))
+                        .ok_or_else(|| bad("bad INLINE address"))?
+                        .wrapping_add(image_base);
+                    let n = hex_field(Some(pair[1])).ok_or_else(|| bad("bad INLINE size"))?;
+                    ranges.push((a, a.saturating_add(n)));
+                }
+                if level > u64::from(MAX_BREAKPAD_INLINE_LEVEL) {
+                    continue;
+                }
+                if let Some((_, recs)) = funcs.last_mut() {
+                    recs.push(InlineRec {
+                        level: level as u32,
+                        call_line: call_line.min(u64::from(u32::MAX)) as u32,
+                        call_file: files.get(&call_file).copied().unwrap_or(0),
+                        name: origins.get(&origin).copied().unwrap_or(0),
+                        ranges,
+                    });
+                }
+            }
+            "PUBLIC" => {
+                let rest = rest.strip_prefix("m ").unwrap_or(rest);
+                let mut p = rest.splitn(3, ' ');
+                let addr = hex_field(p.next())
+                    .ok_or_else(|| bad("bad PUBLIC address"))?
+                    .wrapping_add(image_base);
+                let _param = p.next();
+                let name = b.insert_string(p.next().unwrap_or("").as_bytes());
+                publics.push((addr, name));
+            }
+            "STACK" | "" => {}
+            _ if kw.as_bytes().first().is_some_and(u8::is_ascii_hexdigit) => {
+                // Line record: address size line file, for the last FUNC.
+                let mut p = s.split(' ');
+                let addr = hex_field(p.next())
+                    .ok_or_else(|| bad("bad line address"))?
+                    .wrapping_add(image_base);
+                let _size = hex_field(p.next()).ok_or_else(|| bad("bad line size"))?;
+                let ln = p
+                    .next()
+                    .and_then(|v| v.parse::<i64>().ok())
+                    .ok_or_else(|| bad("bad line number"))?;
+                let file = p
+                    .next()
+                    .and_then(|v| v.parse::<u64>().ok())
+                    .ok_or_else(|| bad("bad line file number"))?;
+                if let Some((f, _)) = funcs.last_mut() {
+                    let file = files.get(&file).copied().unwrap_or(0);
+                    f.lines.get_or_insert_with(Vec::new).push(LineEntry {
+                        addr,
+                        file,
+                        line: ln.clamp(0, i64::from(u32::MAX)) as u32,
+                    });
+                }
+            }
+            _ => {}
+        }
+    }
+    if let Some(id) = code_id.or(uuid) {
+        b.set_uuid(&id);
+    }
+    for (mut f, recs) in funcs {
+        if let Some(lines) = f.lines.as_mut() {
+            lines.sort_by_key(|l| l.addr);
+            lines.retain(|l| f.start <= l.addr && l.addr < f.end);
+            lines.dedup_by(|b, a| a.file == b.file && a.line == b.line);
+            if lines.is_empty() {
+                f.lines = None;
+            }
+        }
+        f.inline = breakpad_inline_tree(&f, &recs);
+        b.add_function(f);
+        stats.from_debug_info += 1;
+    }
+    for (addr, name) in publics {
+        b.add_function(FunctionInfo {
+            start: addr,
+            end: addr,
+            name,
+            lines: None,
+            inline: None,
+        });
+        stats.from_symbols += 1;
+    }
+    Ok(stats)
+}
+
+fn hex_field(s: Option<&str>) -> Option<u64> {
+    u64::from_str_radix(s?, 16).ok()
+}
+
+/// A Breakpad debug ID (GUID with the first three fields byte-swapped,
+/// plus an age) back to the first 16 bytes of the ELF build ID.
+fn breakpad_id_to_build_id(id: &str) -> Option<Vec<u8>> {
+    if id.len() < 32 {
+        return None;
+    }
+    let guid = BuildId::from_hex(&id[..32])?.0;
+    let mut out = guid.clone();
+    out[0..4].copy_from_slice(&[guid[3], guid[2], guid[1], guid[0]]);
+    out[4..6].copy_from_slice(&[guid[5], guid[4]]);
+    out[6..8].copy_from_slice(&[guid[7], guid[6]]);
+    Some(out)
+}
