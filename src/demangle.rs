@@ -46,7 +46,7 @@ pub fn demangle_llvm(name: &str) -> String {
 
 fn non_microsoft(name: &str) -> Option<String> {
     if name.starts_with("_Z") || name.starts_with("___Z") {
-        itanium(name)
+        itanium(name).or_else(|| plain_nested_name(name))
     } else if name.starts_with("_R") {
         rust(name)
     } else {
@@ -77,7 +77,50 @@ fn itanium(name: &str) -> Option<String> {
     if !suffix.is_empty() {
         write!(w, " ({suffix})").ok()?;
     }
+    // LLVM (and modern GCC) close nested templates as `>>`; cpp_demangle
+    // writes `> >`.
+    while out.contains("> >") {
+        out = out.replace("> >", ">>");
+    }
     Some(out)
+}
+
+/// `_ZN<len><id>...E[.suffix]` with identifiers cpp_demangle refuses (Rust
+/// legacy names hold `$` and `.`), read as LLVM's Itanium demangler reads
+/// them: identifiers joined with `::`, escapes left as they are.
+fn plain_nested_name(name: &str) -> Option<String> {
+    let (base, suffix) = match name.find(".llvm.").or_else(|| {
+        // A clone suffix follows the closing `E`.
+        name.rfind('E')
+            .filter(|&i| name[i + 1..].starts_with('.'))
+            .map(|i| i + 1)
+    }) {
+        Some(i) => name.split_at(i),
+        None => (name, ""),
+    };
+    let mut rest = base.strip_prefix("_ZN")?.as_bytes();
+    let mut parts: Vec<&str> = Vec::new();
+    loop {
+        match rest {
+            [b'E'] => break,
+            [c, ..] if c.is_ascii_digit() => {
+                let digits = rest.iter().take_while(|c| c.is_ascii_digit()).count();
+                let len: usize = std::str::from_utf8(&rest[..digits]).ok()?.parse().ok()?;
+                let id = rest.get(digits..digits.checked_add(len)?)?;
+                parts.push(std::str::from_utf8(id).ok()?);
+                rest = &rest[digits + len..];
+            }
+            _ => return None,
+        }
+    }
+    if parts.is_empty() {
+        return None;
+    }
+    let mut out = parts.join("::");
+    if !suffix.is_empty() {
+        out.push_str(&format!(" ({suffix})"));
+    }
+    (out.len() <= MAX_DEMANGLED).then_some(out)
 }
 
 /// A `fmt::Write` that fails once the output passes [`MAX_DEMANGLED`].
@@ -125,6 +168,16 @@ mod tests {
         assert_eq!(
             demangle_llvm("_ZN5alloc3vec12Vec$LT$T$GT$4push17h0123456789abcdefE"),
             "alloc::vec::Vec$LT$T$GT$::push::h0123456789abcdef"
+        );
+        assert_eq!(
+            demangle_llvm(
+                "_ZN54_$LT$u32$u20$as$u20$core..iter..traits..accum..Sum$GT$3sum28_$u7b$$u7b$closure$u7d$$u7d$17hb8f2b167ba718cd5E"
+            ),
+            "_$LT$u32$u20$as$u20$core..iter..traits..accum..Sum$GT$::sum::_$u7b$$u7b$closure$u7d$$u7d$::hb8f2b167ba718cd5"
+        );
+        assert_eq!(
+            demangle_llvm("_ZNSt6vectorIiSaIiEED2Ev"),
+            "std::vector<int, std::allocator<int>>::~vector()"
         );
         assert_eq!(demangle_llvm("foobar"), "foobar");
         assert_eq!(demangle_llvm("_D3foo3barFZv"), "_D3foo3barFZv");
