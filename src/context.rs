@@ -80,7 +80,14 @@ pub enum ContextError {
         .0.module
     )]
     Overlap(Region),
+    #[error("too many {0} since the last reset (limit {1}); ignored")]
+    TooMany(&'static str, usize),
 }
+
+/// Most modules kept between resets (bounds memory on hostile input).
+pub const MAX_MODULES: usize = 1 << 16;
+/// Most regions kept between resets.
+pub const MAX_REGIONS: usize = 1 << 20;
 
 /// What became of an accepted mmap.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -147,6 +154,9 @@ impl Context {
     /// first declaration is kept.
     pub fn add_module(&mut self, module: Module) -> Result<&Module, ContextError> {
         use std::collections::hash_map::Entry;
+        if self.modules.len() >= MAX_MODULES && !self.modules.contains_key(&module.id) {
+            return Err(ContextError::TooMany("modules", MAX_MODULES));
+        }
         match self.modules.entry(module.id) {
             Entry::Occupied(_) => Err(ContextError::DuplicateModule(module.id)),
             Entry::Vacant(v) => Ok(v.insert(module)),
@@ -161,6 +171,9 @@ impl Context {
         }
         if let Some(other) = self.overlapping(&region) {
             return Err(ContextError::Overlap(*other));
+        }
+        if self.regions.len() >= MAX_REGIONS {
+            return Err(ContextError::TooMany("mmaps", MAX_REGIONS));
         }
         use std::collections::btree_map::Entry;
         match self.regions.entry(region.start) {
@@ -307,6 +320,25 @@ mod tests {
         assert!(c.is_empty());
         assert!(c.lookup(0x1000).is_none());
         c.add_module(module(1)).unwrap();
+    }
+
+    #[test]
+    fn module_limit() {
+        let mut c = Context::new();
+        for m in 0..MAX_MODULES as u64 {
+            c.add_module(module(m)).unwrap();
+        }
+        assert_eq!(
+            c.add_module(module(MAX_MODULES as u64)),
+            Err(ContextError::TooMany("modules", MAX_MODULES))
+        );
+        // A duplicate is still reported as such.
+        assert_eq!(
+            c.add_module(module(0)),
+            Err(ContextError::DuplicateModule(0))
+        );
+        assert!(c.reset());
+        c.add_module(module(0)).unwrap();
     }
 
     #[test]
