@@ -8,6 +8,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::ops::Bound;
+use std::sync::Arc;
 
 use crate::markup::Mode;
 use crate::symbols::{BuildId, ModuleKey};
@@ -102,7 +103,7 @@ pub enum MmapAdded {
 /// Where an address falls.
 #[derive(Clone, Copy, Debug)]
 pub struct Location<'a> {
-    pub module: &'a Module,
+    pub module: &'a Arc<Module>,
     pub region: &'a Region,
     /// Module-relative address.
     pub rel: u64,
@@ -111,7 +112,7 @@ pub struct Location<'a> {
 /// The state accumulated from contextual elements since the last reset.
 #[derive(Default, Debug)]
 pub struct Context {
-    modules: HashMap<u64, Module>,
+    modules: HashMap<u64, Arc<Module>>,
     regions: BTreeMap<u64, Region>,
 }
 
@@ -134,11 +135,11 @@ impl Context {
     }
 
     pub fn module(&self, id: u64) -> Option<&Module> {
-        self.modules.get(&id)
+        self.modules.get(&id).map(|m| &**m)
     }
 
     pub fn modules(&self) -> impl Iterator<Item = &Module> {
-        self.modules.values()
+        self.modules.values().map(|m| &**m)
     }
 
     /// Regions of one module, by start address.
@@ -159,7 +160,7 @@ impl Context {
         }
         match self.modules.entry(module.id) {
             Entry::Occupied(_) => Err(ContextError::DuplicateModule(module.id)),
-            Entry::Vacant(v) => Ok(v.insert(module)),
+            Entry::Vacant(v) => Ok(v.insert(Arc::new(module))),
         }
     }
 

@@ -20,8 +20,6 @@
 use std::collections::HashSet;
 use std::io::{self, Read, Write};
 
-use memchr::memmem;
-
 use crate::context::{Context, ContextError, MmapAdded, Module, Region};
 use crate::markup::{ESC, Element, Lexer, Node, PcKind, RawElement, parse_element};
 use crate::render::{
@@ -593,7 +591,7 @@ impl Filter {
     fn place(&mut self, addr: u64) -> Option<Place> {
         let loc = self.context.lookup(addr)?;
         Some(Place {
-            module: loc.module.clone(),
+            module: std::sync::Arc::clone(loc.module),
             region: *loc.region,
             rel: loc.rel,
         })
@@ -762,7 +760,7 @@ fn count_lines(b: &[u8]) -> u64 {
 /// LLVM's rule for the start of a multi-line element: the last `{{{` on the
 /// line, no `}}}` after it, and the tag before the first `:` is `hexdict`.
 fn opens_multiline(lexer: &Lexer, line: &[u8]) -> bool {
-    let Some(begin) = memmem::rfind(line, b"{{{") else {
+    let Some(begin) = lexer.rfind_open(line) else {
         return false;
     };
     let after = &line[begin + 3..];
