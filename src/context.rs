@@ -8,6 +8,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::ops::Bound;
+use std::sync::Arc;
 
 use crate::markup::Mode;
 use crate::symbols::{BuildId, ModuleKey};
@@ -80,7 +81,14 @@ pub enum ContextError {
         .0.module
     )]
     Overlap(Region),
+    #[error("too many {0} since the last reset (limit {1}); ignored")]
+    TooMany(&'static str, usize),
 }
+
+/// Most modules kept between resets (bounds memory on hostile input).
+pub const MAX_MODULES: usize = 1 << 16;
+/// Most regions kept between resets.
+pub const MAX_REGIONS: usize = 1 << 20;
 
 /// What became of an accepted mmap.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -95,7 +103,7 @@ pub enum MmapAdded {
 /// Where an address falls.
 #[derive(Clone, Copy, Debug)]
 pub struct Location<'a> {
-    pub module: &'a Module,
+    pub module: &'a Arc<Module>,
     pub region: &'a Region,
     /// Module-relative address.
     pub rel: u64,
@@ -104,7 +112,7 @@ pub struct Location<'a> {
 /// The state accumulated from contextual elements since the last reset.
 #[derive(Default, Debug)]
 pub struct Context {
-    modules: HashMap<u64, Module>,
+    modules: HashMap<u64, Arc<Module>>,
     regions: BTreeMap<u64, Region>,
 }
 
@@ -127,11 +135,11 @@ impl Context {
     }
 
     pub fn module(&self, id: u64) -> Option<&Module> {
-        self.modules.get(&id)
+        self.modules.get(&id).map(|m| &**m)
     }
 
     pub fn modules(&self) -> impl Iterator<Item = &Module> {
-        self.modules.values()
+        self.modules.values().map(|m| &**m)
     }
 
     /// Regions of one module, by start address.
@@ -147,9 +155,12 @@ impl Context {
     /// first declaration is kept.
     pub fn add_module(&mut self, module: Module) -> Result<&Module, ContextError> {
         use std::collections::hash_map::Entry;
+        if self.modules.len() >= MAX_MODULES && !self.modules.contains_key(&module.id) {
+            return Err(ContextError::TooMany("modules", MAX_MODULES));
+        }
         match self.modules.entry(module.id) {
             Entry::Occupied(_) => Err(ContextError::DuplicateModule(module.id)),
-            Entry::Vacant(v) => Ok(v.insert(module)),
+            Entry::Vacant(v) => Ok(v.insert(Arc::new(module))),
         }
     }
 
@@ -161,6 +172,9 @@ impl Context {
         }
         if let Some(other) = self.overlapping(&region) {
             return Err(ContextError::Overlap(*other));
+        }
+        if self.regions.len() >= MAX_REGIONS {
+            return Err(ContextError::TooMany("mmaps", MAX_REGIONS));
         }
         use std::collections::btree_map::Entry;
         match self.regions.entry(region.start) {
@@ -307,6 +321,25 @@ mod tests {
         assert!(c.is_empty());
         assert!(c.lookup(0x1000).is_none());
         c.add_module(module(1)).unwrap();
+    }
+
+    #[test]
+    fn module_limit() {
+        let mut c = Context::new();
+        for m in 0..MAX_MODULES as u64 {
+            c.add_module(module(m)).unwrap();
+        }
+        assert_eq!(
+            c.add_module(module(MAX_MODULES as u64)),
+            Err(ContextError::TooMany("modules", MAX_MODULES))
+        );
+        // A duplicate is still reported as such.
+        assert_eq!(
+            c.add_module(module(0)),
+            Err(ContextError::DuplicateModule(0))
+        );
+        assert!(c.reset());
+        c.add_module(module(0)).unwrap();
     }
 
     #[test]

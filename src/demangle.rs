@@ -22,9 +22,10 @@ pub const MAX_DEMANGLED: usize = 64 * 1024;
 /// than the rest of rendering a frame.
 const MAX_REMEMBERED: usize = 1 << 15;
 
+type Remembered = rustc_hash::FxHashMap<Box<str>, Box<str>>;
+
 thread_local! {
-    static REMEMBERED: std::cell::RefCell<[rustc_hash::FxHashMap<Box<str>, Box<str>>; 2]> =
-        std::cell::RefCell::default();
+    static REMEMBERED: std::cell::RefCell<[Remembered; 2]> = std::cell::RefCell::default();
 }
 
 fn remembered(style: usize, name: &str, demangle: fn(&str) -> String) -> String {
@@ -80,7 +81,7 @@ fn llvm_uncached(name: &str) -> String {
 
 fn non_microsoft(name: &str) -> Option<String> {
     if name.starts_with("_Z") || name.starts_with("___Z") {
-        itanium(name)
+        itanium(name).or_else(|| plain_nested_name(name))
     } else if name.starts_with("_R") {
         rust(name)
     } else {
@@ -90,8 +91,8 @@ fn non_microsoft(name: &str) -> Option<String> {
 
 fn rust(name: &str) -> Option<String> {
     // v0 names never contain '.'; LLVM shows what follows one (`.llvm.123`,
-    // `.0`) as a suffix in parentheses, as it does for Itanium clones.
-    // (Legacy `_ZN` names do hold '.'; rustc-demangle reads their suffixes.)
+    // `.0`) in parentheses, as it does for Itanium clones. (Legacy `_ZN`
+    // names do hold '.'; rustc-demangle reads their suffixes itself.)
     let split = if name.starts_with("_R") {
         name.find('.')
     } else {
@@ -112,12 +113,9 @@ fn rust(name: &str) -> Option<String> {
 }
 
 fn itanium(name: &str) -> Option<String> {
-    // C++ names never contain '.'; what follows one is a clone suffix
-    // (`.cold`, `.isra.0`), shown as LLVM does: ` (.cold)`. Rust legacy
-    // names do hold '.' (`..` for `::`), so for them the suffix starts after
-    // the closing `17h<hash>E`.
-    let split = rust_legacy_end(name).or_else(|| name.find('.'));
-    let (base, suffix) = match split {
+    // Itanium names never contain '.'; what follows one is a clone suffix
+    // (`.cold`, `.isra.0`), shown as LLVM does: ` (.cold)`.
+    let (base, suffix) = match name.find('.') {
         Some(i) => name.split_at(i),
         None => (name, ""),
     };
@@ -126,29 +124,53 @@ fn itanium(name: &str) -> Option<String> {
     let mut out = String::new();
     let mut w = Bounded(&mut out);
     sym.structured_demangle(&mut FmtSink(&mut w), &opts).ok()?;
-    // cpp_demangle closes nested templates as `> >`, LLVM as `>>`.
+    if !suffix.is_empty() {
+        write!(w, " ({suffix})").ok()?;
+    }
+    // LLVM (and modern GCC) close nested templates as `>>`; cpp_demangle
+    // writes `> >`.
     while out.contains("> >") {
         out = out.replace("> >", ">>");
-    }
-    if !suffix.is_empty() {
-        out.push_str(&format!(" ({suffix})"));
     }
     Some(out)
 }
 
-/// Where a Rust legacy name (`_ZN...17h<16 hex digits>E`) ends, if `name`
-/// is one.
-fn rust_legacy_end(name: &str) -> Option<usize> {
-    let b = name.as_bytes();
-    let mut from = 0;
-    while let Some(i) = name[from..].find("17h").map(|i| i + from) {
-        let end = i + 3 + 16;
-        if b.len() > end && b[i + 3..end].iter().all(u8::is_ascii_hexdigit) && b[end] == b'E' {
-            return Some(end + 1);
+/// `_ZN<len><id>...E[.suffix]` with identifiers cpp_demangle refuses (Rust
+/// legacy names hold `$` and `.`), read as LLVM's Itanium demangler reads
+/// them: identifiers joined with `::`, escapes left as they are.
+fn plain_nested_name(name: &str) -> Option<String> {
+    let (base, suffix) = match name.find(".llvm.").or_else(|| {
+        // A clone suffix follows the closing `E`.
+        name.rfind('E')
+            .filter(|&i| name[i + 1..].starts_with('.'))
+            .map(|i| i + 1)
+    }) {
+        Some(i) => name.split_at(i),
+        None => (name, ""),
+    };
+    let mut rest = base.strip_prefix("_ZN")?.as_bytes();
+    let mut parts: Vec<&str> = Vec::new();
+    loop {
+        match rest {
+            [b'E'] => break,
+            [c, ..] if c.is_ascii_digit() => {
+                let digits = rest.iter().take_while(|c| c.is_ascii_digit()).count();
+                let len: usize = std::str::from_utf8(&rest[..digits]).ok()?.parse().ok()?;
+                let id = rest.get(digits..digits.checked_add(len)?)?;
+                parts.push(std::str::from_utf8(id).ok()?);
+                rest = &rest[digits + len..];
+            }
+            _ => return None,
         }
-        from = i + 1;
     }
-    None
+    if parts.is_empty() {
+        return None;
+    }
+    let mut out = parts.join("::");
+    if !suffix.is_empty() {
+        out.push_str(&format!(" ({suffix})"));
+    }
+    (out.len() <= MAX_DEMANGLED).then_some(out)
 }
 
 /// A `fmt::Write` that fails once the output passes [`MAX_DEMANGLED`].
@@ -177,16 +199,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn full_decodes_rust_legacy_with_dots() {
-        assert_eq!(
-            demangle_full(
-                "_ZN54_$LT$u32$u20$as$u20$core..iter..traits..accum..Sum$GT$3sum17hb8f2b167ba718cd5E"
-            ),
-            "<u32 as core::iter::traits::accum::Sum>::sum"
-        );
-    }
-
-    #[test]
     fn llvm_shows_rust_v0_suffixes() {
         assert_eq!(
             demangle_llvm("_RNvNtCsjrHSEGnQ3l9_3std3imp13NEED_ALTSTACK.0"),
@@ -195,16 +207,12 @@ mod tests {
     }
 
     #[test]
-    fn llvm_keeps_rust_legacy_escapes() {
+    fn full_decodes_rust_legacy_with_dots() {
         assert_eq!(
-            demangle_llvm(
-                "_ZN54_$LT$u32$u20$as$u20$core..iter..traits..accum..Sum$GT$3sum28_$u7b$$u7b$closure$u7d$$u7d$17hb8f2b167ba718cd5E"
+            demangle_full(
+                "_ZN54_$LT$u32$u20$as$u20$core..iter..traits..accum..Sum$GT$3sum17hb8f2b167ba718cd5E"
             ),
-            "_$LT$u32$u20$as$u20$core..iter..traits..accum..Sum$GT$::sum::_$u7b$$u7b$closure$u7d$$u7d$::hb8f2b167ba718cd5"
-        );
-        assert_eq!(
-            demangle_llvm("_ZN4core3ptr13drop_in_place17h0123456789abcdefE.llvm.42"),
-            "core::ptr::drop_in_place::h0123456789abcdef (.llvm.42)"
+            "<u32 as core::iter::traits::accum::Sum>::sum"
         );
     }
 
@@ -228,6 +236,16 @@ mod tests {
         assert_eq!(
             demangle_llvm("_ZN5alloc3vec12Vec$LT$T$GT$4push17h0123456789abcdefE"),
             "alloc::vec::Vec$LT$T$GT$::push::h0123456789abcdef"
+        );
+        assert_eq!(
+            demangle_llvm(
+                "_ZN54_$LT$u32$u20$as$u20$core..iter..traits..accum..Sum$GT$3sum28_$u7b$$u7b$closure$u7d$$u7d$17hb8f2b167ba718cd5E"
+            ),
+            "_$LT$u32$u20$as$u20$core..iter..traits..accum..Sum$GT$::sum::_$u7b$$u7b$closure$u7d$$u7d$::hb8f2b167ba718cd5"
+        );
+        assert_eq!(
+            demangle_llvm("_ZNSt6vectorIiSaIiEED2Ev"),
+            "std::vector<int, std::allocator<int>>::~vector()"
         );
         assert_eq!(demangle_llvm("foobar"), "foobar");
         assert_eq!(demangle_llvm("_D3foo3barFZv"), "_D3foo3barFZv");

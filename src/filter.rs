@@ -20,8 +20,6 @@
 use std::collections::HashSet;
 use std::io::{self, Read, Write};
 
-use memchr::memmem;
-
 use crate::context::{Context, ContextError, MmapAdded, Module, Region};
 use crate::markup::{ESC, Element, Lexer, Node, PcKind, RawElement, parse_element};
 use crate::render::{
@@ -212,7 +210,7 @@ impl Filter {
         out: &mut dyn Write,
     ) -> Result<(), FilterError> {
         self.input = input.to_string();
-        let chunk = (64 << 10).min(self.opts.max_line.max(16));
+        let chunk = (256 << 10).min(self.opts.max_line.max(16));
         let mut buf = vec![0u8; chunk];
         let mut st = Scan {
             line: 1,
@@ -228,6 +226,7 @@ impl Filter {
                 st.end -= st.pos;
                 st.open.shift(st.pos);
                 st.esc.shift(st.pos);
+                st.nl.shift(st.pos);
                 st.pos = 0;
             }
             if st.end == buf.len() {
@@ -255,6 +254,7 @@ impl Filter {
                     st.end = 0;
                     st.open = Hit::default();
                     st.esc = Hit::default();
+                    st.nl = Hit::default();
                     continue;
                 }
             }
@@ -329,7 +329,12 @@ impl Filter {
             let Some(s) = special else {
                 // No markup in the rest: pass complete lines through.
                 let rest = &buf[pos..end];
-                if let Some(nl) = memchr::memrchr(b'\n', rest) {
+                let first_nl = st
+                    .nl
+                    .next(1, pos, end, |from| memchr::memchr(b'\n', &buf[from..end]));
+                if first_nl.is_some()
+                    && let Some(nl) = memchr::memrchr(b'\n', rest)
+                {
                     let text = &rest[..=nl];
                     self.render.plain(out, text, st.line).map_err(w)?;
                     st.line += count_lines(text);
@@ -350,8 +355,11 @@ impl Filter {
                 st.pos = line_start;
             }
             let ls = st.pos;
-            let le = match memchr::memchr(b'\n', &buf[s..end]) {
-                Some(i) => s + i,
+            let le = match st
+                .nl
+                .next(1, s, end, |from| memchr::memchr(b'\n', &buf[from..end]))
+            {
+                Some(i) => i,
                 None if st.eof => end,
                 None => return Ok(()),
             };
@@ -583,7 +591,7 @@ impl Filter {
     fn place(&mut self, addr: u64) -> Option<Place> {
         let loc = self.context.lookup(addr)?;
         Some(Place {
-            module: loc.module.clone(),
+            module: std::sync::Arc::clone(loc.module),
             region: *loc.region,
             rel: loc.rel,
         })
@@ -729,6 +737,8 @@ struct Scan {
     line: u64,
     open: Hit,
     esc: Hit,
+    /// Next `\n`: a long line arriving in small reads is not rescanned.
+    nl: Hit,
 }
 
 /// Line and 1-based byte column of offset `at` in `bytes` (which starts at
@@ -741,15 +751,16 @@ fn locate(bytes: &[u8], number: u64, at: usize) -> (u64, usize) {
     (number + extra, col)
 }
 
-/// Number of `\n` bytes (auto-vectorised).
+/// Number of `\n` bytes (SIMD count: this runs over every byte of plain
+/// text).
 fn count_lines(b: &[u8]) -> u64 {
-    b.iter().filter(|&&c| c == b'\n').count() as u64
+    bytecount::count(b, b'\n') as u64
 }
 
 /// LLVM's rule for the start of a multi-line element: the last `{{{` on the
 /// line, no `}}}` after it, and the tag before the first `:` is `hexdict`.
 fn opens_multiline(lexer: &Lexer, line: &[u8]) -> bool {
-    let Some(begin) = memmem::rfind(line, b"{{{") else {
+    let Some(begin) = lexer.rfind_open(line) else {
         return false;
     };
     let after = &line[begin + 3..];

@@ -77,6 +77,7 @@ impl RawElement {
 /// Splits lines into nodes. Holds the prebuilt `{{{`/`}}}` searchers.
 pub struct Lexer {
     open: memmem::Finder<'static>,
+    open_rev: memmem::FinderRev<'static>,
     close: memmem::Finder<'static>,
 }
 
@@ -90,6 +91,7 @@ impl Lexer {
     pub fn new() -> Lexer {
         Lexer {
             open: memmem::Finder::new(b"{{{"),
+            open_rev: memmem::FinderRev::new(b"{{{"),
             close: memmem::Finder::new(b"}}}"),
         }
     }
@@ -97,6 +99,11 @@ impl Lexer {
     /// Offset of the first `{{{` in `hay`.
     pub fn find_open(&self, hay: &[u8]) -> Option<usize> {
         self.open.find(hay)
+    }
+
+    /// Offset of the last `{{{` in `hay`.
+    pub fn rfind_open(&self, hay: &[u8]) -> Option<usize> {
+        self.open_rev.rfind(hay)
     }
 
     /// Offset of the first `}}}` in `hay`.

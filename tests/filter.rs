@@ -460,3 +460,51 @@ fn keep_context_keeps_raw_lines() {
          [module #0 \"app\" build-id abcd: 0x1000-0x1fff rx]\nx\n"
     );
 }
+
+/// Real symbols: the shared fixture logs through the human and json formats
+/// (expected files in testdata/logs/symbolized, written by regen.sh).
+#[test]
+fn golden_symbolized_human_and_json() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata");
+    let expected = logs_dir().join("symbolized");
+    let mut names: Vec<String> = std::fs::read_dir(&expected)
+        .expect("symbolized/")
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter_map(|n| n.strip_suffix(".human").map(str::to_string))
+        .collect();
+    names.sort();
+    assert!(names.len() >= 5, "symbolized goldens missing");
+    for name in names {
+        let log = format!("{name}.log");
+        let dir = ["llvm-diff", "sanitizers"]
+            .iter()
+            .map(|d| root.join(d))
+            .find(|d| d.join(&log).exists())
+            .unwrap_or_else(|| panic!("no fixture log {log}"));
+        for (format, ext) in [("human", "human"), ("json", "json")] {
+            let out = Command::new(bin())
+                .current_dir(&dir)
+                .env_remove("DEBUGINFOD_URLS")
+                .args(["--build-id-dir", "../debug", "--no-debuginfod", "--offline"])
+                .arg(format!("--format={format}"))
+                .arg("--color=never")
+                .arg(&log)
+                .output()
+                .expect("run symfilter");
+            assert!(out.status.success());
+            let want = std::fs::read(expected.join(format!("{name}.{ext}"))).expect("expected");
+            assert!(
+                out.stdout == want,
+                "{name} ({format}):\n--- got\n{}\n--- want\n{}",
+                show(&out.stdout),
+                show(&want)
+            );
+            if format == "human" {
+                let want =
+                    std::fs::read(expected.join(format!("{name}.stderr"))).expect("expected");
+                assert!(out.stderr == want, "{name} stderr:\n{}", show(&out.stderr));
+            }
+        }
+    }
+}

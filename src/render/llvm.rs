@@ -202,6 +202,11 @@ impl Llvm {
         match ev {
             Event::Text(t) => out.write_all(t),
             Event::Sgr(sgr, _) => self.sgr(out, *sgr),
+            // LLVM knows neither dumpfile nor hexdict: it prints them back
+            // whatever their fields.
+            Event::Invalid(el) if matches!(el.tag(bytes), b"dumpfile" | b"hexdict") => {
+                out.write_all(el.text(bytes))
+            }
             Event::Invalid(_) | Event::Context(..) => Ok(()),
             Event::Unknown(el) | Event::Dumpfile(el) | Event::Hexdict(el, _) => {
                 out.write_all(el.text(bytes))

@@ -43,7 +43,7 @@ impl Line<'_> {
 /// Where an address fell.
 #[derive(Clone, Debug)]
 pub struct Place {
-    pub module: Module,
+    pub module: std::sync::Arc<Module>,
     pub region: Region,
     /// Module-relative address.
     pub rel: u64,

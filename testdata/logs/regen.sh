@@ -25,3 +25,18 @@ for log in *.log; do
   ours --format=human --color=never "$log" > "$name.human" 2> "$name.stderr"
   ours --format=json "$log" > "$name.json" 2>/dev/null
 done
+
+# Real symbols: the shared fixture logs (testdata/llvm-diff, testdata/sanitizers)
+# through symfilter's human and json formats, with testdata/debug as the
+# build-ID tree. Expected files go to symbolized/ (our output: review the diff).
+mkdir -p symbolized
+for log in ../llvm-diff/app_c_O2.log ../llvm-diff/app_cpp_O2.log ../llvm-diff/app_rust_legacy.log \
+           ../llvm-diff/app_rust_v0.log ../llvm-diff/shared_and_missing.log \
+           ../sanitizers/asan_uaf_cpp.log; do
+  name="$(basename "${log%.log}")"
+  (cd "$(dirname "$log")" &&
+    "$SYMFILTER" --build-id-dir ../debug --no-debuginfod --offline --format=human --color=never \
+      "$(basename "$log")" > "$here/symbolized/$name.human" 2> "$here/symbolized/$name.stderr" &&
+    "$SYMFILTER" --build-id-dir ../debug --no-debuginfod --offline --format=json \
+      "$(basename "$log")" > "$here/symbolized/$name.json" 2>/dev/null)
+done
