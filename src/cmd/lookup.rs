@@ -1,6 +1,8 @@
 //! `symfilter lookup`: symbolize module-relative addresses of one module.
 
 use std::borrow::Cow;
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::io::{self, BufRead, BufWriter, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -88,6 +90,7 @@ pub fn run(args: LookupArgs) -> anyhow::Result<ExitCode> {
         demangle: !args.no_demangle,
         data: args.data,
         bad: 0,
+        names: RefCell::new(HashMap::new()),
     };
     if args.addresses.is_empty() {
         let stdin = io::stdin();
@@ -121,7 +124,12 @@ struct Printer {
     demangle: bool,
     data: bool,
     bad: usize,
+    /// Demangled names by raw name: inlined callees repeat a lot.
+    names: RefCell<HashMap<String, String>>,
 }
+
+/// The demangled-name cache is emptied when it reaches this many names.
+const NAME_CACHE: usize = 1 << 16;
 
 #[derive(Serialize)]
 struct JsonFrame<'a> {
@@ -171,11 +179,21 @@ fn parse_addr(text: &str) -> Option<u64> {
 
 impl Printer {
     fn name<'a>(&self, raw: &'a str) -> Cow<'a, str> {
-        if self.demangle {
-            demangle(raw)
-        } else {
-            Cow::Borrowed(raw)
+        if !self.demangle {
+            return Cow::Borrowed(raw);
         }
+        let mut names = self.names.borrow_mut();
+        if let Some(name) = names.get(raw) {
+            return Cow::Owned(name.clone());
+        }
+        let name = demangle(raw);
+        if let Cow::Owned(n) = &name {
+            if names.len() >= NAME_CACHE {
+                names.clear();
+            }
+            names.insert(raw.to_owned(), n.clone());
+        }
+        name
     }
 
     fn one(
