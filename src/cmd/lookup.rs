@@ -1,8 +1,6 @@
 //! `symfilter lookup`: symbolize module-relative addresses of one module.
 
 use std::borrow::Cow;
-use std::cell::RefCell;
-use std::collections::HashMap;
 use std::io::{self, BufRead, BufWriter, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -90,7 +88,6 @@ pub fn run(args: LookupArgs) -> anyhow::Result<ExitCode> {
         demangle: !args.no_demangle,
         data: args.data,
         bad: 0,
-        names: RefCell::new(HashMap::new()),
     };
     if args.addresses.is_empty() {
         let stdin = io::stdin();
@@ -124,12 +121,7 @@ struct Printer {
     demangle: bool,
     data: bool,
     bad: usize,
-    /// Demangled names by raw name: inlined callees repeat a lot.
-    names: RefCell<HashMap<String, String>>,
 }
-
-/// The demangled-name cache is emptied when it reaches this many names.
-const NAME_CACHE: usize = 1 << 16;
 
 #[derive(Serialize)]
 struct JsonFrame<'a> {
@@ -179,21 +171,11 @@ fn parse_addr(text: &str) -> Option<u64> {
 
 impl Printer {
     fn name<'a>(&self, raw: &'a str) -> Cow<'a, str> {
-        if !self.demangle {
-            return Cow::Borrowed(raw);
+        if self.demangle {
+            demangle(raw)
+        } else {
+            Cow::Borrowed(raw)
         }
-        let mut names = self.names.borrow_mut();
-        if let Some(name) = names.get(raw) {
-            return Cow::Owned(name.clone());
-        }
-        let name = demangle(raw);
-        if let Cow::Owned(n) = &name {
-            if names.len() >= NAME_CACHE {
-                names.clear();
-            }
-            names.insert(raw.to_owned(), n.clone());
-        }
-        name
     }
 
     fn one(
