@@ -9,7 +9,7 @@
 
 use std::cell::OnceCell;
 
-use gimli::Reader;
+use gimli::{Endianity, Reader};
 
 type R<'a> = gimli::EndianSlice<'a, gimli::RunTimeEndian>;
 
@@ -29,37 +29,64 @@ pub(crate) struct DepthGuard<'a> {
     ranges: Vec<UnitRange>,
     /// `max_end[i]`: the largest `end` among `ranges[..=i]`.
     max_end: Vec<u64>,
-    /// Units without address ranges: candidates for every address.
-    rangeless: Vec<usize>,
     checked: Vec<OnceCell<bool>>,
 }
 
 impl<'a> DepthGuard<'a> {
+    /// Unit address ranges as addr2line finds them (`DW_AT_ranges` or
+    /// low/high pc, `.debug_aranges`, else the line program's sequences),
+    /// taken together so that every unit addr2line may search is covered.
     pub(crate) fn new(dwarf: &gimli::Dwarf<R<'a>>) -> DepthGuard<'a> {
+        let mut aranges: Vec<(usize, gimli::Range)> = Vec::new();
+        let mut arange_headers = dwarf.debug_aranges.headers();
+        while let Ok(Some(h)) = arange_headers.next() {
+            let offset = h.debug_info_offset().0;
+            let mut entries = h.entries();
+            while let Ok(Some(e)) = entries.next() {
+                aranges.push((offset, e.range()));
+            }
+        }
+        aranges.sort_by_key(|a| a.0);
         let mut headers = Vec::new();
         let mut ranges = Vec::new();
-        let mut rangeless = Vec::new();
         let mut iter = dwarf.units();
         while let Ok(Some(header)) = iter.next() {
             let index = headers.len();
-            let mut any = false;
-            if let Ok(unit) = dwarf.unit(header)
-                && let Ok(mut rs) = dwarf.unit_ranges(&unit)
-            {
-                while let Ok(Some(r)) = rs.next() {
-                    if r.begin < r.end {
-                        any = true;
-                        ranges.push(UnitRange {
-                            begin: r.begin,
-                            end: r.end,
-                            unit: index,
+            let mut found: Vec<gimli::Range> = Vec::new();
+            if let Some(offset) = header.debug_info_offset() {
+                let first = aranges.partition_point(|a| a.0 < offset.0);
+                for (_, r) in aranges[first..].iter().take_while(|a| a.0 == offset.0) {
+                    found.push(*r);
+                }
+            }
+            if let Ok(unit) = dwarf.unit(header) {
+                if let Ok(mut rs) = dwarf.unit_ranges(&unit) {
+                    while let Ok(Some(r)) = rs.next() {
+                        found.push(r);
+                    }
+                }
+                if found.is_empty()
+                    && let Some(program) = unit.line_program.clone()
+                    && let Ok((_, sequences)) = program.sequences()
+                {
+                    for seq in sequences {
+                        found.push(gimli::Range {
+                            begin: seq.start,
+                            end: seq.end,
                         });
                     }
                 }
             }
-            if !any {
-                rangeless.push(index);
-            }
+            ranges.extend(
+                found
+                    .into_iter()
+                    .filter(|r| r.begin < r.end)
+                    .map(|r| UnitRange {
+                        begin: r.begin,
+                        end: r.end,
+                        unit: index,
+                    }),
+            );
             headers.push(header);
         }
         ranges.sort_by_key(|r| r.begin);
@@ -75,7 +102,6 @@ impl<'a> DepthGuard<'a> {
             headers,
             ranges,
             max_end,
-            rangeless,
             checked,
         }
     }
@@ -92,14 +118,17 @@ impl<'a> DepthGuard<'a> {
                 return false;
             }
         }
-        self.rangeless.iter().all(|&u| self.unit_ok(dwarf, u))
+        true
     }
 
     fn unit_ok(&self, dwarf: &gimli::Dwarf<R<'a>>, index: usize) -> bool {
-        *self.checked[index].get_or_init(|| match dwarf.unit(self.headers[index]) {
-            Ok(unit) => unit_depth_ok(&unit),
-            // addr2line cannot parse it either, so it will not recurse into it.
-            Err(_) => true,
+        *self.checked[index].get_or_init(|| {
+            let header = &self.headers[index];
+            match dwarf.abbreviations(header) {
+                Ok(abbrevs) => depth_ok(header, &abbrevs),
+                // addr2line cannot parse it either, so it will not recurse into it.
+                Err(_) => true,
+            }
         })
     }
 }
@@ -108,22 +137,399 @@ impl<'a> DepthGuard<'a> {
 /// [`MAX_DEPTH`]. Parse errors end the walk: the parser that comes after
 /// us stops at the same place.
 pub(crate) fn unit_depth_ok<T: Reader>(unit: &gimli::Unit<T>) -> bool {
-    let Ok(mut entries) = unit.entries_raw(None) else {
-        return true;
-    };
-    while !entries.is_empty() {
-        if entries.next_depth() > MAX_DEPTH {
-            return false;
+    depth_ok(&unit.header, &unit.abbreviations)
+}
+
+/// Size of an attribute form when it is fixed (as gimli's own table).
+#[allow(non_upper_case_globals)]
+fn form_size(form: gimli::DwForm, encoding: gimli::Encoding) -> Option<usize> {
+    use gimli::constants::*;
+    Some(match form {
+        DW_FORM_addr => usize::from(encoding.address_size),
+        DW_FORM_implicit_const | DW_FORM_flag_present => 0,
+        DW_FORM_data1 | DW_FORM_flag | DW_FORM_strx1 | DW_FORM_ref1 | DW_FORM_addrx1 => 1,
+        DW_FORM_data2 | DW_FORM_ref2 | DW_FORM_addrx2 | DW_FORM_strx2 => 2,
+        DW_FORM_addrx3 | DW_FORM_strx3 => 3,
+        DW_FORM_data4 | DW_FORM_ref_sup4 | DW_FORM_ref4 | DW_FORM_strx4 | DW_FORM_addrx4 => 4,
+        DW_FORM_data8 | DW_FORM_ref8 | DW_FORM_ref_sig8 | DW_FORM_ref_sup8 => 8,
+        DW_FORM_data16 => 16,
+        DW_FORM_sec_offset | DW_FORM_GNU_ref_alt | DW_FORM_strp | DW_FORM_strp_sup
+        | DW_FORM_GNU_strp_alt | DW_FORM_line_strp => usize::from(encoding.format.word_size()),
+        DW_FORM_ref_addr if encoding.version == 2 => usize::from(encoding.address_size),
+        DW_FORM_ref_addr => usize::from(encoding.format.word_size()),
+        _ => return None,
+    })
+}
+
+/// How to step over one DIE's attributes: runs of fixed-size forms merged.
+#[derive(Clone, Copy)]
+enum Step {
+    Fixed(usize),
+    Variable(gimli::DwForm),
+}
+
+struct Skip {
+    has_children: bool,
+    steps: Box<[Step]>,
+}
+
+fn skip_for(abbrev: &gimli::Abbreviation, encoding: gimli::Encoding) -> Skip {
+    let mut steps = Vec::new();
+    let mut run = 0usize;
+    for spec in abbrev.attributes() {
+        match form_size(spec.form(), encoding) {
+            Some(n) => run += n,
+            None => {
+                if run > 0 {
+                    steps.push(Step::Fixed(run));
+                    run = 0;
+                }
+                steps.push(Step::Variable(spec.form()));
+            }
         }
+    }
+    if run > 0 {
+        steps.push(Step::Fixed(run));
+    }
+    Skip {
+        has_children: abbrev.has_children(),
+        steps: steps.into_boxed_slice(),
+    }
+}
+
+/// Codes below this are cached in a table; others looked up each time.
+const DENSE_CODES: u64 = 1 << 14;
+
+/// What the walk knows about an abbreviation code.
+#[derive(Clone, Copy, Default)]
+struct Entry {
+    known: bool,
+    has_children: bool,
+    /// Total size when every attribute has a fixed-size form.
+    fixed: Option<u32>,
+}
+
+/// The walk itself, over the raw DIE bytes. Abbreviations whose attributes
+/// all have fixed-size forms (most DIEs) are stepped over with one add;
+/// the others follow a per-abbreviation step list.
+pub(crate) fn depth_ok<T: Reader>(
+    header: &gimli::UnitHeader<T>,
+    abbrevs: &gimli::Abbreviations,
+) -> bool {
+    max_depth(header, abbrevs, MAX_DEPTH) <= MAX_DEPTH
+}
+
+/// The deepest nesting seen, stopping early once past `limit`.
+fn max_depth<T: Reader>(
+    header: &gimli::UnitHeader<T>,
+    abbrevs: &gimli::Abbreviations,
+    limit: isize,
+) -> isize {
+    let encoding = header.encoding();
+    let Ok(input) = header.range_from(gimli::UnitOffset(header.header_size())..) else {
+        return 0;
+    };
+    let big_endian = input.endian().is_big_endian();
+    let Ok(bytes) = input.to_slice() else {
+        return 0;
+    };
+    let mut walk = Walk {
+        data: &bytes,
+        pos: 0,
+        big_endian,
+    };
+    let mut entries: Vec<Entry> = Vec::new();
+    let mut programs: Vec<Option<Skip>> = Vec::new();
+    let mut depth: isize = 0;
+    let mut deepest: isize = 0;
+    while let Some(&first) = walk.data.get(walk.pos) {
+        let code = if first < 0x80 {
+            walk.pos += 1;
+            u64::from(first)
+        } else {
+            match walk.uleb() {
+                Some(c) => c,
+                None => return deepest,
+            }
+        };
+        if code == 0 {
+            depth -= 1;
+            continue;
+        }
+        let dense = usize::try_from(code)
+            .ok()
+            .filter(|&c| (c as u64) < DENSE_CODES);
+        let mut entry = dense
+            .and_then(|c| entries.get(c).copied())
+            .unwrap_or_default();
+        if !entry.known {
+            let Some(abbrev) = abbrevs.get(code) else {
+                return deepest;
+            };
+            let skip = skip_for(abbrev, encoding);
+            entry = Entry {
+                known: true,
+                has_children: skip.has_children,
+                fixed: match *skip.steps {
+                    [] => Some(0),
+                    [Step::Fixed(n)] => u32::try_from(n).ok(),
+                    _ => None,
+                },
+            };
+            match dense {
+                Some(c) => {
+                    if entries.len() <= c {
+                        entries.resize(c + 1, Entry::default());
+                        programs.resize_with(c + 1, || None);
+                    }
+                    entries[c] = entry;
+                    programs[c] = Some(skip);
+                }
+                None => {
+                    // Rare: huge codes are re-read each time.
+                    if entry.has_children {
+                        depth += 1;
+                        deepest = deepest.max(depth);
+                        if depth > limit {
+                            return deepest;
+                        }
+                    }
+                    if !walk.steps(&skip.steps, encoding) {
+                        return deepest;
+                    }
+                    continue;
+                }
+            }
+        }
+        if entry.has_children {
+            depth += 1;
+            deepest = deepest.max(depth);
+            if depth > limit {
+                return deepest;
+            }
+        }
+        let ok = match (entry.fixed, dense) {
+            (Some(n), _) => walk.skip(n as usize),
+            (None, Some(c)) => match programs.get(c) {
+                Some(Some(skip)) => walk.steps(&skip.steps, encoding),
+                _ => false,
+            },
+            (None, None) => false,
+        };
+        if !ok {
+            return deepest;
+        }
+    }
+    deepest
+}
+
+/// A cursor over a unit's DIE bytes.
+struct Walk<'d> {
+    data: &'d [u8],
+    pos: usize,
+    big_endian: bool,
+}
+
+impl Walk<'_> {
+    fn steps(&mut self, steps: &[Step], encoding: gimli::Encoding) -> bool {
+        steps.iter().all(|step| match *step {
+            Step::Fixed(n) => self.skip(n),
+            Step::Variable(form) => self.variable(form, encoding),
+        })
+    }
+
+    fn skip(&mut self, n: usize) -> bool {
+        match self.pos.checked_add(n) {
+            Some(end) if end <= self.data.len() => {
+                self.pos = end;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    fn uleb(&mut self) -> Option<u64> {
+        let mut result = 0u64;
+        let mut shift = 0u32;
+        loop {
+            let byte = *self.data.get(self.pos)?;
+            self.pos += 1;
+            if shift < 64 {
+                result |= u64::from(byte & 0x7f) << shift;
+            }
+            if byte & 0x80 == 0 {
+                return Some(result);
+            }
+            shift += 7;
+        }
+    }
+
+    fn fixed(&mut self, n: usize) -> Option<u64> {
+        let bytes = self.data.get(self.pos..self.pos.checked_add(n)?)?;
+        self.pos += n;
+        let mut v = 0u64;
+        if self.big_endian {
+            for &b in bytes {
+                v = v << 8 | u64::from(b);
+            }
+        } else {
+            for &b in bytes.iter().rev() {
+                v = v << 8 | u64::from(b);
+            }
+        }
+        Some(v)
+    }
+
+    #[allow(non_upper_case_globals)]
+    fn variable(&mut self, mut form: gimli::DwForm, encoding: gimli::Encoding) -> bool {
+        use gimli::constants::*;
+        loop {
+            let len = match form {
+                DW_FORM_indirect => match self.uleb().and_then(|f| u16::try_from(f).ok()) {
+                    Some(f) => {
+                        form = gimli::DwForm(f);
+                        continue;
+                    }
+                    None => return false,
+                },
+                DW_FORM_block1 => self.fixed(1),
+                DW_FORM_block2 => self.fixed(2),
+                DW_FORM_block4 => self.fixed(4),
+                DW_FORM_block | DW_FORM_exprloc => self.uleb(),
+                DW_FORM_string => self
+                    .data
+                    .get(self.pos..)
+                    .and_then(|rest| memchr::memchr(0, rest))
+                    .map(|n| n as u64 + 1),
+                DW_FORM_udata
+                | DW_FORM_sdata
+                | DW_FORM_ref_udata
+                | DW_FORM_strx
+                | DW_FORM_GNU_str_index
+                | DW_FORM_addrx
+                | DW_FORM_GNU_addr_index
+                | DW_FORM_loclistx
+                | DW_FORM_rnglistx => self.uleb().map(|_| 0),
+                _ => match form_size(form, encoding) {
+                    // Only reached through DW_FORM_indirect.
+                    Some(n) => return self.skip(n),
+                    None => None,
+                },
+            };
+            return match len.and_then(|n| usize::try_from(n).ok()) {
+                Some(n) => self.skip(n),
+                None => false,
+            };
+        }
+    }
+}
+
+/// The deepest nesting by gimli's own entry reader (the reference for tests).
+#[cfg(test)]
+fn max_depth_slow<T: Reader>(unit: &gimli::Unit<T>) -> isize {
+    let Ok(mut entries) = unit.entries_raw(None) else {
+        return 0;
+    };
+    let mut deepest = 0;
+    while !entries.is_empty() {
         match entries.read_abbreviation() {
             Ok(Some(abbrev)) => {
+                // The depth of the children of this entry.
+                if abbrev.has_children() {
+                    deepest = deepest.max(entries.next_depth());
+                }
                 if entries.skip_attributes(abbrev.attributes()).is_err() {
-                    return true;
+                    return deepest;
                 }
             }
             Ok(None) => {}
-            Err(_) => return true,
+            Err(_) => return deepest,
         }
     }
-    true
+    deepest
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use object::{Object, ObjectSection};
+
+    fn check_file(path: &std::path::Path, dwo: bool) -> usize {
+        let data = std::fs::read(path).unwrap();
+        let obj = object::File::parse(&*data).unwrap();
+        let load = |id: gimli::SectionId| -> Result<R<'_>, gimli::Error> {
+            let name = if dwo {
+                id.dwo_name().unwrap_or("")
+            } else {
+                id.name()
+            };
+            let bytes = obj
+                .section_by_name(name)
+                .and_then(|s| s.data().ok())
+                .unwrap_or(&[]);
+            Ok(gimli::EndianSlice::new(bytes, gimli::RunTimeEndian::Little))
+        };
+        let dwarf = gimli::Dwarf::load(load).unwrap();
+        let mut units = dwarf.units();
+        let mut n = 0;
+        while let Some(header) = units.next().unwrap() {
+            let unit = dwarf.unit(header).unwrap();
+            let fast = max_depth(&unit.header, &unit.abbreviations, isize::MAX);
+            assert_eq!(fast, max_depth_slow(&unit), "{} unit {n}", path.display());
+            n += 1;
+        }
+        n
+    }
+
+    #[test]
+    fn fast_walk_agrees_with_gimli() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/elf/bin");
+        let mut units = 0;
+        for name in [
+            "c_O0",
+            "c_O2",
+            "c_nopie",
+            "c_dwarf4",
+            "c_gcc",
+            "cpp_O2",
+            "cpp_gmlt",
+            "libprog.so",
+            "c_stripped.debug",
+            "split_dwo",
+            "dwz_prog",
+            "dwz_other",
+            "dwz_common.debug",
+        ] {
+            units += check_file(&dir.join(name), false);
+        }
+        units += check_file(&dir.join("split_dwo.dwo"), true);
+        // The fixtures of the other engineers, when present (C, C++, Rust).
+        let shared = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/bin");
+        if let Ok(entries) = std::fs::read_dir(shared) {
+            for e in entries.flatten() {
+                units += check_file(&e.path(), false);
+            }
+        }
+        // Any other file (e.g. a large Rust binary) to compare on.
+        if let Some(extra) = std::env::var_os("SYMFILTER_TEST_DWARF_FILE") {
+            units += check_file(std::path::Path::new(&extra), false);
+        }
+        assert!(units >= 14, "{units}");
+        // The hostile fixture is deep.
+        let data = std::fs::read(dir.join("deep_dies")).unwrap();
+        let obj = object::File::parse(&*data).unwrap();
+        let info = obj.section_by_name(".debug_info").unwrap().data().unwrap();
+        let abbrev = obj
+            .section_by_name(".debug_abbrev")
+            .unwrap()
+            .data()
+            .unwrap();
+        let le = gimli::RunTimeEndian::Little;
+        let info = gimli::DebugInfo::new(info, le);
+        let abbrev = gimli::DebugAbbrev::new(abbrev, le);
+        let header = info.units().next().unwrap().unwrap();
+        let abbrevs = header.abbreviations(&abbrev).unwrap();
+        assert!(!depth_ok(&header, &abbrevs));
+        assert_eq!(max_depth(&header, &abbrevs, isize::MAX), 20_002);
+    }
 }

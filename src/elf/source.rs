@@ -335,11 +335,13 @@ impl SymbolSource for ElfSource {
                     Ok(mut iter) => loop {
                         match iter.next() {
                             Ok(Some(f)) => frames.push(Frame {
-                                function: f
-                                    .function
-                                    .as_ref()
-                                    .and_then(|n| n.raw_name().ok())
-                                    .map(Cow::into_owned),
+                                function: f.function.as_ref().map(|n| {
+                                    let bytes = n.name.slice();
+                                    match std::str::from_utf8(bytes) {
+                                        Ok(s) => s.to_owned(),
+                                        Err(_) => String::from_utf8_lossy(bytes).into_owned(),
+                                    }
+                                }),
                                 file: f.location.as_ref().and_then(|l| l.file).map(str::to_owned),
                                 line: f.location.as_ref().and_then(|l| l.line).unwrap_or(0),
                                 column: f.location.as_ref().and_then(|l| l.column).unwrap_or(0),
