@@ -93,6 +93,11 @@ impl BreakpadSymbols {
         self.idx.module.debug_id.text(&self.data)
     }
 
+    /// The `MODULE` record's architecture (`x86_64`, `arm64`, ...).
+    pub fn arch(&self) -> String {
+        self.idx.module.arch.text(&self.data)
+    }
+
     /// The `MODULE` record's debug file name.
     pub fn debug_file(&self) -> String {
         self.idx.module.debug_file.text(&self.data)
@@ -296,6 +301,22 @@ fn infer_image_base(data: &[u8], idx: &mut SymIndex) -> u64 {
     base
 }
 
+/// The smallest instruction size of a Breakpad `MODULE` architecture (what
+/// a return address is moved back by to land in its call).
+pub fn return_address_step(arch: &str) -> u64 {
+    let a = arch.to_ascii_lowercase();
+    if ["arm64", "aarch64", "mips", "ppc", "sparc", "loongarch"]
+        .iter()
+        .any(|p| a.starts_with(p))
+    {
+        4
+    } else if ["arm", "riscv", "s390"].iter().any(|p| a.starts_with(p)) {
+        2
+    } else {
+        1
+    }
+}
+
 /// A [`SymbolSource`] over one `.sym` file.
 pub struct BreakpadSource {
     path: PathBuf,
@@ -325,6 +346,10 @@ impl SymbolSource for BreakpadSource {
         Err(Miss::Other(
             "Breakpad symbol files hold no data symbols".to_string(),
         ))
+    }
+
+    fn return_address_step(&self) -> u64 {
+        return_address_step(&self.syms.arch())
     }
 
     fn warnings(&self) -> Vec<String> {
@@ -455,6 +480,20 @@ INLINE 2 6 0 0 50 1\nINLINE 0 7 0 0 50 10\n0 100 9 0\n";
         assert_eq!(s.lookup(0x1040), None);
         assert_eq!(s.lookup(0x950).unwrap().symbol.unwrap().name, "_init");
         assert_eq!(s.lookup(0x10), None);
+    }
+
+    #[test]
+    fn return_address_step_follows_the_module_arch() {
+        let steps: Vec<u64> = [
+            "x86_64", "x86", "arm64", "arm", "riscv64", "mips64", "ppc64",
+        ]
+        .iter()
+        .map(|a| return_address_step(a))
+        .collect();
+        assert_eq!(steps, vec![1, 1, 4, 2, 2, 4, 4]);
+        let s = syms("MODULE Linux arm64 ID demo\n");
+        let src = BreakpadSource::new(PathBuf::from("x.sym"), s);
+        assert_eq!(src.return_address_step(), 4);
     }
 
     #[test]
