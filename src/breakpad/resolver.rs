@@ -276,7 +276,15 @@ fn infer_image_base(data: &[u8], idx: &mut SymIndex) -> u64 {
             .map(|p| p.address)
     };
     let mut base = 0;
-    for (section, symbol) in [(&b".init"[..], &b"_init"[..]), (b".fini", b"_fini")] {
+    // Symbols that start their section: glibc's crti gives `_init` and
+    // `_fini`; crt1's `_start` usually opens `.text`. An image base is a
+    // whole number of pages.
+    let pairs = [
+        (&b".init"[..], &b"_init"[..]),
+        (b".fini", b"_fini"),
+        (b".text", b"_start"),
+    ];
+    for (section, symbol) in pairs {
         let sect = idx
             .publics
             .iter()
@@ -284,6 +292,7 @@ fn infer_image_base(data: &[u8], idx: &mut SymIndex) -> u64 {
             .map(|p| p.address);
         if let (Some(s), Some(y)) = (sect, find(symbol))
             && s > y
+            && (s - y) % 0x1000 == 0
         {
             base = s - y;
             break;
@@ -480,6 +489,20 @@ INLINE 2 6 0 0 50 1\nINLINE 0 7 0 0 50 10\n0 100 9 0\n";
         assert_eq!(s.lookup(0x1040), None);
         assert_eq!(s.lookup(0x950).unwrap().symbol.unwrap().name, "_init");
         assert_eq!(s.lookup(0x10), None);
+    }
+
+    #[test]
+    fn image_base_needs_a_page_multiple_and_can_come_from_text() {
+        // `.init` pairing gives a non-page offset: ignored; `.text` and
+        // `_start` give the base.
+        let text = "MODULE Linux x86_64 ID demo\nPUBLIC 1000 0 _init\nPUBLIC 1040 0 _start\n\
+FUNC 1130 7 0 f\nPUBLIC 401010 0 <.init ELF section in demo>\n\
+PUBLIC 401040 0 <.text ELF section in demo>\n";
+        assert_eq!(syms(text).image_base(), 0x400000);
+        // PIE: pseudo-symbols only for sections without a symbol: no base.
+        let text = "MODULE Linux x86_64 ID demo\nPUBLIC 1000 0 _init\n\
+PUBLIC 1020 0 <.plt ELF section in demo>\nFUNC 1130 7 0 f\n";
+        assert_eq!(syms(text).image_base(), 0);
     }
 
     #[test]
