@@ -132,3 +132,39 @@ fn corrupt_records_are_reported_once() {
     let stdout = String::from_utf8(out.stdout).unwrap();
     assert!(stdout.contains(" hash "), "{stdout}");
 }
+
+/// `symfilter lookup --build-id` has no module name: the store is scanned
+/// for the debug ID. Inline chain, PUBLIC fallback and a miss.
+#[test]
+fn lookup_subcommand_by_build_id() {
+    let sym = std::fs::read_dir(dir().join("store/inline-O2"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path()
+        .join("inline-O2.sym");
+    let text = std::fs::read_to_string(sym).unwrap();
+    let build_id = text
+        .lines()
+        .find_map(|l| l.strip_prefix("INFO CODE_ID "))
+        .unwrap()
+        .to_ascii_lowercase();
+    let out = Command::new(env!("CARGO_BIN_EXE_symfilter"))
+        .args(["lookup", "--no-debuginfod", "--build-id", &build_id])
+        .arg("--breakpad-store")
+        .arg(dir().join("store"))
+        .args(["0x11a5", "0x1150", "0x10"])
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "");
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        "0x11a5 geo::dot(geo::Point, geo::Point) /symfilter/src/shapes.h:10\n\
+0x11a5 geo::norm2(geo::Point) /symfilter/src/shapes.h:12\n\
+0x11a5 (anonymous namespace)::score(geo::Point) /symfilter/src/inline.cc:18\n\
+0x11a5 total_score(geo::Point const*, int) /symfilter/src/inline.cc:27\n\
+0x1150 frame_dummy ??:0\n\
+0x10 ?? ??:0\n"
+    );
+}
