@@ -606,11 +606,21 @@ impl Filter {
         let explain = self.opts.explain;
         let opened = self.symbolizer.open(&key);
         let first = opened.first_time;
-        let (result, miss_trail_len) = match opened.source {
-            Ok(src) => (Some(f(src)), None),
-            Err(trail) => (None, Some(trail.len())),
+        let (result, miss_trail_len, warnings) = match opened.source {
+            Ok(src) => {
+                let warnings = if first { src.warnings() } else { Vec::new() };
+                (Some(f(src)), None, warnings)
+            }
+            Err(trail) => (None, Some(trail.len()), Vec::new()),
         };
         if first {
+            // Problems the source found in its data but got past (e.g.
+            // corrupt Breakpad records): once per module.
+            let input = self.input.clone();
+            let (line, col) = self.at;
+            for w in &warnings {
+                self.diag.at(&input, line, col, w);
+            }
             if explain && self.explained.insert(module.build_id.clone()) {
                 self.explain(module);
             }

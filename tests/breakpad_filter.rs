@@ -87,3 +87,84 @@ fn zero_column_only_touches_the_column() {
     );
     assert_eq!(zero_column("[[[ELF module]]]"), "[[[ELF module]]]");
 }
+
+/// A store whose .sym has damaged records: the filter still symbolizes
+/// from the rest and says so once, on stderr, however many frames use it.
+#[test]
+fn corrupt_records_are_reported_once() {
+    let store = dir().join("store");
+    let sym_dir = std::fs::read_dir(store.join("plain-O2"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let text = std::fs::read_to_string(sym_dir.join("plain-O2.sym")).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let id_dir = tmp
+        .path()
+        .join("plain-O2")
+        .join(sym_dir.file_name().unwrap());
+    std::fs::create_dir_all(&id_dir).unwrap();
+    std::fs::write(
+        id_dir.join("plain-O2.sym"),
+        text.replacen("FILE 0 ", "FILE x ", 1),
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_symfilter"))
+        .arg("--format=llvm")
+        .arg("--breakpad-store")
+        .arg(tmp.path())
+        .arg("--no-debuginfod")
+        .arg(dir().join("filter/plain-O2.log"))
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    let warnings: Vec<&str> = stderr.lines().collect();
+    assert_eq!(warnings.len(), 1, "{stderr}");
+    assert!(
+        warnings[0]
+            .ends_with("plain-O2.sym: skipped 1 corrupt line (first: line 3: bad FILE number)"),
+        "{stderr}"
+    );
+    // Frames still resolve; FILE 0 is gone, so its lines have no file.
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(stdout.contains(" hash "), "{stdout}");
+}
+
+/// `symfilter lookup --build-id` has no module name: the store is scanned
+/// for the debug ID. Inline chain, PUBLIC fallback and a miss.
+#[test]
+fn lookup_subcommand_by_build_id() {
+    let sym = std::fs::read_dir(dir().join("store/inline-O2"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path()
+        .join("inline-O2.sym");
+    let text = std::fs::read_to_string(sym).unwrap();
+    let build_id = text
+        .lines()
+        .find_map(|l| l.strip_prefix("INFO CODE_ID "))
+        .unwrap()
+        .to_ascii_lowercase();
+    let out = Command::new(env!("CARGO_BIN_EXE_symfilter"))
+        .args(["lookup", "--no-debuginfod", "--build-id", &build_id])
+        .arg("--breakpad-store")
+        .arg(dir().join("store"))
+        .args(["0x11a5", "0x1150", "0x10"])
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "");
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        "0x11a5 geo::dot(geo::Point, geo::Point) /symfilter/src/shapes.h:10\n\
+0x11a5 geo::norm2(geo::Point) /symfilter/src/shapes.h:12\n\
+0x11a5 (anonymous namespace)::score(geo::Point) /symfilter/src/inline.cc:18\n\
+0x11a5 total_score(geo::Point const*, int) /symfilter/src/inline.cc:27\n\
+0x1150 frame_dummy ??:0\n\
+0x10 ?? ??:0\n"
+    );
+}

@@ -7,6 +7,12 @@
 //! of the store is tried. A file is used only if its `MODULE` record (and
 //! `INFO CODE_ID`, when present) names the same module.
 //!
+//! `.sym` addresses are relative to the module's first `PT_LOAD` segment;
+//! lookups take ELF virtual addresses. The two agree for PIE executables
+//! and shared libraries. For a non-PIE executable the image base is found
+//! from dump_syms' section pseudo-symbols (see `resolver::infer_image_base`);
+//! a `.sym` without them is read as if its image base were 0.
+//!
 //! - [`parser`]: bytes -> sorted record tables.
 //! - [`resolver`]: lookups, and the [`SymbolSource`] implementation.
 //! - [`types`]: records, and the build ID -> debug ID mapping.

@@ -448,32 +448,37 @@ fn parse_line(b: &mut Builder, line: &[u8], line_start: usize) -> Result<(), &'s
 /// Sort the tables and drop what the processor would refuse to store
 /// (empty and overlapping ranges).
 fn finish(idx: &mut SymIndex) {
-    // Each function's lines: sorted, non-empty, non-overlapping.
-    let old_lines = std::mem::take(&mut idx.lines);
-    let mut lines = Vec::with_capacity(old_lines.len());
-    let mut scratch: Vec<Line> = Vec::new();
+    // Each function's lines: sorted, non-empty, non-overlapping. Functions
+    // are still in file order here, so their line ranges are ascending and
+    // disjoint, and the table is compacted in place.
+    let mut w = 0usize;
     for f in &mut idx.funcs {
-        let slice = old_lines
-            .get(f.first_line as usize..f.end_line as usize)
-            .unwrap_or_default();
-        scratch.clear();
-        scratch.extend(slice.iter().filter(|l| l.size > 0));
-        if !scratch.is_sorted_by_key(|l| l.address) {
-            scratch.sort_by_key(|l| l.address);
+        let (first, end) = (f.first_line as usize, f.end_line as usize);
+        if let Some(slice) = idx.lines.get_mut(first..end)
+            && !slice.is_sorted_by_key(|l| l.address)
+        {
+            slice.sort_by_key(|l| l.address);
         }
-        f.first_line = len_u32(&lines);
-        let mut end = 0u64;
-        let mut first = true;
-        for l in &scratch {
-            if first || l.address >= end {
-                lines.push(*l);
-                end = l.address.saturating_add(l.size);
-                first = false;
+        let start = w;
+        let mut kept_end = 0u64;
+        for r in first..end {
+            let Some(l) = idx.lines.get(r).copied() else {
+                break;
+            };
+            if l.size == 0 || (w > start && l.address < kept_end) {
+                continue;
             }
+            kept_end = l.address.saturating_add(l.size);
+            if let Some(slot) = idx.lines.get_mut(w) {
+                *slot = l;
+            }
+            w += 1;
         }
-        f.end_line = len_u32(&lines);
+        f.first_line = u32::try_from(start).unwrap_or(u32::MAX);
+        f.end_line = u32::try_from(w).unwrap_or(u32::MAX);
     }
-    idx.lines = lines;
+    idx.lines.truncate(w);
+    idx.lines.shrink_to_fit();
 
     // Each inline record's subtree: the following records deeper than it.
     let mut open: Vec<usize> = Vec::new();

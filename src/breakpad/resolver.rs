@@ -93,6 +93,11 @@ impl BreakpadSymbols {
         self.idx.module.debug_id.text(&self.data)
     }
 
+    /// The `MODULE` record's architecture (`x86_64`, `arm64`, ...).
+    pub fn arch(&self) -> String {
+        self.idx.module.arch.text(&self.data)
+    }
+
     /// The `MODULE` record's debug file name.
     pub fn debug_file(&self) -> String {
         self.idx.module.debug_file.text(&self.data)
@@ -271,7 +276,15 @@ fn infer_image_base(data: &[u8], idx: &mut SymIndex) -> u64 {
             .map(|p| p.address)
     };
     let mut base = 0;
-    for (section, symbol) in [(&b".init"[..], &b"_init"[..]), (b".fini", b"_fini")] {
+    // Symbols that start their section: glibc's crti gives `_init` and
+    // `_fini`; crt1's `_start` usually opens `.text`. An image base is a
+    // whole number of pages.
+    let pairs = [
+        (&b".init"[..], &b"_init"[..]),
+        (b".fini", b"_fini"),
+        (b".text", b"_start"),
+    ];
+    for (section, symbol) in pairs {
         let sect = idx
             .publics
             .iter()
@@ -279,6 +292,7 @@ fn infer_image_base(data: &[u8], idx: &mut SymIndex) -> u64 {
             .map(|p| p.address);
         if let (Some(s), Some(y)) = (sect, find(symbol))
             && s > y
+            && (s - y) % 0x1000 == 0
         {
             base = s - y;
             break;
@@ -294,6 +308,22 @@ fn infer_image_base(data: &[u8], idx: &mut SymIndex) -> u64 {
         idx.publics.dedup_by_key(|p| p.address);
     }
     base
+}
+
+/// The smallest instruction size of a Breakpad `MODULE` architecture (what
+/// a return address is moved back by to land in its call).
+pub fn return_address_step(arch: &str) -> u64 {
+    let a = arch.to_ascii_lowercase();
+    if ["arm64", "aarch64", "mips", "ppc", "sparc", "loongarch"]
+        .iter()
+        .any(|p| a.starts_with(p))
+    {
+        4
+    } else if ["arm", "riscv", "s390"].iter().any(|p| a.starts_with(p)) {
+        2
+    } else {
+        1
+    }
 }
 
 /// A [`SymbolSource`] over one `.sym` file.
@@ -325,6 +355,10 @@ impl SymbolSource for BreakpadSource {
         Err(Miss::Other(
             "Breakpad symbol files hold no data symbols".to_string(),
         ))
+    }
+
+    fn return_address_step(&self) -> u64 {
+        return_address_step(&self.syms.arch())
     }
 
     fn warnings(&self) -> Vec<String> {
@@ -455,6 +489,34 @@ INLINE 2 6 0 0 50 1\nINLINE 0 7 0 0 50 10\n0 100 9 0\n";
         assert_eq!(s.lookup(0x1040), None);
         assert_eq!(s.lookup(0x950).unwrap().symbol.unwrap().name, "_init");
         assert_eq!(s.lookup(0x10), None);
+    }
+
+    #[test]
+    fn image_base_needs_a_page_multiple_and_can_come_from_text() {
+        // `.init` pairing gives a non-page offset: ignored; `.text` and
+        // `_start` give the base.
+        let text = "MODULE Linux x86_64 ID demo\nPUBLIC 1000 0 _init\nPUBLIC 1040 0 _start\n\
+FUNC 1130 7 0 f\nPUBLIC 401010 0 <.init ELF section in demo>\n\
+PUBLIC 401040 0 <.text ELF section in demo>\n";
+        assert_eq!(syms(text).image_base(), 0x400000);
+        // PIE: pseudo-symbols only for sections without a symbol: no base.
+        let text = "MODULE Linux x86_64 ID demo\nPUBLIC 1000 0 _init\n\
+PUBLIC 1020 0 <.plt ELF section in demo>\nFUNC 1130 7 0 f\n";
+        assert_eq!(syms(text).image_base(), 0);
+    }
+
+    #[test]
+    fn return_address_step_follows_the_module_arch() {
+        let steps: Vec<u64> = [
+            "x86_64", "x86", "arm64", "arm", "riscv64", "mips64", "ppc64",
+        ]
+        .iter()
+        .map(|a| return_address_step(a))
+        .collect();
+        assert_eq!(steps, vec![1, 1, 4, 2, 2, 4, 4]);
+        let s = syms("MODULE Linux arm64 ID demo\n");
+        let src = BreakpadSource::new(PathBuf::from("x.sym"), s);
+        assert_eq!(src.return_address_step(), 4);
     }
 
     #[test]
