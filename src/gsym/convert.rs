@@ -35,6 +35,8 @@ pub enum ConvertError {
 pub struct ConvertStats {
     pub from_debug_info: usize,
     pub from_symbols: usize,
+    /// Bytes of `.debug_*` sections in the input file (as stored).
+    pub dwarf_bytes: u64,
 }
 
 /// Reads the .dwo file a skeleton unit names (relative to its compilation
@@ -110,7 +112,11 @@ pub fn from_elf(
     if let Some(seg) = obj.segments().next() {
         b.set_base_address(seg.address());
     }
+    let mut dwarf_bytes = 0;
     for s in obj.sections() {
+        if s.name().is_ok_and(|n| n.starts_with(".debug_")) {
+            dwarf_bytes += s.size();
+        }
         if s.kind() == SectionKind::Text {
             b.add_text_range(s.address(), s.address().saturating_add(s.size()));
         }
@@ -128,7 +134,10 @@ pub fn from_elf(
     };
     let sections = gimli::DwarfSections::load(load)?;
     let dwarf = sections.borrow(|s| EndianSlice::new(s, endian));
-    let mut stats = ConvertStats::default();
+    let mut stats = ConvertStats {
+        dwarf_bytes,
+        ..ConvertStats::default()
+    };
     let before = b.num_functions();
     let mut units = dwarf.units();
     while let Some(header) = units.next()? {
