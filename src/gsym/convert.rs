@@ -401,15 +401,14 @@ fn convert_unit<'a>(
     Ok(())
 }
 
-const C_LIKE: [u16; 7] = [
+/// Languages whose names LLVM qualifies with their declaration contexts.
+const C_LIKE: [u16; 6] = [
     constants::DW_LANG_C_plus_plus.0,
     constants::DW_LANG_C_plus_plus_03.0,
     constants::DW_LANG_C_plus_plus_11.0,
     constants::DW_LANG_C_plus_plus_14.0,
     constants::DW_LANG_ObjC_plus_plus.0,
     constants::DW_LANG_C.0,
-    // Never matches a real language; keeps the array size honest.
-    0xffff,
 ];
 
 /// A file index attribute's value (gimli normalizes it to `FileIndex`).
@@ -633,19 +632,23 @@ impl<'a> UnitCtx<'_, 'a> {
         Some(path)
     }
 
-    fn gsym_file(&mut self, index: u64, b: &mut GsymBuilder) -> u32 {
-        if self.lines.is_none() {
-            return 0;
+    /// LLVM's `DWARFToGSYMFileIndex`: `None` for an index past the file
+    /// table, 0 for a file whose path cannot be built.
+    fn gsym_file(&mut self, index: u64, b: &mut GsymBuilder) -> Option<u32> {
+        let program = self.lunit.line_program.as_ref()?;
+        self.lines.as_ref()?;
+        if index > program.header().file_names().len() as u64 {
+            return None;
         }
         if let Some(&f) = self.file_cache.get(&index) {
-            return f;
+            return Some(f);
         }
         let f = match self.file_path(index) {
             Some(p) => b.insert_file(&String::from_utf8_lossy(&p)),
             None => 0,
         };
         self.file_cache.insert(index, f);
-        f
+        Some(f)
     }
 
     fn ranges(&self, node: usize) -> Vec<(u64, u64)> {
@@ -735,10 +738,14 @@ impl<'a> UnitCtx<'_, 'a> {
                 ii.name = name;
             }
             let call_file = self
-                .attr(node, constants::DW_AT_call_file)
+                .find_recursively(node, &[constants::DW_AT_call_file])
                 .and_then(file_index)
-                .unwrap_or(0);
-            ii.call_file = self.gsym_file(call_file, b);
+                .unwrap_or(u64::from(u32::MAX));
+            // An invalid call file drops the entry and its children.
+            let Some(call_file) = self.gsym_file(call_file, b) else {
+                return;
+            };
+            ii.call_file = call_file;
             ii.call_line = self
                 .attr(node, constants::DW_AT_call_line)
                 .and_then(|v| v.udata_value())
@@ -791,7 +798,9 @@ impl<'a> UnitCtx<'_, 'a> {
             else {
                 continue;
             };
-            let file_idx = self.gsym_file(file, b);
+            let Some(file_idx) = self.gsym_file(file, b) else {
+                continue;
+            };
             let mut row_addr = addr;
             if !(f.start <= row_addr && row_addr < f.end) {
                 if row_addr < f.start {
