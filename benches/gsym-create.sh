@@ -18,7 +18,9 @@ hyperfine --warmup 1 --runs 5 \
   -n "llvm-gsymutil --convert (all threads)" "$LLVM/llvm-gsymutil --quiet --convert $tmp/input -o $tmp/llvm.gsym"
 
 size() { stat -c %s "$1"; }
-dwarf=$($LLVM/llvm-readelf -S -W "$tmp/input" | awk '$2 ~ /^\.debug_/ {s += strtonum("0x" $6)} END {print s}')
+dwarf=$($LLVM/llvm-readelf -S -W "$tmp/input" | python3 -c '
+import sys
+print(sum(int(f[5], 16) for f in (l.replace("[ ", "[").split() for l in sys.stdin) if len(f) > 5 and f[1].startswith(".debug_")))')
 echo "input:            $(size "$tmp/input") bytes, DWARF sections $dwarf bytes"
 echo "GSYM (symfilter): $(size "$tmp/ours.gsym") bytes (DWARF/GSYM = $(echo "scale=2; $dwarf / $(size "$tmp/ours.gsym")" | bc))"
 echo "GSYM (llvm):      $(size "$tmp/llvm.gsym") bytes"
