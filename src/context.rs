@@ -1,1 +1,329 @@
-//! The context state machine (skeleton; filled in by its issue).
+//! The context state machine: modules and their loaded regions, as declared
+//! by `{{{reset}}}`, `{{{module}}}` and `{{{mmap}}}`.
+//!
+//! Regions live in a `BTreeMap` keyed by start address, so finding the region
+//! that covers an address, and checking a new region for overlap, are
+//! O(log n) however many regions a process maps. Every error leaves the state
+//! as it was before the element.
+
+use std::collections::{BTreeMap, HashMap};
+use std::ops::Bound;
+
+use crate::markup::Mode;
+use crate::symbols::{BuildId, ModuleKey};
+
+/// A module as declared by `{{{module:ID:NAME:elf:BUILDID}}}`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Module {
+    pub id: u64,
+    /// Raw name bytes from the markup (may be empty, may be any bytes).
+    pub name: Vec<u8>,
+    pub build_id: BuildId,
+}
+
+impl Module {
+    /// The name as text (lossy for invalid UTF-8).
+    pub fn name_lossy(&self) -> std::borrow::Cow<'_, str> {
+        String::from_utf8_lossy(&self.name)
+    }
+
+    /// The key symbol providers are asked with.
+    pub fn key(&self) -> ModuleKey {
+        ModuleKey {
+            build_id: self.build_id.clone(),
+            name: self.name_lossy().into_owned(),
+        }
+    }
+}
+
+/// A region loaded from a module (`{{{mmap:START:SIZE:load:ID:MODE:REL}}}`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Region {
+    pub start: u64,
+    pub size: u64,
+    pub module: u64,
+    pub mode: Mode,
+    /// Module-relative address of `start` (the segment's `p_vaddr`).
+    pub rel: u64,
+}
+
+impl Region {
+    /// True when `addr` is inside; a region of size 0, or one that wraps past
+    /// 2^64, contains nothing (as in LLVM).
+    pub fn contains(&self, addr: u64) -> bool {
+        self.start <= addr && addr < self.start.wrapping_add(self.size)
+    }
+
+    /// Last address of the region (`start + size - 1`, wrapping as LLVM
+    /// prints it).
+    pub fn last(&self) -> u64 {
+        self.start.wrapping_add(self.size).wrapping_sub(1)
+    }
+
+    /// The module-relative address of `addr`.
+    pub fn module_relative(&self, addr: u64) -> u64 {
+        addr.wrapping_sub(self.start).wrapping_add(self.rel)
+    }
+}
+
+/// Why a contextual element was refused.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ContextError {
+    #[error("module ID {0:#x} is already declared (no reset since)")]
+    DuplicateModule(u64),
+    #[error("mmap names module ID {0:#x}, which was not declared")]
+    UnknownModule(u64),
+    #[error(
+        "mmap overlaps the region [{:#x}-{:#x}] of module {:#x}",
+        .0.start,
+        .0.last(),
+        .0.module
+    )]
+    Overlap(Region),
+}
+
+/// What became of an accepted mmap.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MmapAdded {
+    /// Stored as given.
+    Stored(Region),
+    /// A size-0 region at the start of another size-0 region: not stored
+    /// (LLVM keeps the first and reports nothing); carries the kept one.
+    Duplicate(Region),
+}
+
+/// Where an address falls.
+#[derive(Clone, Copy, Debug)]
+pub struct Location<'a> {
+    pub module: &'a Module,
+    pub region: &'a Region,
+    /// Module-relative address.
+    pub rel: u64,
+}
+
+/// The state accumulated from contextual elements since the last reset.
+#[derive(Default, Debug)]
+pub struct Context {
+    modules: HashMap<u64, Module>,
+    regions: BTreeMap<u64, Region>,
+}
+
+impl Context {
+    pub fn new() -> Context {
+        Context::default()
+    }
+
+    /// True when nothing has been declared since the start or the last reset.
+    pub fn is_empty(&self) -> bool {
+        self.modules.is_empty() && self.regions.is_empty()
+    }
+
+    /// Forget everything. Returns whether there was anything to forget.
+    pub fn reset(&mut self) -> bool {
+        let was = !self.is_empty();
+        self.modules.clear();
+        self.regions.clear();
+        was
+    }
+
+    pub fn module(&self, id: u64) -> Option<&Module> {
+        self.modules.get(&id)
+    }
+
+    pub fn modules(&self) -> impl Iterator<Item = &Module> {
+        self.modules.values()
+    }
+
+    /// Regions of one module, by start address.
+    pub fn regions_of(&self, id: u64) -> impl Iterator<Item = &Region> {
+        self.regions.values().filter(move |r| r.module == id)
+    }
+
+    pub fn region_count(&self) -> usize {
+        self.regions.len()
+    }
+
+    /// Declare a module. A module ID already declared is refused and the
+    /// first declaration is kept.
+    pub fn add_module(&mut self, module: Module) -> Result<&Module, ContextError> {
+        use std::collections::hash_map::Entry;
+        match self.modules.entry(module.id) {
+            Entry::Occupied(_) => Err(ContextError::DuplicateModule(module.id)),
+            Entry::Vacant(v) => Ok(v.insert(module)),
+        }
+    }
+
+    /// Add a region. Refused when its module is unknown or when it overlaps
+    /// a region already present (touching is fine).
+    pub fn add_mmap(&mut self, region: Region) -> Result<MmapAdded, ContextError> {
+        if !self.modules.contains_key(&region.module) {
+            return Err(ContextError::UnknownModule(region.module));
+        }
+        if let Some(other) = self.overlapping(&region) {
+            return Err(ContextError::Overlap(*other));
+        }
+        use std::collections::btree_map::Entry;
+        match self.regions.entry(region.start) {
+            Entry::Occupied(o) => Ok(MmapAdded::Duplicate(*o.get())),
+            Entry::Vacant(v) => Ok(MmapAdded::Stored(*v.insert(region))),
+        }
+    }
+
+    /// An existing region that overlaps `new` (LLVM's check: the first region
+    /// starting after `new.start` if `new` contains its start, else the
+    /// region at or before `new.start` if it contains `new.start`).
+    fn overlapping(&self, new: &Region) -> Option<&Region> {
+        if let Some((_, next)) = self
+            .regions
+            .range((Bound::Excluded(new.start), Bound::Unbounded))
+            .next()
+            && new.contains(next.start)
+        {
+            return Some(next);
+        }
+        self.regions
+            .range(..=new.start)
+            .next_back()
+            .map(|(_, r)| r)
+            .filter(|r| r.contains(new.start))
+    }
+
+    /// The region covering `addr` and the module it belongs to.
+    pub fn lookup(&self, addr: u64) -> Option<Location<'_>> {
+        let (_, region) = self.regions.range(..=addr).next_back()?;
+        if !region.contains(addr) {
+            return None;
+        }
+        let module = self.modules.get(&region.module)?;
+        Some(Location {
+            module,
+            region,
+            rel: region.module_relative(addr),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn module(id: u64) -> Module {
+        Module {
+            id,
+            name: format!("m{id}").into_bytes(),
+            build_id: BuildId(vec![id as u8, 0xaa]),
+        }
+    }
+
+    fn region(start: u64, size: u64, module: u64) -> Region {
+        Region {
+            start,
+            size,
+            module,
+            mode: Mode {
+                read: true,
+                write: false,
+                exec: true,
+            },
+            rel: 0x1000,
+        }
+    }
+
+    #[test]
+    fn lookup_and_relative_address() {
+        let mut c = Context::new();
+        c.add_module(module(1)).unwrap();
+        c.add_mmap(region(0x7acba69d5000, 0x5a000, 1)).unwrap();
+        let loc = c.lookup(0x7acba69d5010).unwrap();
+        assert_eq!(loc.module.id, 1);
+        assert_eq!(loc.rel, 0x1010);
+        assert!(c.lookup(0x7acba69d5000 + 0x5a000).is_none());
+        assert!(c.lookup(0x7acba69d4fff).is_none());
+        assert_eq!(
+            c.lookup(0x7acba69d5000 + 0x59fff).unwrap().rel,
+            0x1000 + 0x59fff
+        );
+    }
+
+    #[test]
+    fn errors_leave_state_consistent() {
+        let mut c = Context::new();
+        c.add_module(module(1)).unwrap();
+        let mut dup = module(1);
+        dup.name = b"other".to_vec();
+        assert_eq!(c.add_module(dup), Err(ContextError::DuplicateModule(1)));
+        assert_eq!(c.module(1).unwrap().name, b"m1");
+        assert_eq!(
+            c.add_mmap(region(0x1000, 0x10, 2)),
+            Err(ContextError::UnknownModule(2))
+        );
+        c.add_mmap(region(0x1000, 0x1000, 1)).unwrap();
+        // Starts inside.
+        assert!(matches!(
+            c.add_mmap(region(0x1800, 0x1000, 1)),
+            Err(ContextError::Overlap(r)) if r.start == 0x1000
+        ));
+        // Contains an existing start.
+        assert!(matches!(
+            c.add_mmap(region(0x0800, 0x1000, 1)),
+            Err(ContextError::Overlap(r)) if r.start == 0x1000
+        ));
+        // Same start.
+        assert!(c.add_mmap(region(0x1000, 0x10, 1)).is_err());
+        // Touching is fine.
+        c.add_mmap(region(0x2000, 0x1000, 1)).unwrap();
+        c.add_mmap(region(0x0800, 0x800, 1)).unwrap();
+        assert_eq!(c.region_count(), 3);
+        assert_eq!(c.lookup(0x1fff).unwrap().region.start, 0x1000);
+        assert_eq!(c.lookup(0x2000).unwrap().region.start, 0x2000);
+    }
+
+    #[test]
+    fn zero_size_and_wrapping() {
+        let mut c = Context::new();
+        c.add_module(module(1)).unwrap();
+        assert!(matches!(
+            c.add_mmap(region(0x9000, 0, 1)),
+            Ok(MmapAdded::Stored(_))
+        ));
+        assert!(c.lookup(0x9000).is_none());
+        assert!(matches!(
+            c.add_mmap(region(0x9000, 0, 1)),
+            Ok(MmapAdded::Duplicate(_))
+        ));
+        // A later region covering its start is refused.
+        assert!(c.add_mmap(region(0x8000, 0x2000, 1)).is_err());
+        c.add_mmap(region(u64::MAX - 0xf, 0x100, 1)).unwrap();
+        assert!(c.lookup(u64::MAX).is_none());
+    }
+
+    #[test]
+    fn reset_clears() {
+        let mut c = Context::new();
+        assert!(!c.reset());
+        c.add_module(module(1)).unwrap();
+        c.add_mmap(region(0x1000, 0x1000, 1)).unwrap();
+        assert!(c.reset());
+        assert!(c.is_empty());
+        assert!(c.lookup(0x1000).is_none());
+        c.add_module(module(1)).unwrap();
+    }
+
+    #[test]
+    fn many_regions() {
+        let mut c = Context::new();
+        for m in 0..100 {
+            c.add_module(module(m)).unwrap();
+        }
+        for i in 0..10_000u64 {
+            c.add_mmap(region(0x10_0000 + i * 0x2000, 0x1000, i % 100))
+                .unwrap();
+        }
+        for i in (0..10_000u64).step_by(7) {
+            let loc = c.lookup(0x10_0000 + i * 0x2000 + 0x123).unwrap();
+            assert_eq!(loc.module.id, i % 100);
+            assert_eq!(loc.rel, 0x1123);
+            assert!(c.lookup(0x10_0000 + i * 0x2000 + 0x1000).is_none());
+        }
+    }
+}

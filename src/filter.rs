@@ -1,1 +1,763 @@
-//! The streaming filter loop (skeleton; filled in by its issue).
+//! The streaming filter: reads bytes, finds lines with markup, drives the
+//! lexer, the context and the symbolizer, and hands each line to a renderer.
+//!
+//! Plain text is the fast path: the input buffer is searched for `{{{` and
+//! ESC with `memmem`/`memchr` (the last hit of each is remembered, so
+//! markup-dense input is not rescanned), and every complete line before the
+//! next hit is passed to the renderer in one slice, unchanged.
+//!
+//! Output is flushed whenever the filter is about to block on reading more
+//! input, so a line's output appears as soon as the line is complete on a
+//! trickling pipe (`tail -f log | symfilter`) while big files still get big
+//! writes.
+//!
+//! Memory is bounded: a line longer than [`Options::max_line`] is passed
+//! through unchanged without interpretation (one diagnostic if it held
+//! markup); a multi-line `hexdict` is gathered up to
+//! [`Options::max_group_lines`] lines / [`Options::max_group_bytes`] bytes,
+//! and if it does not close by then its lines are treated as plain lines.
+
+use std::collections::HashSet;
+use std::io::{self, Read, Write};
+
+use memchr::memmem;
+
+use crate::context::{Context, ContextError, MmapAdded, Module, Region};
+use crate::markup::{ESC, Element, Lexer, Node, PcKind, RawElement, parse_element};
+use crate::render::{
+    self, ContextEvent, Event, Format, HexValue, Line, Lookup, Place, Render, RenderOptions,
+    Resolved,
+};
+use crate::symbols::{BuildId, Symbolizer};
+
+/// Filter settings.
+#[derive(Clone, Debug)]
+pub struct Options {
+    pub format: Format,
+    /// Colour output (already decided from `--color`, the terminal and the
+    /// environment).
+    pub color: bool,
+    pub keep_context: bool,
+    /// No diagnostics on stderr.
+    pub quiet: bool,
+    pub strip_path_prefix: Option<String>,
+    /// Print every place tried for each module at its first use.
+    pub explain: bool,
+    /// Longest line interpreted; longer ones pass through unchanged.
+    pub max_line: usize,
+    /// Most lines a multi-line hexdict may span.
+    pub max_group_lines: usize,
+    /// Most bytes a multi-line hexdict may span.
+    pub max_group_bytes: usize,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            format: Format::Human,
+            color: false,
+            keep_context: false,
+            quiet: false,
+            strip_path_prefix: None,
+            explain: false,
+            max_line: 16 << 20,
+            max_group_lines: 256,
+            max_group_bytes: 256 << 10,
+        }
+    }
+}
+
+/// Why a run stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum FilterError {
+    #[error("read error: {0}")]
+    Read(io::Error),
+    #[error("write error: {0}")]
+    Write(io::Error),
+}
+
+/// Where diagnostics go: one line each,
+/// `symfilter: <input>:<line>:<column>: <message>`.
+pub struct Diagnostics {
+    sink: Box<dyn Write + Send>,
+    quiet: bool,
+    /// Number of diagnostics reported (including silenced ones).
+    pub count: u64,
+}
+
+impl Diagnostics {
+    pub fn new(sink: Box<dyn Write + Send>, quiet: bool) -> Diagnostics {
+        Diagnostics {
+            sink,
+            quiet,
+            count: 0,
+        }
+    }
+
+    pub fn stderr(quiet: bool) -> Diagnostics {
+        Diagnostics::new(Box::new(io::stderr()), quiet)
+    }
+
+    /// A located message.
+    pub fn at(&mut self, input: &str, line: u64, column: usize, msg: &str) {
+        self.count += 1;
+        if !self.quiet {
+            let _ = writeln!(self.sink, "symfilter: {input}:{line}:{column}: {msg}");
+        }
+    }
+
+    /// A message that is not about one place (always printed, even quiet:
+    /// used for `--explain`).
+    pub fn note(&mut self, msg: &str) {
+        let _ = writeln!(self.sink, "symfilter: {msg}");
+    }
+}
+
+/// Cached position of the next occurrence of a needle in the input buffer.
+#[derive(Clone, Copy, Default)]
+struct Hit {
+    found: Option<usize>,
+    scanned_to: usize,
+}
+
+impl Hit {
+    fn next(
+        &mut self,
+        len: usize,
+        pos: usize,
+        end: usize,
+        find: impl Fn(usize) -> Option<usize>,
+    ) -> Option<usize> {
+        if let Some(f) = self.found {
+            if f >= pos {
+                return Some(f);
+            }
+            self.scanned_to = pos;
+        }
+        let from = pos.max(self.scanned_to.saturating_sub(len - 1));
+        if from >= end {
+            self.found = None;
+            self.scanned_to = end;
+            return None;
+        }
+        self.found = find(from).map(|i| from + i);
+        self.scanned_to = end;
+        self.found
+    }
+
+    fn shift(&mut self, d: usize) {
+        self.found = self.found.and_then(|f| f.checked_sub(d));
+        self.scanned_to = self.scanned_to.saturating_sub(d);
+    }
+}
+
+/// The symbolizing filter. Build it once; call [`Filter::run`] for each
+/// input in order (context carries over, as if the inputs were
+/// concatenated), then [`Filter::finish`].
+pub struct Filter {
+    opts: Options,
+    lexer: Lexer,
+    context: Context,
+    symbolizer: Symbolizer,
+    render: Box<dyn Render>,
+    diag: Diagnostics,
+    nodes: Vec<Node>,
+    explained: HashSet<BuildId>,
+    input: String,
+    /// Location of the element being resolved (for diagnostics).
+    at: (u64, usize),
+}
+
+impl Filter {
+    /// A filter writing diagnostics to stderr.
+    pub fn new(opts: Options, symbolizer: Symbolizer) -> Filter {
+        let diag = Diagnostics::stderr(opts.quiet);
+        Filter::with_diagnostics(opts, symbolizer, diag)
+    }
+
+    pub fn with_diagnostics(opts: Options, symbolizer: Symbolizer, diag: Diagnostics) -> Filter {
+        let render = render::renderer(
+            opts.format,
+            &RenderOptions {
+                color: opts.color,
+                keep_context: opts.keep_context,
+                strip_path_prefix: opts.strip_path_prefix.clone(),
+            },
+        );
+        Filter {
+            opts,
+            lexer: Lexer::new(),
+            context: Context::new(),
+            symbolizer,
+            render,
+            diag,
+            nodes: Vec::new(),
+            explained: HashSet::new(),
+            input: String::from("<stdin>"),
+            at: (0, 0),
+        }
+    }
+
+    /// Number of diagnostics so far.
+    pub fn diagnostics(&self) -> u64 {
+        self.diag.count
+    }
+
+    /// Filter one input. `input` names it in diagnostics (a path or
+    /// `<stdin>`).
+    pub fn run(
+        &mut self,
+        input: &str,
+        mut reader: impl Read,
+        out: &mut dyn Write,
+    ) -> Result<(), FilterError> {
+        self.input = input.to_string();
+        let chunk = (64 << 10).min(self.opts.max_line.max(16));
+        let mut buf = vec![0u8; chunk];
+        let mut st = Scan {
+            line: 1,
+            ..Scan::default()
+        };
+        loop {
+            self.process(&buf, &mut st, out)?;
+            if st.eof {
+                break;
+            }
+            if st.pos > 0 {
+                buf.copy_within(st.pos..st.end, 0);
+                st.end -= st.pos;
+                st.open.shift(st.pos);
+                st.esc.shift(st.pos);
+                st.pos = 0;
+            }
+            if st.end == buf.len() {
+                if buf.len() < self.opts.max_line {
+                    let n = (buf.len() * 2).min(self.opts.max_line.max(16));
+                    buf.resize(n, 0);
+                } else {
+                    // An over-long line: pass what we have through untouched
+                    // and the rest of the line after it.
+                    let data = &buf[..st.end];
+                    if self.lexer.find_open(data).is_some() || memchr::memchr(ESC, data).is_some() {
+                        let line = st.line;
+                        self.diag.at(
+                            input,
+                            line,
+                            1,
+                            &format!(
+                                "line longer than {} bytes: passed through without symbolizing",
+                                self.opts.max_line
+                            ),
+                        );
+                    }
+                    self.render.raw(out, data).map_err(FilterError::Write)?;
+                    st.long_line = true;
+                    st.end = 0;
+                    st.open = Hit::default();
+                    st.esc = Hit::default();
+                    continue;
+                }
+            }
+            out.flush().map_err(FilterError::Write)?;
+            let n = loop {
+                match reader.read(&mut buf[st.end..]) {
+                    Ok(n) => break n,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                    Err(e) => {
+                        // Keep what was read so far.
+                        st.eof = true;
+                        self.process(&buf, &mut st, out)?;
+                        return Err(FilterError::Read(e));
+                    }
+                }
+            };
+            if n == 0 {
+                st.eof = true;
+            } else {
+                st.end += n;
+            }
+        }
+        Ok(())
+    }
+
+    /// End of all inputs: close what is open (pending summaries, colour).
+    pub fn finish(&mut self, out: &mut dyn Write) -> Result<(), FilterError> {
+        self.render.finish(out).map_err(FilterError::Write)?;
+        out.flush().map_err(FilterError::Write)
+    }
+
+    /// Process everything complete in `buf[st.pos..st.end]` (and, at EOF,
+    /// everything).
+    fn process(
+        &mut self,
+        buf: &[u8],
+        st: &mut Scan,
+        out: &mut dyn Write,
+    ) -> Result<(), FilterError> {
+        let w = FilterError::Write;
+        while st.pos < st.end {
+            let end = st.end;
+            if st.long_line {
+                let rest = &buf[st.pos..end];
+                match memchr::memchr(b'\n', rest) {
+                    Some(i) => {
+                        self.render.raw(out, &rest[..=i]).map_err(w)?;
+                        st.pos += i + 1;
+                        st.line += 1;
+                        st.long_line = false;
+                        continue;
+                    }
+                    None => {
+                        self.render.raw(out, rest).map_err(w)?;
+                        st.pos = end;
+                        return Ok(());
+                    }
+                }
+            }
+            let lexer = &self.lexer;
+            let pos = st.pos;
+            let open = st
+                .open
+                .next(3, pos, end, |from| lexer.find_open(&buf[from..end]));
+            let esc = st
+                .esc
+                .next(1, pos, end, |from| memchr::memchr(ESC, &buf[from..end]));
+            let special = match (open, esc) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
+            let Some(s) = special else {
+                // No markup in the rest: pass complete lines through.
+                let rest = &buf[pos..end];
+                if let Some(nl) = memchr::memrchr(b'\n', rest) {
+                    let text = &rest[..=nl];
+                    self.render.plain(out, text, st.line).map_err(w)?;
+                    st.line += count_lines(text);
+                    st.pos += nl + 1;
+                }
+                if st.eof && st.pos < end {
+                    let line = &buf[st.pos..end];
+                    self.line(line, b"", st.line, out).map_err(w)?;
+                    st.pos = end;
+                }
+                return Ok(());
+            };
+            let line_start = memchr::memrchr(b'\n', &buf[pos..s]).map_or(pos, |i| pos + i + 1);
+            if line_start > pos {
+                let text = &buf[pos..line_start];
+                self.render.plain(out, text, st.line).map_err(w)?;
+                st.line += count_lines(text);
+                st.pos = line_start;
+            }
+            let ls = st.pos;
+            let le = match memchr::memchr(b'\n', &buf[s..end]) {
+                Some(i) => s + i,
+                None if st.eof => end,
+                None => return Ok(()),
+            };
+            // A multi-line hexdict?
+            let mut group_end = None;
+            if self.render.multiline() && opens_multiline(&self.lexer, &buf[ls..le]) && le < end {
+                match self.lexer.find_close(&buf[le..end]) {
+                    Some(c) => {
+                        let close = le + c;
+                        let ge = match memchr::memchr(b'\n', &buf[close..end]) {
+                            Some(i) => Some(close + i),
+                            None if st.eof => Some(end),
+                            None => None,
+                        };
+                        match ge {
+                            Some(ge) => {
+                                let lines = count_lines(&buf[ls..ge]);
+                                if lines < self.opts.max_group_lines as u64
+                                    && ge - ls <= self.opts.max_group_bytes
+                                {
+                                    group_end = Some(ge);
+                                }
+                            }
+                            None => {
+                                if end - ls <= self.opts.max_group_bytes {
+                                    return Ok(());
+                                }
+                            }
+                        }
+                    }
+                    None => {
+                        let lines = count_lines(&buf[ls..end]);
+                        if !st.eof
+                            && end - ls <= self.opts.max_group_bytes
+                            && lines < self.opts.max_group_lines as u64
+                        {
+                            return Ok(());
+                        }
+                    }
+                }
+            }
+            let le = group_end.unwrap_or(le);
+            let ending: &[u8] = if le < end { b"\n" } else { b"" };
+            let number = st.line;
+            self.line(&buf[ls..le], ending, number, out).map_err(w)?;
+            st.line += count_lines(&buf[ls..le]) + 1;
+            st.pos = (le + 1).min(end);
+        }
+        Ok(())
+    }
+
+    /// Lex, apply and resolve one line (or hexdict group), then render it.
+    fn line(
+        &mut self,
+        bytes: &[u8],
+        ending: &[u8],
+        number: u64,
+        out: &mut dyn Write,
+    ) -> io::Result<()> {
+        let mut nodes = std::mem::take(&mut self.nodes);
+        self.lexer.tokenize(bytes, &mut nodes);
+        let mut events = Vec::with_capacity(nodes.len());
+        let stop_after_context = self.render.context_ends_line();
+        for node in &nodes {
+            match node {
+                Node::Text(r) => events.push(Event::Text(&bytes[r.clone()])),
+                Node::Sgr(sgr, r) => events.push(Event::Sgr(*sgr, &bytes[r.clone()])),
+                Node::Element(raw) => {
+                    let ev = self.element(bytes, number, raw);
+                    let contextual = matches!(ev, Event::Context(..));
+                    events.push(ev);
+                    if contextual && stop_after_context {
+                        break;
+                    }
+                }
+            }
+        }
+        let line = Line {
+            bytes,
+            ending,
+            number,
+        };
+        let result = self.render.line(out, &line, &events);
+        drop(events);
+        self.nodes = nodes;
+        result
+    }
+
+    fn report(&mut self, bytes: &[u8], number: u64, at: usize, msg: &str) {
+        let (line, col) = locate(bytes, number, at);
+        let input = self.input.clone();
+        self.diag.at(&input, line, col, msg);
+    }
+
+    fn element<'a>(&mut self, bytes: &'a [u8], number: u64, raw: &'a RawElement) -> Event<'a> {
+        let tag = raw.tag(bytes);
+        let contextual = matches!(tag, b"reset" | b"module" | b"mmap");
+        let el = match parse_element(bytes, raw) {
+            Ok(el) => el,
+            Err(e) => {
+                self.report(bytes, number, e.at, &e.message);
+                return if contextual {
+                    Event::Context(raw, ContextEvent::Refused)
+                } else {
+                    Event::Invalid(raw)
+                };
+            }
+        };
+        match el {
+            Element::Reset => {
+                let had_state = self.context.reset();
+                Event::Context(raw, ContextEvent::Reset { had_state })
+            }
+            Element::Module { id, name, build_id } => {
+                let module = Module {
+                    id,
+                    name: name.to_vec(),
+                    build_id,
+                };
+                match self.context.add_module(module) {
+                    Ok(m) => Event::Context(raw, ContextEvent::Module(m.clone())),
+                    Err(e) => {
+                        self.report(bytes, number, raw.fields[0].start, &e.to_string());
+                        Event::Context(raw, ContextEvent::Refused)
+                    }
+                }
+            }
+            Element::Mmap {
+                start,
+                size,
+                module,
+                mode,
+                rel,
+            } => {
+                let region = Region {
+                    start,
+                    size,
+                    module,
+                    mode,
+                    rel,
+                };
+                match self.context.add_mmap(region) {
+                    Ok(added) => {
+                        let (region, duplicate) = match added {
+                            MmapAdded::Stored(r) => (r, false),
+                            MmapAdded::Duplicate(r) => (r, true),
+                        };
+                        match self.context.module(module) {
+                            Some(m) => Event::Context(
+                                raw,
+                                ContextEvent::Mmap {
+                                    module: m.clone(),
+                                    region,
+                                    duplicate,
+                                },
+                            ),
+                            None => Event::Context(raw, ContextEvent::Refused),
+                        }
+                    }
+                    Err(e) => {
+                        let field = match e {
+                            ContextError::UnknownModule(_) => 3,
+                            _ => 0,
+                        };
+                        self.report(bytes, number, raw.fields[field].start, &e.to_string());
+                        Event::Context(raw, ContextEvent::Refused)
+                    }
+                }
+            }
+            Element::Symbol { name } => Event::Symbol(raw, name),
+            Element::Pc { addr, kind } => {
+                self.at = locate(bytes, number, raw.fields[0].start);
+                let res = self.resolve_code(addr, kind, false);
+                self.report_unresolved(bytes, number, raw.fields[0].start, &res);
+                Event::Pc(raw, res)
+            }
+            Element::Bt { frame, addr, kind } => {
+                self.at = locate(bytes, number, raw.fields[1].start);
+                let res = self.resolve_code(addr, kind, true);
+                self.report_unresolved(bytes, number, raw.fields[1].start, &res);
+                Event::Bt(raw, frame, res)
+            }
+            Element::Data { addr } => {
+                self.at = locate(bytes, number, raw.fields[0].start);
+                let res = self.resolve_data(addr);
+                self.report_unresolved(bytes, number, raw.fields[0].start, &res);
+                Event::Data(raw, res)
+            }
+            Element::Hexdict { pairs } => {
+                let mut values = Vec::new();
+                for pair in pairs {
+                    self.at = locate(bytes, number, pair.value_at);
+                    let exec = match self.context.lookup(pair.value) {
+                        Some(loc) => loc.region.mode.exec,
+                        None => continue,
+                    };
+                    let resolved = if exec {
+                        self.resolve_code(pair.value, PcKind::Precise, false)
+                    } else {
+                        self.resolve_data(pair.value)
+                    };
+                    values.push(HexValue { pair, resolved });
+                }
+                Event::Hexdict(raw, values)
+            }
+            Element::Dumpfile { .. } => Event::Dumpfile(raw),
+            Element::Unknown => Event::Unknown(raw),
+        }
+    }
+
+    fn report_unresolved(&mut self, bytes: &[u8], number: u64, at: usize, res: &Resolved) {
+        if let Lookup::NoRegion = res.lookup {
+            let msg = if res.adjusted != res.addr {
+                format!(
+                    "no mmap covers address {:#x} (return address {:#x} minus {})",
+                    res.adjusted,
+                    res.addr,
+                    res.addr.wrapping_sub(res.adjusted)
+                )
+            } else {
+                format!("no mmap covers address {:#x}", res.addr)
+            };
+            self.report(bytes, number, at, &msg);
+        }
+    }
+
+    /// Find the place of `addr` and open its module's source, reporting a
+    /// missing module once per build ID.
+    fn place(&mut self, addr: u64) -> Option<Place> {
+        let loc = self.context.lookup(addr)?;
+        Some(Place {
+            module: loc.module.clone(),
+            region: *loc.region,
+            rel: loc.rel,
+        })
+    }
+
+    fn with_source<T>(
+        &mut self,
+        module: &Module,
+        f: impl FnOnce(&dyn crate::symbols::SymbolSource) -> T,
+    ) -> Option<T> {
+        let key = module.key();
+        let explain = self.opts.explain;
+        let opened = self.symbolizer.open(&key);
+        let first = opened.first_time;
+        let (result, miss_trail_len) = match opened.source {
+            Ok(src) => (Some(f(src)), None),
+            Err(trail) => (None, Some(trail.len())),
+        };
+        if first {
+            if explain && self.explained.insert(module.build_id.clone()) {
+                self.explain(module);
+            }
+            if let Some(n) = miss_trail_len {
+                let how = if n == 0 {
+                    "no symbol source is configured (see --build-id-dir, --symbol-path)".to_string()
+                } else {
+                    format!("{n} place(s) tried; --explain lists them")
+                };
+                let input = self.input.clone();
+                let (line, col) = self.at;
+                self.diag.at(
+                    &input,
+                    line,
+                    col,
+                    &format!(
+                        "no symbols for module #{} \"{}\" (build ID {}): {how}",
+                        module.id,
+                        module.name_lossy(),
+                        module.build_id
+                    ),
+                );
+            }
+        }
+        result
+    }
+
+    fn explain(&mut self, module: &Module) {
+        let mut lines = vec![format!(
+            "explain: module #{} \"{}\" build ID {}:",
+            module.id,
+            module.name_lossy(),
+            module.build_id
+        )];
+        match self.symbolizer.trail(&module.build_id) {
+            Some(trail) if !trail.is_empty() => {
+                for a in trail {
+                    let what = match &a.failure {
+                        None => "found".to_string(),
+                        Some(m) => m.to_string(),
+                    };
+                    lines.push(format!("  [{}] {}: {}", a.provider, a.place, what));
+                }
+            }
+            _ => lines.push("  no symbol source is configured".to_string()),
+        }
+        for l in lines {
+            self.diag.note(&l);
+        }
+    }
+
+    fn resolve_code(&mut self, addr: u64, kind: PcKind, default_ra: bool) -> Resolved {
+        let ra = match kind {
+            PcKind::ReturnAddress => true,
+            PcKind::Precise => false,
+            PcKind::Unspecified => default_ra,
+        };
+        let mut adjusted = if ra { addr.wrapping_sub(1) } else { addr };
+        if ra && self.opts.format != Format::Llvm {
+            // Fixed-width ISAs step back a whole instruction; the source
+            // knows its architecture.
+            if let Some(place) = self.place(adjusted) {
+                let step = self
+                    .with_source(&place.module, |src| src.return_address_step())
+                    .unwrap_or(1);
+                if step > 1 {
+                    adjusted = addr.wrapping_sub(step);
+                }
+            }
+        }
+        let Some(place) = self.place(adjusted) else {
+            return Resolved {
+                addr,
+                adjusted,
+                place: None,
+                lookup: Lookup::NoRegion,
+            };
+        };
+        let rel = place.rel;
+        let lookup = match self.with_source(&place.module, |src| src.lookup_code(rel)) {
+            None => Lookup::NoSource,
+            Some(Ok(info)) => Lookup::Code(info),
+            Some(Err(miss)) => Lookup::Failed(miss),
+        };
+        Resolved {
+            addr,
+            adjusted,
+            place: Some(place),
+            lookup,
+        }
+    }
+
+    fn resolve_data(&mut self, addr: u64) -> Resolved {
+        let Some(place) = self.place(addr) else {
+            return Resolved {
+                addr,
+                adjusted: addr,
+                place: None,
+                lookup: Lookup::NoRegion,
+            };
+        };
+        let rel = place.rel;
+        let lookup = match self.with_source(&place.module, |src| src.lookup_data(rel)) {
+            None => Lookup::NoSource,
+            Some(Ok(info)) => Lookup::Data(info),
+            Some(Err(miss)) => Lookup::Failed(miss),
+        };
+        Resolved {
+            addr,
+            adjusted: addr,
+            place: Some(place),
+            lookup,
+        }
+    }
+}
+
+#[derive(Default)]
+struct Scan {
+    pos: usize,
+    end: usize,
+    eof: bool,
+    long_line: bool,
+    /// Number of the line at `pos`.
+    line: u64,
+    open: Hit,
+    esc: Hit,
+}
+
+/// Line and 1-based byte column of offset `at` in `bytes` (which starts at
+/// line `number` and may span lines inside a hexdict group).
+fn locate(bytes: &[u8], number: u64, at: usize) -> (u64, usize) {
+    let at = at.min(bytes.len());
+    let before = &bytes[..at];
+    let extra = count_lines(before);
+    let col = at - memchr::memrchr(b'\n', before).map_or(0, |i| i + 1) + 1;
+    (number + extra, col)
+}
+
+/// Number of `\n` bytes (auto-vectorised).
+fn count_lines(b: &[u8]) -> u64 {
+    b.iter().filter(|&&c| c == b'\n').count() as u64
+}
+
+/// LLVM's rule for the start of a multi-line element: the last `{{{` on the
+/// line, no `}}}` after it, and the tag before the first `:` is `hexdict`.
+fn opens_multiline(lexer: &Lexer, line: &[u8]) -> bool {
+    let Some(begin) = memmem::rfind(line, b"{{{") else {
+        return false;
+    };
+    let after = &line[begin + 3..];
+    if lexer.find_close(after).is_some() {
+        return false;
+    }
+    match memchr::memchr(b':', after) {
+        Some(i) => &after[..i] == b"hexdict",
+        None => false,
+    }
+}

@@ -1,19 +1,153 @@
+use std::fs::File;
+use std::io::{self, IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::Args;
+use clap::{Args, ValueEnum};
 
 use super::sources::SourceArgs;
+use crate::filter::{Filter, FilterError, Options};
+use crate::render::Format;
+
+/// When to colour the output.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ColorChoice {
+    /// Colour when standard output is a terminal (NO_COLOR and
+    /// CLICOLOR_FORCE are respected).
+    Auto,
+    Always,
+    Never,
+}
 
 #[derive(Args, Debug)]
 pub struct FilterArgs {
-    /// Log files to filter, in order; standard input when none.
+    /// Log files to filter, in order ("-" is standard input); standard input
+    /// when none. Context (modules, mmaps) carries over from one to the next.
     #[arg(value_name = "FILE")]
     pub files: Vec<PathBuf>,
+
+    /// Output format: human (readable), llvm (exactly what
+    /// `llvm-symbolizer --filter-markup` prints), json (one object per line).
+    #[arg(long, value_enum, default_value_t = Format::Human, value_name = "FORMAT")]
+    pub format: Format,
+
+    /// Colour output: auto, always, never. `--color` alone means always.
+    #[arg(
+        long,
+        value_enum,
+        value_name = "WHEN",
+        num_args = 0..=1,
+        require_equals = true,
+        default_value_t = ColorChoice::Auto,
+        default_missing_value = "always"
+    )]
+    pub color: ColorChoice,
+
+    /// Keep the raw contextual lines ({{{module}}}, {{{mmap}}}, {{{reset}}})
+    /// in the output as well as their summaries.
+    #[arg(long)]
+    pub keep_context: bool,
+
+    /// No diagnostics on standard error.
+    #[arg(short, long)]
+    pub quiet: bool,
+
+    /// Remove PREFIX from the start of source paths in the output.
+    #[arg(long, value_name = "PREFIX")]
+    pub strip_path_prefix: Option<String>,
+
+    /// Print, for each module at its first use, every place searched for its
+    /// symbols and why it did or did not serve.
+    #[arg(long)]
+    pub explain: bool,
+
+    /// Accepted for compatibility with llvm-symbolizer; has no effect.
+    #[arg(long, hide = true)]
+    pub filter_markup: bool,
+
     #[command(flatten)]
     pub sources: SourceArgs,
 }
 
-pub fn run(_args: FilterArgs) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("the filter is not built yet")
+/// Decide colour from the choice, the terminal and the environment.
+pub fn use_color(choice: ColorChoice, is_terminal: bool) -> bool {
+    let env = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
+    match choice {
+        ColorChoice::Always => true,
+        ColorChoice::Never => false,
+        ColorChoice::Auto => {
+            if env("NO_COLOR").is_some() {
+                false
+            } else if env("CLICOLOR_FORCE").is_some_and(|v| v != "0") {
+                true
+            } else {
+                is_terminal
+            }
+        }
+    }
+}
+
+pub fn run(args: FilterArgs) -> anyhow::Result<ExitCode> {
+    let stdout = io::stdout();
+    let color = use_color(args.color, stdout.is_terminal());
+    let opts = Options {
+        format: args.format,
+        color,
+        keep_context: args.keep_context,
+        quiet: args.quiet,
+        strip_path_prefix: args.strip_path_prefix.clone(),
+        explain: args.explain,
+        ..Options::default()
+    };
+    let symbolizer = args.sources.symbolizer()?;
+    let mut filter = Filter::new(opts, symbolizer);
+    let mut out = io::BufWriter::with_capacity(64 << 10, stdout.lock());
+    let mut failed = false;
+    let stdin_path = PathBuf::from("-");
+    let files = if args.files.is_empty() {
+        std::slice::from_ref(&stdin_path)
+    } else {
+        &args.files[..]
+    };
+    for path in files {
+        let result = if path.as_os_str() == "-" {
+            filter.run("<stdin>", io::stdin().lock(), &mut out)
+        } else {
+            let name = path.display().to_string();
+            match File::open(path) {
+                Ok(file) => filter.run(&name, file, &mut out),
+                Err(e) => {
+                    let _ = out.flush();
+                    eprintln!("symfilter: {name}: {e}");
+                    failed = true;
+                    continue;
+                }
+            }
+        };
+        match result {
+            Ok(()) => {}
+            Err(FilterError::Write(e)) => return write_failure(e),
+            Err(FilterError::Read(e)) => {
+                let _ = out.flush();
+                eprintln!("symfilter: {}: {e}", path.display());
+                failed = true;
+            }
+        }
+    }
+    if let Err(FilterError::Write(e) | FilterError::Read(e)) = filter.finish(&mut out) {
+        return write_failure(e);
+    }
+    Ok(if failed {
+        ExitCode::from(2)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// A closed pipe (`symfilter log | head -1`) ends the run quietly.
+fn write_failure(e: io::Error) -> anyhow::Result<ExitCode> {
+    if e.kind() == io::ErrorKind::BrokenPipe {
+        return Ok(ExitCode::SUCCESS);
+    }
+    Err(anyhow::anyhow!("cannot write output: {e}"))
 }

@@ -1,15 +1,375 @@
+//! `symfilter lookup`: symbolize module-relative addresses of one module.
+
+use std::borrow::Cow;
+use std::io::{self, BufRead, BufWriter, Write};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::Args;
+use anyhow::Context as _;
+use clap::{Args, ValueEnum};
+use serde::Serialize;
 
 use super::sources::SourceArgs;
+use crate::symbols::{BuildId, CodeInfo, DataInfo, Miss, ModuleKey, SymbolSource};
 
 #[derive(Args, Debug)]
+#[command(group(clap::ArgGroup::new("module").required(true).args(["build_id", "file"])))]
 pub struct LookupArgs {
+    /// Build ID (hex) of the module, found through the configured sources.
+    #[arg(long, value_name = "HEX")]
+    pub build_id: Option<String>,
+    /// ELF file to read directly (no build-ID search for the file itself).
+    #[arg(long, value_name = "PATH")]
+    pub file: Option<PathBuf>,
+    /// Module-relative ELF virtual addresses, hexadecimal with or without
+    /// 0x; one per line on standard input when none are given.
+    #[arg(value_name = "ADDR")]
+    pub addresses: Vec<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    /// Look up data instead of code: `0xADDR NAME+0xOFFSET FILE:LINE` for the
+    /// global object covering each address (declaration file and line).
+    #[arg(long)]
+    pub data: bool,
+    /// Print raw (mangled) names.
+    #[arg(long)]
+    pub no_demangle: bool,
     #[command(flatten)]
-    pub sources: SourceArgs,
+    pub sources: Box<SourceArgs>,
 }
 
-pub fn run(_args: LookupArgs) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("lookup is not built yet")
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// `0xADDR FUNCTION FILE:LINE[:COLUMN]`, one line per frame, innermost first.
+    Text,
+    /// One JSON object per address, one per line.
+    Json,
+}
+
+pub fn run(args: LookupArgs) -> anyhow::Result<ExitCode> {
+    let mut symbolizer = None;
+    let direct;
+    let source: &dyn SymbolSource = if let Some(path) = &args.file {
+        direct = crate::elf::open_file(path, &args.sources.build_id_dirs)
+            .map_err(|miss| anyhow::anyhow!("{}: {miss}", path.display()))?;
+        &direct
+    } else {
+        let hex = args.build_id.as_deref().unwrap_or_default();
+        let build_id = BuildId::from_hex(hex).with_context(|| format!("bad build ID '{hex}'"))?;
+        let key = ModuleKey {
+            build_id,
+            name: String::new(),
+        };
+        let s = symbolizer.insert(args.sources.symbolizer()?);
+        match s.open(&key).source {
+            Ok(src) => src,
+            Err(trail) => {
+                let mut msg = format!("build ID {hex} not found");
+                for a in trail {
+                    if let Some(f) = &a.failure {
+                        match f {
+                            Miss::NotFound => {
+                                msg.push_str(&format!("\n  {}: {}: not found", a.provider, a.place))
+                            }
+                            other => msg.push_str(&format!("\n  {}: {other}", a.provider)),
+                        }
+                    }
+                }
+                anyhow::bail!(msg);
+            }
+        }
+    };
+
+    let stdout = io::stdout();
+    let mut out = BufWriter::with_capacity(64 * 1024, stdout.lock());
+    let mut printer = Printer {
+        format: args.format,
+        demangle: !args.no_demangle,
+        data: args.data,
+        bad: 0,
+    };
+    if args.addresses.is_empty() {
+        let stdin = io::stdin();
+        let mut line = String::new();
+        let mut input = stdin.lock();
+        loop {
+            line.clear();
+            if input.read_line(&mut line)? == 0 {
+                break;
+            }
+            let text = line.trim();
+            if !text.is_empty() {
+                printer.one(source, text, &mut out)?;
+            }
+        }
+    } else {
+        for text in &args.addresses {
+            printer.one(source, text, &mut out)?;
+        }
+    }
+    out.flush()?;
+    Ok(if printer.bad > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+struct Printer {
+    format: Format,
+    demangle: bool,
+    data: bool,
+    bad: usize,
+}
+
+#[derive(Serialize)]
+struct JsonFrame<'a> {
+    function: Option<Cow<'a, str>>,
+    linkage_name: Option<&'a str>,
+    file: Option<&'a str>,
+    line: u32,
+    column: u32,
+}
+
+#[derive(Serialize)]
+struct JsonSymbol<'a> {
+    name: Cow<'a, str>,
+    linkage_name: &'a str,
+    address: String,
+    size: u64,
+    file: Option<&'a str>,
+}
+
+#[derive(Serialize)]
+struct JsonCode<'a> {
+    address: String,
+    frames: Vec<JsonFrame<'a>>,
+    symbol: Option<JsonSymbol<'a>>,
+    error: Option<String>,
+}
+
+#[derive(Serialize)]
+struct JsonData<'a> {
+    address: String,
+    symbol: Option<JsonSymbol<'a>>,
+    decl_file: Option<&'a str>,
+    decl_line: u32,
+    error: Option<String>,
+}
+
+fn parse_addr(text: &str) -> Option<u64> {
+    let hex = text
+        .strip_prefix("0x")
+        .or_else(|| text.strip_prefix("0X"))
+        .unwrap_or(text);
+    if hex.is_empty() {
+        return None;
+    }
+    u64::from_str_radix(hex, 16).ok()
+}
+
+impl Printer {
+    fn name<'a>(&self, raw: &'a str) -> Cow<'a, str> {
+        if self.demangle {
+            demangle(raw)
+        } else {
+            Cow::Borrowed(raw)
+        }
+    }
+
+    fn one(
+        &mut self,
+        source: &dyn SymbolSource,
+        text: &str,
+        out: &mut impl Write,
+    ) -> io::Result<()> {
+        let Some(addr) = parse_addr(text) else {
+            self.bad += 1;
+            eprintln!("symfilter: bad address '{text}'");
+            return Ok(());
+        };
+        if self.data {
+            let res = source.lookup_data(addr);
+            return self.print_data(addr, res, out);
+        }
+        let res = source.lookup_code(addr);
+        match self.format {
+            Format::Text => self.text_code(addr, &res, out),
+            Format::Json => self.json_code(addr, &res, out),
+        }
+    }
+
+    fn text_code(
+        &self,
+        addr: u64,
+        res: &Result<CodeInfo, Miss>,
+        out: &mut impl Write,
+    ) -> io::Result<()> {
+        let info = match res {
+            Ok(info) => info,
+            Err(_) => return writeln!(out, "0x{addr:x} ?? ??:0"),
+        };
+        let last = info.frames.len().saturating_sub(1);
+        for (i, f) in info.frames.iter().enumerate() {
+            // The outermost frame is named from the symbol table when a
+            // symbol covers the address (as llvm-symbolizer does).
+            let symbol_name = info.symbol.as_ref().map(|s| s.name.as_str());
+            let raw = match (i == last, symbol_name) {
+                (true, Some(name)) => Some(name),
+                _ => f.function.as_deref(),
+            };
+            let name = raw.map(|r| self.name(r));
+            let file = f.file.as_deref().or_else(|| {
+                (i == last)
+                    .then(|| info.symbol.as_ref().and_then(|s| s.file.as_deref()))
+                    .flatten()
+            });
+            write!(
+                out,
+                "0x{addr:x} {} {}:{}",
+                name.as_deref().unwrap_or("??"),
+                file.unwrap_or("??"),
+                f.line
+            )?;
+            if f.column != 0 {
+                write!(out, ":{}", f.column)?;
+            }
+            writeln!(out)?;
+        }
+        if info.frames.is_empty() {
+            let (name, file) = match &info.symbol {
+                Some(s) => (self.name(&s.name), s.file.as_deref()),
+                None => (Cow::Borrowed("??"), None),
+            };
+            writeln!(out, "0x{addr:x} {name} {}:0", file.unwrap_or("??"))?;
+        }
+        Ok(())
+    }
+
+    fn json_code(
+        &self,
+        addr: u64,
+        res: &Result<CodeInfo, Miss>,
+        out: &mut impl Write,
+    ) -> io::Result<()> {
+        let rec = match res {
+            Ok(info) => JsonCode {
+                address: format!("0x{addr:x}"),
+                frames: info
+                    .frames
+                    .iter()
+                    .map(|f| JsonFrame {
+                        function: f.function.as_deref().map(|r| self.name(r)),
+                        linkage_name: f.function.as_deref(),
+                        file: f.file.as_deref(),
+                        line: f.line,
+                        column: f.column,
+                    })
+                    .collect(),
+                symbol: info.symbol.as_ref().map(|s| self.json_symbol(s)),
+                error: None,
+            },
+            Err(miss) => JsonCode {
+                address: format!("0x{addr:x}"),
+                frames: Vec::new(),
+                symbol: None,
+                error: Some(miss.to_string()),
+            },
+        };
+        serde_json::to_writer(&mut *out, &rec)?;
+        writeln!(out)
+    }
+
+    fn json_symbol<'a>(&self, s: &'a crate::symbols::SymbolHit) -> JsonSymbol<'a> {
+        JsonSymbol {
+            name: self.name(&s.name),
+            linkage_name: &s.name,
+            address: format!("0x{:x}", s.address),
+            size: s.size,
+            file: s.file.as_deref(),
+        }
+    }
+
+    fn print_data(
+        &self,
+        addr: u64,
+        res: Result<DataInfo, Miss>,
+        out: &mut impl Write,
+    ) -> io::Result<()> {
+        match self.format {
+            Format::Text => match &res {
+                Ok(DataInfo {
+                    symbol: Some(s),
+                    decl_file,
+                    decl_line,
+                }) => {
+                    writeln!(
+                        out,
+                        "0x{addr:x} {}+0x{:x} {}:{decl_line}",
+                        self.name(&s.name),
+                        addr.wrapping_sub(s.address),
+                        decl_file.as_deref().unwrap_or("??"),
+                    )
+                }
+                _ => writeln!(out, "0x{addr:x} ?? ??:0"),
+            },
+            Format::Json => {
+                let rec = match &res {
+                    Ok(d) => JsonData {
+                        address: format!("0x{addr:x}"),
+                        symbol: d.symbol.as_ref().map(|s| self.json_symbol(s)),
+                        decl_file: d.decl_file.as_deref(),
+                        decl_line: d.decl_line,
+                        error: None,
+                    },
+                    Err(miss) => JsonData {
+                        address: format!("0x{addr:x}"),
+                        symbol: None,
+                        decl_file: None,
+                        decl_line: 0,
+                        error: Some(miss.to_string()),
+                    },
+                };
+                serde_json::to_writer(&mut *out, &rec)?;
+                writeln!(out)
+            }
+        }
+    }
+}
+
+/// Demangle Itanium C++ and Rust (legacy and v0) names; anything else is
+/// returned as it is.
+fn demangle(raw: &str) -> Cow<'_, str> {
+    if let Ok(d) = rustc_demangle::try_demangle(raw) {
+        return Cow::Owned(d.to_string());
+    }
+    if raw.starts_with("_Z")
+        && let Ok(sym) = cpp_demangle::Symbol::new(raw)
+        && let Ok(s) = sym.demangle()
+    {
+        return Cow::Owned(s);
+    }
+    Cow::Borrowed(raw)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn addresses() {
+        assert_eq!(parse_addr("0x1a"), Some(0x1a));
+        assert_eq!(parse_addr("1A"), Some(0x1a));
+        assert_eq!(parse_addr("0x"), None);
+        assert_eq!(parse_addr("xyz"), None);
+        assert_eq!(parse_addr("0x1ffffffffffffffff"), None);
+    }
+
+    #[test]
+    fn demangling() {
+        assert_eq!(demangle("_Z3fooi"), "foo(int)");
+        assert_eq!(demangle("main"), "main");
+        assert_eq!(demangle("_ZN3foo3barE"), "foo::bar");
+    }
 }

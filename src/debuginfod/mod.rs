@@ -1,9 +1,495 @@
-//! debuginfod client symbol source (skeleton; filled in by its issue).
+//! debuginfod client symbol source.
+//!
+//! Asked after every local source. For a build ID it looks in the shared
+//! debuginfod cache (elfutils layout, see [`cache`]), then asks each server
+//! in `DEBUGINFOD_URLS` and `--debuginfod` order for
+//! `/buildid/<hex>/debuginfo` (and `/executable` when the debuginfo has no
+//! symbols). A download goes to a temporary file, must be an ELF with the
+//! requested build ID, and only then is renamed into the cache and handed
+//! to [`open_elf`]. Every cache probe and server request is recorded as an
+//! [`Attempt`] for `--explain`; server faults are also reported once on
+//! stderr, and symbolization goes on without them.
+
+mod cache;
+mod client;
+mod config;
+mod elfcheck;
+mod progress;
+
+use std::collections::HashMap;
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+pub use cache::{Cache, Kind, Probe};
+pub use client::{Client, FetchError};
+pub use config::Config;
+pub use elfcheck::ElfFacts;
 
 use crate::cmd::sources::SourceArgs;
-use crate::symbols::Provider;
+use crate::symbols::{Attempt, BuildId, Miss, ModuleKey, Provider, SymbolSource};
 
-/// The debuginfod provider, asked after every local source.
-pub fn providers(_args: &SourceArgs) -> anyhow::Result<Vec<Box<dyn Provider>>> {
-    Ok(Vec::new())
+const PROVIDER: &str = "debuginfod";
+
+/// Longest build ID accepted (elfutils' `MAX_BUILD_ID_BYTES`).
+pub const MAX_BUILD_ID_BYTES: usize = 64;
+
+/// The debuginfod provider, asked after every local source. Empty when
+/// debuginfod is off (`--no-debuginfod`) or there is neither a server nor a
+/// cache directory.
+pub fn providers(args: &SourceArgs) -> anyhow::Result<Vec<Box<dyn Provider>>> {
+    let env = |name: &str| std::env::var(name).ok();
+    let Some(config) = Config::resolve(args, &env) else {
+        return Ok(Vec::new());
+    };
+    for w in &config.warnings {
+        eprintln!("symfilter: {w}");
+    }
+    let dirs = args.build_id_dirs.clone();
+    let provider = DebuginfodProvider::new(config).with_opener(Arc::new(
+        move |path: &Path, extra: &[PathBuf]| open_elf(path, &dirs, extra),
+    ));
+    Ok(vec![Box::new(provider)])
+}
+
+/// Opens a verified debug file or executable with the ELF/DWARF source.
+/// Its own supplementary (dwz) and split-DWARF files are looked for in
+/// `build_id_dirs` (default /usr/lib/debug), then in `extra` (the build-ID
+/// tree this provider makes for a supplementary file it downloaded).
+pub fn open_elf(
+    path: &Path,
+    build_id_dirs: &[PathBuf],
+    extra: &[PathBuf],
+) -> Result<Box<dyn SymbolSource>, Miss> {
+    let mut dirs = if build_id_dirs.is_empty() {
+        vec![PathBuf::from("/usr/lib/debug")]
+    } else {
+        build_id_dirs.to_vec()
+    };
+    dirs.extend_from_slice(extra);
+    Ok(Box::new(crate::elf::open_file(path, &dirs)?))
+}
+
+/// Where diagnostics go: stderr in the binary, a buffer in tests.
+pub type Warn = Arc<dyn Fn(&str) + Send + Sync>;
+/// Turns a verified file into a source, given extra build-ID trees to
+/// look in for its supplementary file; [`open_elf`] unless replaced.
+pub type Opener =
+    Arc<dyn Fn(&Path, &[PathBuf]) -> Result<Box<dyn SymbolSource>, Miss> + Send + Sync>;
+
+pub struct DebuginfodProvider {
+    servers: Vec<String>,
+    cache: Option<Cache>,
+    client: Option<Client>,
+    /// Servers found dead (unreachable, timed out) in this run, with why.
+    dead: Mutex<HashMap<usize, String>>,
+    warn: Warn,
+    cache_warned: AtomicBool,
+    opener: Opener,
+    progress: bool,
+}
+
+impl DebuginfodProvider {
+    pub fn new(config: Config) -> DebuginfodProvider {
+        let client = (!config.servers.is_empty()).then(|| Client::new(&config));
+        DebuginfodProvider {
+            cache: config.cache_root.clone().map(Cache::new),
+            servers: config.servers,
+            client,
+            dead: Mutex::new(HashMap::new()),
+            warn: Arc::new(|msg: &str| eprintln!("symfilter: {msg}")),
+            cache_warned: AtomicBool::new(false),
+            opener: Arc::new(|path: &Path, extra: &[PathBuf]| open_elf(path, &[], extra)),
+            progress: std::io::stderr().is_terminal(),
+        }
+    }
+
+    /// Send diagnostics somewhere else than stderr.
+    pub fn with_warn(mut self, warn: Warn) -> DebuginfodProvider {
+        self.warn = warn;
+        self
+    }
+
+    /// Open verified files with something else than [`open_elf`].
+    pub fn with_opener(mut self, opener: Opener) -> DebuginfodProvider {
+        self.opener = opener;
+        self
+    }
+
+    /// Find `kind` for `id`: cache first, then each live server. Returns
+    /// the verified file.
+    fn resolve(
+        &self,
+        id: &BuildId,
+        hex: &str,
+        kind: Kind,
+        trail: &mut Vec<Attempt>,
+    ) -> Option<Fetched> {
+        let attempt = |place: String, failure: Option<Miss>| Attempt {
+            provider: PROVIDER,
+            place,
+            failure,
+        };
+        if let Some(cache) = &self.cache {
+            let path = cache.entry(hex, kind);
+            let shown = path.display().to_string();
+            match cache.probe(hex, kind) {
+                Probe::Present(p) => match elfcheck::check(&p, id, &shown) {
+                    Ok(facts) => {
+                        trail.push(attempt(shown, None));
+                        return Some(Fetched {
+                            path: p,
+                            facts,
+                            _temp: None,
+                        });
+                    }
+                    Err(miss) => trail.push(attempt(shown, Some(miss))),
+                },
+                Probe::Negative { age, ttl } => {
+                    trail.push(attempt(
+                        shown,
+                        Some(Miss::Other(format!(
+                            "cached negative result ({} s old, kept {} s); servers not asked",
+                            age.as_secs(),
+                            ttl.as_secs()
+                        ))),
+                    ));
+                    return None;
+                }
+                Probe::Expired { age, ttl } => trail.push(attempt(
+                    shown,
+                    Some(Miss::Other(format!(
+                        "negative result expired ({} s old, kept {} s)",
+                        age.as_secs(),
+                        ttl.as_secs()
+                    ))),
+                )),
+                Probe::Absent => trail.push(attempt(shown, Some(Miss::NotFound))),
+            }
+        }
+        let client = self.client.as_ref()?;
+        let mut all_definitive = true;
+        for (i, server) in self.servers.iter().enumerate() {
+            let url = format!("{server}/buildid/{hex}/{}", kind.as_str());
+            let dead = self
+                .dead
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .get(&i)
+                .cloned();
+            if let Some(why) = dead {
+                all_definitive = false;
+                trail.push(attempt(
+                    url,
+                    Some(Miss::Other(format!(
+                        "not asked: server failed earlier in this run ({why})"
+                    ))),
+                ));
+                continue;
+            }
+            match self.download(client, &url, id, hex, kind) {
+                Ok(fetched) => {
+                    trail.push(attempt(url, None));
+                    return Some(fetched);
+                }
+                Err(Failure::Fetch(e)) => {
+                    if !e.is_definitive() {
+                        all_definitive = false;
+                    }
+                    if e.server_is_dead() {
+                        self.dead
+                            .lock()
+                            .unwrap_or_else(|p| p.into_inner())
+                            .insert(i, e.to_string());
+                    }
+                    if !matches!(e, FetchError::NotFound(_)) {
+                        (self.warn)(&format!("debuginfod: {url}: {e}"));
+                    }
+                    trail.push(attempt(url, Some(Miss::Other(e.to_string()))));
+                }
+                Err(Failure::Rejected(miss)) => {
+                    (self.warn)(&format!("debuginfod: {url}: {miss}; discarded"));
+                    trail.push(attempt(url, Some(miss)));
+                }
+                Err(Failure::Local(why)) => {
+                    all_definitive = false;
+                    (self.warn)(&format!("debuginfod: {url}: {why}"));
+                    trail.push(attempt(url, Some(Miss::Other(why))));
+                }
+            }
+        }
+        if all_definitive
+            && !self.servers.is_empty()
+            && let Some(cache) = &self.cache
+        {
+            cache.store_negative(hex, kind);
+        }
+        None
+    }
+
+    /// Download `url` to a temporary file, verify it, move it into the
+    /// cache (or keep it as a temporary file when there is no cache).
+    fn download(
+        &self,
+        client: &Client,
+        url: &str,
+        id: &BuildId,
+        hex: &str,
+        kind: Kind,
+    ) -> Result<Fetched, Failure> {
+        progress::show(self.progress, hex, url, |report| {
+            let incoming = client.start(url).map_err(Failure::Fetch)?;
+            // Into the cache when it can be written; else into a temporary
+            // file that lives as long as the source (a read-only or full
+            // cache must not stop symbolization).
+            let in_cache = self.cache.as_ref().and_then(|c| match c.begin(hex, kind) {
+                Ok(tmp) => Some((c, tmp)),
+                Err(e) => {
+                    self.warn_cache(c, &e);
+                    None
+                }
+            });
+            let (cache, mut tmp) = match in_cache {
+                Some((c, tmp)) => (Some(c), tmp),
+                None => (
+                    None,
+                    tempfile::Builder::new()
+                        .prefix("symfilter-debuginfod.")
+                        .tempfile()
+                        .map_err(|e| {
+                            Failure::Local(format!("cannot create a temporary file: {e}"))
+                        })?,
+                ),
+            };
+            let mut buffered = std::io::BufWriter::with_capacity(256 * 1024, tmp.as_file_mut());
+            // `save` flushes `buffered` before it reports success.
+            let saved = incoming.save(&mut buffered, report);
+            drop(buffered);
+            saved.map_err(Failure::Fetch)?;
+            Ok((cache, tmp))
+        })
+        .and_then(|(cache, tmp)| self.keep(cache, tmp, id, hex, kind))
+    }
+
+    /// Verify a finished download and move it into the cache (or keep it
+    /// as a temporary file).
+    fn keep(
+        &self,
+        cache: Option<&Cache>,
+        mut tmp: tempfile::NamedTempFile,
+        id: &BuildId,
+        hex: &str,
+        kind: Kind,
+    ) -> Result<Fetched, Failure> {
+        let facts =
+            elfcheck::check(tmp.path(), id, "downloaded file").map_err(Failure::Rejected)?;
+        if let Some(cache) = cache {
+            match cache.commit(tmp, hex, kind) {
+                Ok(path) => {
+                    return Ok(Fetched {
+                        path,
+                        facts,
+                        _temp: None,
+                    });
+                }
+                Err(e) => {
+                    self.warn_cache(cache, &e.error);
+                    tmp = e.file;
+                }
+            }
+        }
+        let temp = tmp.into_temp_path();
+        Ok(Fetched {
+            path: temp.to_path_buf(),
+            facts,
+            _temp: Some(temp),
+        })
+    }
+
+    /// Say once per run that the cache cannot be written.
+    fn warn_cache(&self, cache: &Cache, e: &std::io::Error) {
+        if !self.cache_warned.swap(true, Ordering::Relaxed) {
+            (self.warn)(&format!(
+                "debuginfod: cannot write to the cache {}: {e}; downloads go to temporary files",
+                cache.root().display()
+            ));
+        }
+    }
+
+    fn open(&self, fetched: Fetched, trail: &mut Vec<Attempt>) -> Option<Box<dyn SymbolSource>> {
+        let sup = fetched
+            .facts
+            .altlink
+            .as_ref()
+            .and_then(|(path, id)| self.supplement(path, id, trail));
+        let extra: Vec<PathBuf> = sup.iter().map(|s| s.dir.path().to_path_buf()).collect();
+        // The supplementary file is mapped while opening; `sup` (its
+        // build-ID tree and any temporary copy) may go afterwards.
+        match (self.opener)(&fetched.path, &extra) {
+            Ok(src) => Some(match fetched._temp {
+                Some(temp) => Box::new(KeepTemp {
+                    inner: src,
+                    _temp: temp,
+                }),
+                None => src,
+            }),
+            Err(miss) => {
+                trail.push(Attempt {
+                    provider: PROVIDER,
+                    place: fetched.path.display().to_string(),
+                    failure: Some(miss),
+                });
+                None
+            }
+        }
+    }
+
+    /// Fetch the dwz supplementary file a debug file names by build ID
+    /// (distribution debuginfo is usually dwz-compressed), and lay it out
+    /// as a one-file build-ID tree for the ELF source. `None` when it is
+    /// already at its recorded path or cannot be had (the trail says why).
+    fn supplement(
+        &self,
+        recorded: &[u8],
+        sup_id: &[u8],
+        trail: &mut Vec<Attempt>,
+    ) -> Option<Supplement> {
+        if let Ok(p) = std::str::from_utf8(recorded)
+            && Path::new(p).is_absolute()
+            && Path::new(p).is_file()
+        {
+            return None;
+        }
+        let id = BuildId(sup_id.to_vec());
+        let hex = checked_hex(&id).ok().filter(|h| h.len() > 2)?;
+        let file = self.resolve(&id, &hex, Kind::Debuginfo, trail)?;
+        let (head, rest) = hex.split_at(2);
+        let laid_out = tempfile::Builder::new()
+            .prefix("symfilter-dwz.")
+            .tempdir()
+            .and_then(|dir| {
+                let sub = dir.path().join(".build-id").join(head);
+                std::fs::create_dir_all(&sub)?;
+                std::os::unix::fs::symlink(&file.path, sub.join(format!("{rest}.debug")))?;
+                Ok(dir)
+            });
+        match laid_out {
+            Ok(dir) => Some(Supplement { dir, _file: file }),
+            Err(e) => {
+                trail.push(Attempt {
+                    provider: PROVIDER,
+                    place: file.path.display().to_string(),
+                    failure: Some(Miss::Other(format!(
+                        "cannot lay out the dwz supplementary file: {e}"
+                    ))),
+                });
+                None
+            }
+        }
+    }
+}
+
+enum Failure {
+    Fetch(FetchError),
+    /// Downloaded, but not the file asked for.
+    Rejected(Miss),
+    Local(String),
+}
+
+/// A downloaded dwz supplementary file, as a build-ID tree.
+struct Supplement {
+    dir: tempfile::TempDir,
+    _file: Fetched,
+}
+
+/// A verified file; `_temp` owns it when it lives outside the cache.
+struct Fetched {
+    path: PathBuf,
+    facts: ElfFacts,
+    _temp: Option<tempfile::TempPath>,
+}
+
+/// A source over a temporary download, deleted when the source is dropped.
+struct KeepTemp {
+    inner: Box<dyn SymbolSource>,
+    _temp: tempfile::TempPath,
+}
+
+impl SymbolSource for KeepTemp {
+    fn origin(&self) -> String {
+        self.inner.origin()
+    }
+    fn lookup_code(&self, addr: u64) -> Result<crate::symbols::CodeInfo, Miss> {
+        self.inner.lookup_code(addr)
+    }
+    fn lookup_data(&self, addr: u64) -> Result<crate::symbols::DataInfo, Miss> {
+        self.inner.lookup_data(addr)
+    }
+}
+
+/// The hex form of a build ID that may go into a URL and a path, or why
+/// not.
+pub fn checked_hex(id: &BuildId) -> Result<String, Miss> {
+    if id.0.is_empty() {
+        return Err(Miss::Other("empty build ID".to_owned()));
+    }
+    if id.0.len() > MAX_BUILD_ID_BYTES {
+        return Err(Miss::Other(format!(
+            "build ID of {} bytes is longer than {MAX_BUILD_ID_BYTES}",
+            id.0.len()
+        )));
+    }
+    let hex = id.to_hex();
+    if !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(Miss::Other("build ID is not hex".to_owned()));
+    }
+    Ok(hex)
+}
+
+impl Provider for DebuginfodProvider {
+    fn name(&self) -> &'static str {
+        PROVIDER
+    }
+
+    fn find(&self, key: &ModuleKey, trail: &mut Vec<Attempt>) -> Option<Box<dyn SymbolSource>> {
+        let id = &key.build_id;
+        let hex = match checked_hex(id) {
+            Ok(h) => h,
+            Err(miss) => {
+                trail.push(Attempt {
+                    provider: PROVIDER,
+                    place: "debuginfod".to_owned(),
+                    failure: Some(miss),
+                });
+                return None;
+            }
+        };
+        let debuginfo = self.resolve(id, &hex, Kind::Debuginfo, trail);
+        let fallback = match debuginfo {
+            Some(f) if f.facts.has_symbols => {
+                if let Some(src) = self.open(f, trail) {
+                    return Some(src);
+                }
+                None
+            }
+            Some(f) => {
+                trail.push(Attempt {
+                    provider: PROVIDER,
+                    place: f.path.display().to_string(),
+                    failure: Some(Miss::Other(
+                        "debuginfo has no symbol table or DWARF; trying the executable".to_owned(),
+                    )),
+                });
+                Some(f)
+            }
+            None => None,
+        };
+        if let Some(exe) = self.resolve(id, &hex, Kind::Executable, trail)
+            && let Some(src) = self.open(exe, trail)
+        {
+            return Some(src);
+        }
+        fallback.and_then(|f| self.open(f, trail))
+    }
 }

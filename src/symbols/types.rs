@@ -160,6 +160,17 @@ pub trait SymbolSource: Send {
     fn lookup_code(&self, addr: u64) -> Result<CodeInfo, Miss>;
     /// Data lookup at a module-relative address.
     fn lookup_data(&self, addr: u64) -> Result<DataInfo, Miss>;
+    /// How far to move a return address back to land inside the call
+    /// instruction (x86: 1, AArch64: 4, RISC-V: 2).
+    fn return_address_step(&self) -> u64 {
+        1
+    }
+    /// Problems found in the data when it was opened that did not stop it
+    /// from being used (e.g. corrupt records skipped), one line each, for
+    /// the caller to report once per module.
+    fn warnings(&self) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// Finds the symbol data for a module. Providers are asked in order; the

@@ -1,1 +1,232 @@
-//! LLVM XRay flight-data-recorder traces (skeleton; filled in by its issue).
+//! LLVM XRay flight-data-recorder traces: decode ([`fdr`]), map function
+//! IDs to names ([`instr_map`], [`names`]), and report ([`account`],
+//! [`stack`], [`convert`]).
+
+pub mod account;
+pub mod convert;
+pub mod fdr;
+pub mod instr_map;
+pub mod names;
+pub mod stack;
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+use memmap2::Mmap;
+
+pub use fdr::{Diagnostic, Event, FnKind, Header, ThreadKey, Trace, TraceError};
+pub use instr_map::{InstrMap, InstrMapError};
+pub use names::Names;
+
+use crate::symbols::{BuildId, ModuleKey, Symbolizer};
+
+/// Errors of the XRay front.
+#[derive(Debug, thiserror::Error)]
+pub enum XrayError {
+    #[error("{path}: {source}")]
+    Io {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("{path}: {source}")]
+    Trace { path: String, source: TraceError },
+    #[error("{path}: {source}")]
+    InstrMap { path: String, source: InstrMapError },
+    #[error("no binary with an XRay instrumentation map found for build ID {build_id}{tried}")]
+    BinaryNotFound { build_id: String, tried: String },
+}
+
+/// A read-only file mapping (empty files are not mapped).
+pub struct Mapped {
+    map: Option<Mmap>,
+}
+
+impl Mapped {
+    pub fn open(path: &Path) -> Result<Mapped, XrayError> {
+        let io = |source| XrayError::Io {
+            path: path.display().to_string(),
+            source,
+        };
+        let file = File::open(path).map_err(io)?;
+        let len = file.metadata().map_err(io)?.len();
+        if len == 0 {
+            return Ok(Mapped { map: None });
+        }
+        // SAFETY: the mapping is read-only and private to this process; a
+        // concurrent writer truncating the file is outside what we guard.
+        let map = unsafe { Mmap::map(&file) }.map_err(io)?;
+        Ok(Mapped { map: Some(map) })
+    }
+
+    pub fn bytes(&self) -> &[u8] {
+        self.map.as_deref().unwrap_or(&[])
+    }
+}
+
+/// An instrumented binary: its bytes and instrumentation map.
+pub struct Binary {
+    pub path: PathBuf,
+    pub data: Mapped,
+    pub map: InstrMap,
+}
+
+impl Binary {
+    pub fn open(path: &Path) -> Result<Binary, XrayError> {
+        let data = Mapped::open(path)?;
+        let map = InstrMap::parse(data.bytes()).map_err(|source| XrayError::InstrMap {
+            path: path.display().to_string(),
+            source,
+        })?;
+        Ok(Binary {
+            path: path.to_path_buf(),
+            data,
+            map,
+        })
+    }
+
+    /// Find the binary for `build_id` through the symbolizer's sources (the
+    /// same `--build-id-dir`/`--symbol-path`/debuginfod resolvers as the
+    /// filter): the file a source was opened from must also carry the
+    /// instrumentation map.
+    pub fn find(
+        build_id: &BuildId,
+        name: &str,
+        symbolizer: &mut Symbolizer,
+    ) -> Result<Binary, XrayError> {
+        let key = ModuleKey {
+            build_id: build_id.clone(),
+            name: name.to_string(),
+        };
+        let opened = symbolizer.open(&key);
+        let mut tried = String::new();
+        match opened.source {
+            Ok(src) => {
+                let origin = src.origin();
+                match Binary::open(Path::new(&origin)) {
+                    Ok(b) => return Ok(b),
+                    Err(e) => tried = format!(" (tried {e})"),
+                }
+            }
+            Err(trail) => {
+                let places: Vec<String> = trail
+                    .iter()
+                    .map(|a| format!("{} {}", a.provider, a.place))
+                    .collect();
+                if !places.is_empty() {
+                    tried = format!(" (tried {})", places.join(", "));
+                }
+            }
+        }
+        Err(XrayError::BinaryNotFound {
+            build_id: build_id.to_hex(),
+            tried,
+        })
+    }
+
+    /// Names for every function of the map.
+    pub fn names(&self, symbolizer: Option<&mut Symbolizer>) -> Names {
+        let n = u32::try_from(self.map.functions.len()).unwrap_or(u32::MAX);
+        let module = self
+            .path
+            .file_name()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        Names::resolve(
+            &self.map,
+            Some(self.data.bytes()),
+            &module,
+            symbolizer,
+            1..=n,
+        )
+    }
+}
+
+/// Run the decoder and every report over `data` (the fuzz target's body;
+/// also used by the tests). Returns the number of events decoded.
+#[doc(hidden)]
+pub fn exercise(data: &[u8]) -> usize {
+    let Ok(trace) = Trace::parse(data) else {
+        return 0;
+    };
+    let names = Names::default();
+    let acc = account::Accountant::run(&trace, account::AccountOptions::default());
+    let mut out = String::new();
+    let rows = acc.total_rows();
+    account::write_text(
+        &mut out,
+        rows.len(),
+        &rows,
+        trace.header.cycle_frequency,
+        &names,
+    );
+    let deduced = account::Accountant::run(
+        &trace,
+        account::AccountOptions {
+            deduce_sibling_calls: true,
+        },
+    );
+    for th in &deduced.threads {
+        let rows = deduced.thread_rows(th);
+        account::write_csv(&mut out, &rows, trace.header.cycle_frequency, &names);
+    }
+    let st = stack::StackTrie::run(&trace, false);
+    st.write_folded(&mut out, stack::StackValue::SelfTime, &names);
+    st.write_tree(&mut out, trace.header.cycle_frequency, &names);
+    let (recs, _) = convert::flatten(&trace, true);
+    convert::write_yaml(&mut out, &trace.header, &recs, Some(&names));
+    convert::write_trace_event(&mut out, &trace.header, &recs, &names);
+    recs.len()
+}
+
+/// A short account summary of a trace (top functions by total time), for
+/// the filter's handling of `{{{dumpfile}}}` elements. `modules` are the
+/// modules the log announced; the first whose binary carries an XRay
+/// instrumentation map names the functions (IDs are shown as numbers when
+/// none is found). Decoding problems are listed after the table.
+pub fn summarize(
+    trace_path: &Path,
+    modules: &[ModuleKey],
+    symbolizer: &mut Symbolizer,
+) -> Result<String, XrayError> {
+    let mapped = Mapped::open(trace_path)?;
+    let trace = Trace::parse(mapped.bytes()).map_err(|source| XrayError::Trace {
+        path: trace_path.display().to_string(),
+        source,
+    })?;
+    let acc = account::Accountant::run(&trace, account::AccountOptions::default());
+    let mut names = Names::default();
+    for m in modules {
+        if let Ok(bin) = Binary::find(&m.build_id, &m.name, symbolizer) {
+            names = bin.names(Some(symbolizer));
+            break;
+        }
+    }
+    let mut rows = acc.total_rows();
+    let functions = rows.len();
+    account::sort_rows(&mut rows, account::SortField::Sum, true, Some(10), &names);
+    let mut out = String::new();
+    let (entries, exits) = acc.unmatched();
+    out.push_str(&format!(
+        "XRay FDR trace v{}: {} threads, top {} of {functions} functions by total time",
+        trace.header.version,
+        acc.threads.len(),
+        rows.len()
+    ));
+    if entries + exits > 0 {
+        out.push_str(&format!(
+            ", {entries} unmatched entries, {exits} unmatched exits"
+        ));
+    }
+    out.push('\n');
+    account::write_text(
+        &mut out,
+        functions,
+        &rows,
+        trace.header.cycle_frequency,
+        &names,
+    );
+    for d in &acc.diagnostics {
+        out.push_str(&format!("warning: {d}\n"));
+    }
+    Ok(out)
+}

@@ -1,0 +1,636 @@
+//! Bytes of a Breakpad `.sym` file -> a sorted, searchable [`SymIndex`].
+//!
+//! One pass over the lines (`memchr` for line ends, no per-line allocation),
+//! then one sort of each table. Names and paths stay in the input as
+//! [`Span`]s. Corrupt lines are counted and skipped, as Breakpad's processor
+//! does; only a file that does not start with a `MODULE` record is refused.
+
+use memchr::memchr;
+
+use super::types::{Func, Inline, Line, ModuleRecord, Public, Span};
+
+/// Why a file could not be used at all.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ParseError {
+    #[error("file too large for a Breakpad symbol file ({0} bytes; the limit is 4 GiB)")]
+    TooLarge(usize),
+    #[error("not a Breakpad symbol file (no MODULE record on the first line)")]
+    NotBreakpad,
+}
+
+/// Lines that could not be parsed (the file is still used).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Corruption {
+    /// How many lines were skipped.
+    pub count: u64,
+    /// 1-based number of the first skipped line.
+    pub first_line: u64,
+    /// What was wrong with it.
+    pub first_reason: &'static str,
+}
+
+/// A parsed symbol file: every table sorted for binary search.
+#[derive(Clone, Debug, Default)]
+pub struct SymIndex {
+    pub module: ModuleRecord,
+    /// `INFO CODE_ID <code id> [<file>]`: for ELF the full build ID in hex.
+    pub code_id: Option<Span>,
+    /// `FILE` records, sorted by number (first definition wins).
+    pub files: Vec<(u32, Span)>,
+    /// `INLINE_ORIGIN` records, sorted by number (first definition wins).
+    pub origins: Vec<(u32, Span)>,
+    /// `FUNC` records, sorted by address, non-overlapping, non-empty.
+    pub funcs: Vec<Func>,
+    pub lines: Vec<Line>,
+    /// `PUBLIC` records, sorted by address, one per address.
+    pub publics: Vec<Public>,
+    pub inlines: Vec<Inline>,
+    /// `(address, size)` ranges of the inline records.
+    pub inline_ranges: Vec<(u64, u64)>,
+    pub corruption: Corruption,
+}
+
+/// Space-separated fields of one line (Breakpad splits on spaces only).
+struct Fields<'a> {
+    line: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Fields<'a> {
+    fn new(line: &'a [u8], pos: usize) -> Fields<'a> {
+        Fields { line, pos }
+    }
+
+    fn skip_spaces(&mut self) {
+        while self.line.get(self.pos) == Some(&b' ') {
+            self.pos += 1;
+        }
+    }
+
+    /// The next space-delimited token (scanned inline: tokens are short,
+    /// a `memchr` call costs more than it saves).
+    fn token(&mut self) -> Option<&'a [u8]> {
+        self.skip_spaces();
+        let start = self.pos;
+        while self.line.get(self.pos).is_some_and(|&c| c != b' ') {
+            self.pos += 1;
+        }
+        self.line.get(start..self.pos).filter(|t| !t.is_empty())
+    }
+
+    /// The rest of the line after spaces, as (offset in line, length); `None`
+    /// when empty.
+    fn rest(&mut self) -> Option<(usize, usize)> {
+        self.skip_spaces();
+        let len = self.line.len().checked_sub(self.pos)?;
+        (len > 0).then_some((self.pos, len))
+    }
+
+    fn at_end(&mut self) -> bool {
+        self.skip_spaces();
+        self.pos >= self.line.len()
+    }
+
+    /// A hex number token (no `0x`), parsed while scanning.
+    fn hex(&mut self) -> Option<u64> {
+        self.skip_spaces();
+        let start = self.pos;
+        let mut v: u64 = 0;
+        while let Some(&c) = self.line.get(self.pos) {
+            let d = match c {
+                b' ' => break,
+                b'0'..=b'9' => c - b'0',
+                b'a'..=b'f' => c - b'a' + 10,
+                b'A'..=b'F' => c - b'A' + 10,
+                _ => return None,
+            };
+            if v >> 60 != 0 {
+                return None;
+            }
+            v = v << 4 | u64::from(d);
+            self.pos += 1;
+        }
+        (self.pos > start).then_some(v)
+    }
+
+    /// A decimal `u32` token, parsed while scanning.
+    fn dec(&mut self) -> Option<u32> {
+        self.skip_spaces();
+        let start = self.pos;
+        let mut v: u32 = 0;
+        while let Some(&c) = self.line.get(self.pos) {
+            if c == b' ' {
+                break;
+            }
+            if !c.is_ascii_digit() {
+                return None;
+            }
+            v = v.checked_mul(10)?.checked_add(u32::from(c - b'0'))?;
+            self.pos += 1;
+        }
+        (self.pos > start).then_some(v)
+    }
+}
+
+/// Parser state for one pass.
+struct Builder {
+    idx: SymIndex,
+    /// Index in `idx.funcs` of the FUNC that line/INLINE records attach to.
+    cur_func: Option<usize>,
+}
+
+impl Builder {
+    fn close_func(&mut self) {
+        if let Some(i) = self.cur_func.take() {
+            let end_line = len_u32(&self.idx.lines);
+            let end_inline = len_u32(&self.idx.inlines);
+            if let Some(f) = self.idx.funcs.get_mut(i) {
+                f.end_line = end_line;
+                f.end_inline = end_inline;
+            }
+        }
+    }
+
+    fn corrupt(&mut self, line_no: u64, reason: &'static str) {
+        let c = &mut self.idx.corruption;
+        if c.count == 0 {
+            c.first_line = line_no;
+            c.first_reason = reason;
+        }
+        c.count += 1;
+    }
+}
+
+fn len_u32<T>(v: &[T]) -> u32 {
+    // Record counts are bounded by the file size, which is below 4 GiB.
+    u32::try_from(v.len()).unwrap_or(u32::MAX)
+}
+
+fn span(line_start: usize, off: usize, len: usize) -> Span {
+    // Callers guarantee the file is below 4 GiB, so these fit.
+    Span {
+        start: u32::try_from(line_start + off).unwrap_or(u32::MAX),
+        len: u32::try_from(len).unwrap_or(0),
+    }
+}
+
+/// Parse a whole symbol file.
+pub fn parse(data: &[u8]) -> Result<SymIndex, ParseError> {
+    if u32::try_from(data.len()).is_err() {
+        return Err(ParseError::TooLarge(data.len()));
+    }
+    let mut b = Builder {
+        idx: SymIndex::default(),
+        cur_func: None,
+    };
+    let mut pos = 0usize;
+    let mut line_no = 0u64;
+    let mut seen_module = false;
+    while pos < data.len() {
+        let rest = &data[pos..];
+        // Line records are most of the lines worth parsing: read them
+        // straight off the buffer when they have dump_syms' exact shape.
+        if b.cur_func.is_some()
+            && rest
+                .first()
+                .is_some_and(|c| c.is_ascii_digit() || (b'a'..=b'f').contains(c))
+            && let Some((l, used)) = fast_line_record(rest)
+        {
+            b.idx.lines.push(l);
+            pos += used;
+            line_no += 1;
+            continue;
+        }
+        let len = memchr(b'\n', rest).unwrap_or(rest.len());
+        let line_start = pos;
+        pos += len + 1;
+        line_no += 1;
+        let mut line = &rest[..len];
+        while let [head @ .., b'\r'] = line {
+            line = head;
+        }
+        if line.is_empty() {
+            continue;
+        }
+        if !seen_module {
+            seen_module = true;
+            match parse_module(line, line_start) {
+                Some(m) => {
+                    b.idx.module = m;
+                    continue;
+                }
+                None => return Err(ParseError::NotBreakpad),
+            }
+        }
+        if let Err(reason) = parse_line(&mut b, line, line_start) {
+            b.corrupt(line_no, reason);
+        }
+    }
+    if !seen_module {
+        return Err(ParseError::NotBreakpad);
+    }
+    b.close_func();
+    let mut idx = b.idx;
+    finish(&mut idx);
+    Ok(idx)
+}
+
+fn scan_hex(s: &[u8], i: &mut usize) -> Option<u64> {
+    let start = *i;
+    let mut v: u64 = 0;
+    while let Some(&c) = s.get(*i) {
+        let d = match c {
+            b'0'..=b'9' => c - b'0',
+            b'a'..=b'f' => c - b'a' + 10,
+            b'A'..=b'F' => c - b'A' + 10,
+            _ => break,
+        };
+        if v >> 60 != 0 {
+            return None;
+        }
+        v = v << 4 | u64::from(d);
+        *i += 1;
+    }
+    (*i > start).then_some(v)
+}
+
+fn scan_dec(s: &[u8], i: &mut usize) -> Option<u32> {
+    let start = *i;
+    let mut v: u32 = 0;
+    while let Some(&c) = s.get(*i).filter(|c| c.is_ascii_digit()) {
+        v = v.checked_mul(10)?.checked_add(u32::from(c - b'0'))?;
+        *i += 1;
+    }
+    (*i > start).then_some(v)
+}
+
+fn expect(s: &[u8], i: &mut usize, b: u8) -> Option<()> {
+    (s.get(*i) == Some(&b)).then(|| *i += 1)
+}
+
+/// `address size line file\n` with single spaces, at the start of `s`:
+/// the record and the bytes it takes (line end included). `None` for any
+/// other shape; the general path then parses (or rejects) the line.
+fn fast_line_record(s: &[u8]) -> Option<(Line, usize)> {
+    let mut i = 0;
+    let address = scan_hex(s, &mut i)?;
+    expect(s, &mut i, b' ')?;
+    let size = scan_hex(s, &mut i)?;
+    expect(s, &mut i, b' ')?;
+    let line = scan_dec(s, &mut i)?;
+    expect(s, &mut i, b' ')?;
+    let file = scan_dec(s, &mut i)?;
+    match s.get(i) {
+        None => {}
+        Some(b'\n') => i += 1,
+        Some(b'\r') if s.get(i + 1) == Some(&b'\n') => i += 2,
+        Some(_) => return None,
+    }
+    let rec = Line {
+        address,
+        size,
+        line,
+        file,
+    };
+    Some((rec, i))
+}
+
+fn parse_module(line: &[u8], line_start: usize) -> Option<ModuleRecord> {
+    let body = line.strip_prefix(b"MODULE ")?;
+    let base = line.len() - body.len();
+    let mut f = Fields::new(line, base);
+    let mut tok = || {
+        f.skip_spaces();
+        let off = f.pos;
+        let t = f.token()?;
+        Some(span(line_start, off, t.len()))
+    };
+    let os = tok()?;
+    let arch = tok()?;
+    let debug_id = tok()?;
+    let (off, len) = f.rest()?;
+    Some(ModuleRecord {
+        os,
+        arch,
+        debug_id,
+        debug_file: span(line_start, off, len),
+    })
+}
+
+/// One record after the MODULE line.
+fn parse_line(b: &mut Builder, line: &[u8], line_start: usize) -> Result<(), &'static str> {
+    match line.first() {
+        Some(b'F') if line.starts_with(b"FUNC ") => {
+            b.close_func();
+            let mut f = Fields::new(line, 5);
+            f.skip_spaces();
+            if line.get(f.pos..f.pos + 2) == Some(b"m ") {
+                f.pos += 2;
+            }
+            let address = f.hex().ok_or("bad FUNC address")?;
+            let size = f.hex().ok_or("bad FUNC size")?;
+            f.hex().ok_or("bad FUNC parameter size")?;
+            let (off, len) = f.rest().ok_or("FUNC without a name")?;
+            let first_line = len_u32(&b.idx.lines);
+            let first_inline = len_u32(&b.idx.inlines);
+            b.idx.funcs.push(Func {
+                address,
+                size,
+                name: span(line_start, off, len),
+                first_line,
+                end_line: first_line,
+                first_inline,
+                end_inline: first_inline,
+            });
+            b.cur_func = Some(b.idx.funcs.len() - 1);
+            Ok(())
+        }
+        Some(b'F') if line.starts_with(b"FILE ") => {
+            let mut f = Fields::new(line, 5);
+            let id = f.dec().ok_or("bad FILE number")?;
+            let (off, len) = f.rest().ok_or("FILE without a path")?;
+            b.idx.files.push((id, span(line_start, off, len)));
+            Ok(())
+        }
+        Some(b'P') if line.starts_with(b"PUBLIC ") => {
+            b.close_func();
+            let mut f = Fields::new(line, 7);
+            f.skip_spaces();
+            if line.get(f.pos..f.pos + 2) == Some(b"m ") {
+                f.pos += 2;
+            }
+            let address = f.hex().ok_or("bad PUBLIC address")?;
+            f.hex().ok_or("bad PUBLIC parameter size")?;
+            let (off, len) = f.rest().ok_or("PUBLIC without a name")?;
+            b.idx.publics.push(Public {
+                address,
+                name: span(line_start, off, len),
+            });
+            Ok(())
+        }
+        Some(b'S') if line.starts_with(b"STACK ") => Ok(()),
+        Some(b'I') if line.starts_with(b"INLINE_ORIGIN ") => {
+            let mut f = Fields::new(line, 14);
+            let id = f.dec().ok_or("bad INLINE_ORIGIN number")?;
+            let (off, len) = f.rest().ok_or("INLINE_ORIGIN without a name")?;
+            b.idx.origins.push((id, span(line_start, off, len)));
+            Ok(())
+        }
+        Some(b'I') if line.starts_with(b"INLINE ") => {
+            if b.cur_func.is_none() {
+                return Err("INLINE record outside a FUNC");
+            }
+            let mut f = Fields::new(line, 7);
+            let depth = f.dec().ok_or("bad INLINE depth")?;
+            let call_line = f.dec().ok_or("bad INLINE call line")?;
+            let call_file = f.dec().ok_or("bad INLINE call file")?;
+            let origin = f.dec().ok_or("bad INLINE origin")?;
+            let first_range = len_u32(&b.idx.inline_ranges);
+            while !f.at_end() {
+                match (f.hex(), f.hex()) {
+                    (Some(a), Some(s)) => b.idx.inline_ranges.push((a, s)),
+                    _ => {
+                        b.idx.inline_ranges.truncate(first_range as usize);
+                        return Err("bad INLINE range");
+                    }
+                }
+            }
+            let end_range = len_u32(&b.idx.inline_ranges);
+            if end_range == first_range {
+                return Err("INLINE record without ranges");
+            }
+            b.idx.inlines.push(Inline {
+                depth,
+                call_line,
+                call_file,
+                origin,
+                first_range,
+                end_range,
+                subtree_end: 0,
+            });
+            Ok(())
+        }
+        Some(b'I') if line.starts_with(b"INFO ") => {
+            let mut f = Fields::new(line, 5);
+            if f.token() == Some(b"CODE_ID") {
+                f.skip_spaces();
+                let off = f.pos;
+                if let Some(t) = f.token() {
+                    b.idx.code_id = Some(span(line_start, off, t.len()));
+                }
+            }
+            Ok(())
+        }
+        Some(b'M') if line.starts_with(b"MODULE ") => Ok(()),
+        _ => {
+            if b.cur_func.is_none() {
+                return Err("line record outside a FUNC");
+            }
+            let mut f = Fields::new(line, 0);
+            let address = f.hex().ok_or("bad line record address")?;
+            let size = f.hex().ok_or("bad line record size")?;
+            let line_num = f.dec().ok_or("bad line record line number")?;
+            let file = f.dec().ok_or("bad line record file number")?;
+            if !f.at_end() {
+                return Err("trailing fields in line record");
+            }
+            b.idx.lines.push(Line {
+                address,
+                size,
+                line: line_num,
+                file,
+            });
+            Ok(())
+        }
+    }
+}
+
+/// Sort the tables and drop what the processor would refuse to store
+/// (empty and overlapping ranges).
+fn finish(idx: &mut SymIndex) {
+    // Each function's lines: sorted, non-empty, non-overlapping.
+    let old_lines = std::mem::take(&mut idx.lines);
+    let mut lines = Vec::with_capacity(old_lines.len());
+    let mut scratch: Vec<Line> = Vec::new();
+    for f in &mut idx.funcs {
+        let slice = old_lines
+            .get(f.first_line as usize..f.end_line as usize)
+            .unwrap_or_default();
+        scratch.clear();
+        scratch.extend(slice.iter().filter(|l| l.size > 0));
+        if !scratch.is_sorted_by_key(|l| l.address) {
+            scratch.sort_by_key(|l| l.address);
+        }
+        f.first_line = len_u32(&lines);
+        let mut end = 0u64;
+        let mut first = true;
+        for l in &scratch {
+            if first || l.address >= end {
+                lines.push(*l);
+                end = l.address.saturating_add(l.size);
+                first = false;
+            }
+        }
+        f.end_line = len_u32(&lines);
+    }
+    idx.lines = lines;
+
+    // Each inline record's subtree: the following records deeper than it.
+    let mut open: Vec<usize> = Vec::new();
+    for f in &idx.funcs {
+        let (start, end) = (f.first_inline as usize, f.end_inline as usize);
+        for i in start..end {
+            let depth = idx.inlines.get(i).map_or(0, |r| r.depth);
+            while let Some(&top) = open.last() {
+                if idx.inlines.get(top).is_some_and(|r| r.depth >= depth) {
+                    if let Some(r) = idx.inlines.get_mut(top) {
+                        r.subtree_end = u32::try_from(i).unwrap_or(u32::MAX);
+                    }
+                    open.pop();
+                } else {
+                    break;
+                }
+            }
+            open.push(i);
+        }
+        for top in open.drain(..) {
+            if let Some(r) = idx.inlines.get_mut(top) {
+                r.subtree_end = f.end_inline;
+            }
+        }
+    }
+
+    idx.funcs.retain(|f| f.size > 0);
+    if !idx.funcs.is_sorted_by_key(|f| f.address) {
+        idx.funcs.sort_by_key(|f| f.address);
+    }
+    let mut end = 0u64;
+    let mut first = true;
+    idx.funcs.retain(|f| {
+        let keep = first || f.address >= end;
+        if keep {
+            end = f.end();
+            first = false;
+        }
+        keep
+    });
+
+    if !idx.publics.is_sorted_by_key(|p| p.address) {
+        idx.publics.sort_by_key(|p| p.address);
+    }
+    idx.publics.dedup_by_key(|p| p.address);
+
+    for table in [&mut idx.files, &mut idx.origins] {
+        if !table.is_sorted_by_key(|e| e.0) {
+            table.sort_by_key(|e| e.0);
+        }
+        table.dedup_by_key(|e| e.0);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SAMPLE: &str = "MODULE Linux x86_64 0123456789ABCDEF0123456789ABCDEF0 demo\n\
+INFO CODE_ID 67452301AB89EFCD demo\n\
+FILE 0 /src/a.c\n\
+FILE 1 /src/b.h\n\
+INLINE_ORIGIN 0 helper(int)\n\
+FUNC m 1000 30 0 main\n\
+INLINE 0 12 0 0 1008 8 1020 4\n\
+1000 8 10 0\n\
+1008 8 3 1\n\
+1010 20 14 0\n\
+FUNC 1040 10 0 other\n\
+1040 10 20 0\n\
+PUBLIC 2000 0 asm_entry\n\
+STACK CFI INIT 1000 30 .cfa: $rsp 8 +\n";
+
+    #[test]
+    fn parses_every_record_kind() {
+        let data = SAMPLE.as_bytes();
+        let idx = parse(data).unwrap();
+        assert_eq!(idx.module.debug_file.text(data), "demo");
+        assert_eq!(
+            idx.module.debug_id.text(data),
+            "0123456789ABCDEF0123456789ABCDEF0"
+        );
+        assert_eq!(idx.code_id.unwrap().text(data), "67452301AB89EFCD");
+        assert_eq!(idx.files.len(), 2);
+        assert_eq!(idx.origins[0].1.text(data), "helper(int)");
+        assert_eq!(idx.funcs.len(), 2);
+        assert_eq!(idx.funcs[0].name.text(data), "main");
+        assert_eq!((idx.funcs[0].first_line, idx.funcs[0].end_line), (0, 3));
+        assert_eq!(idx.inlines.len(), 1);
+        assert_eq!(idx.inline_ranges, vec![(0x1008, 8), (0x1020, 4)]);
+        assert_eq!(idx.publics[0].name.text(data), "asm_entry");
+        assert_eq!(idx.corruption.count, 0);
+    }
+
+    #[test]
+    fn counts_corrupt_lines_and_keeps_going() {
+        let text = "MODULE Linux x86_64 ID demo\r\nFUNC zz 10 0 bad\r\n1000 8 10 0\r\n\
+FUNC 2000 10 0 good\r\n2000 10 7 0\r\nFILE x y\r\n";
+        let idx = parse(text.as_bytes()).unwrap();
+        assert_eq!(idx.funcs.len(), 1);
+        assert_eq!(idx.lines.len(), 1);
+        assert_eq!(idx.corruption.count, 3);
+        assert_eq!(idx.corruption.first_line, 2);
+        assert_eq!(idx.corruption.first_reason, "bad FUNC address");
+    }
+
+    #[test]
+    fn line_records_in_odd_shapes_parse_like_exact_ones() {
+        // Exact shape (fast path), CRLF, double space, trailing space, last
+        // line without newline (general path).
+        let text = "MODULE a b ID m\nFUNC 1000 50 0 f\n1000 8 10 0\n1008 8 11 1\r\n\
+1010  8 12 0\n1018 8 13 0 \n1020 8 14 0\n1028 8 15 0 7\n1030 8 99999999999 0\n1038 8 16 2";
+        let idx = parse(text.as_bytes()).unwrap();
+        let lines: Vec<(u64, u32, u32)> = idx
+            .lines
+            .iter()
+            .map(|l| (l.address, l.line, l.file))
+            .collect();
+        assert_eq!(
+            lines,
+            vec![
+                (0x1000, 10, 0),
+                (0x1008, 11, 1),
+                (0x1010, 12, 0),
+                (0x1018, 13, 0),
+                (0x1020, 14, 0),
+                (0x1038, 16, 2)
+            ]
+        );
+        assert_eq!(idx.corruption.count, 2);
+        assert_eq!(idx.corruption.first_line, 8);
+    }
+
+    #[test]
+    fn refuses_non_breakpad_files() {
+        assert_eq!(parse(b"").unwrap_err(), ParseError::NotBreakpad);
+        assert_eq!(parse(b"\x7fELF...").unwrap_err(), ParseError::NotBreakpad);
+        assert_eq!(
+            parse(b"MODULE Linux\n").unwrap_err(),
+            ParseError::NotBreakpad
+        );
+    }
+
+    #[test]
+    fn drops_overlapping_functions_and_lines() {
+        let text = "MODULE a b ID m\nFUNC 100 50 0 f\n100 10 1 0\n108 10 2 0\n\
+FUNC 120 10 0 g\nFUNC 0 0 0 empty\n";
+        let idx = parse(text.as_bytes()).unwrap();
+        assert_eq!(idx.funcs.len(), 1);
+        assert_eq!(idx.lines.len(), 1);
+    }
+
+    #[test]
+    fn numbers_overflow_is_corruption_not_panic() {
+        let text = "MODULE a b ID m\nFUNC 1ffffffffffffffff 1 0 f\nFILE 99999999999 x\n";
+        let idx = parse(text.as_bytes()).unwrap();
+        assert_eq!(idx.funcs.len(), 0);
+        assert_eq!(idx.corruption.count, 2);
+    }
+}

@@ -1,0 +1,174 @@
+//! Opening ELF files: memory-map, check the magic, read the notes that say
+//! what a file is (build ID, debug links, whether it carries DWARF).
+
+use std::fs::File;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use memmap2::Mmap;
+use object::{Architecture, Object, ObjectSection, SectionKind};
+
+use crate::symbols::Miss;
+
+/// Smallest possible ELF header (ELF32).
+const MIN_ELF_SIZE: u64 = 52;
+
+/// A memory-mapped file and the path it was opened from.
+pub(crate) struct Mapped {
+    pub path: PathBuf,
+    pub map: Mmap,
+}
+
+impl Mapped {
+    /// Open and map `path`; a regular file starting with the ELF magic only.
+    pub(crate) fn open(path: &Path) -> Result<Mapped, Miss> {
+        let mut file = File::open(path).map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => Miss::NotFound,
+            _ => unreadable(path, &e),
+        })?;
+        let meta = file.metadata().map_err(|e| unreadable(path, &e))?;
+        if !meta.is_file() {
+            return Err(unreadable(path, "not a regular file"));
+        }
+        if meta.len() < MIN_ELF_SIZE {
+            return Err(unreadable(path, "not an ELF file (too short)"));
+        }
+        let mut magic = [0u8; 4];
+        file.read_exact(&mut magic)
+            .map_err(|e| unreadable(path, &e))?;
+        if &magic != b"\x7fELF" {
+            return Err(unreadable(path, "not an ELF file"));
+        }
+        // SAFETY: the map is read-only and private to this process. As with
+        // every tool that maps object files, another process truncating the
+        // file while we read it is outside what we can defend against.
+        let map = unsafe { Mmap::map(&file) }.map_err(|e| unreadable(path, &e))?;
+        Ok(Mapped {
+            path: path.to_path_buf(),
+            map,
+        })
+    }
+
+    pub(crate) fn display(&self) -> String {
+        self.path.display().to_string()
+    }
+}
+
+pub(crate) fn unreadable(path: &Path, reason: impl std::fmt::Display) -> Miss {
+    Miss::Unreadable {
+        path: path.display().to_string(),
+        reason: reason.to_string(),
+    }
+}
+
+/// What an ELF file is, read from its headers and notes only.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Probe {
+    pub build_id: Option<Vec<u8>>,
+    /// `.gnu_debuglink`: file name and CRC-32 of the debug file.
+    pub debuglink: Option<(Vec<u8>, u32)>,
+    /// `.gnu_debugaltlink`: path and build ID of the dwz supplementary file.
+    pub altlink: Option<(Vec<u8>, Vec<u8>)>,
+    /// Has a `.debug_info` section with contents.
+    pub has_dwarf: bool,
+}
+
+impl Probe {
+    pub(crate) fn read(data: &[u8]) -> Result<Probe, String> {
+        let file = parse(data)?;
+        Ok(Probe::of(&file))
+    }
+
+    pub(crate) fn of(file: &object::File<'_>) -> Probe {
+        let has_dwarf = [".debug_info", ".zdebug_info"].iter().any(|name| {
+            file.section_by_name(name)
+                .is_some_and(|s| s.kind() != SectionKind::UninitializedData && s.size() > 0)
+        });
+        Probe {
+            build_id: file.build_id().ok().flatten().map(<[u8]>::to_vec),
+            debuglink: file
+                .gnu_debuglink()
+                .ok()
+                .flatten()
+                .map(|(name, crc)| (name.to_vec(), crc)),
+            altlink: file
+                .gnu_debugaltlink()
+                .ok()
+                .flatten()
+                .map(|(path, id)| (path.to_vec(), id.to_vec())),
+            has_dwarf,
+        }
+    }
+}
+
+/// Parse an ELF file (and only ELF) with `object`.
+pub(crate) fn parse(data: &[u8]) -> Result<object::File<'_>, String> {
+    match object::FileKind::parse(data) {
+        Ok(object::FileKind::Elf32 | object::FileKind::Elf64) => {}
+        Ok(_) => return Err("not an ELF file".into()),
+        Err(e) => return Err(e.to_string()),
+    }
+    object::File::parse(data).map_err(|e| format!("bad ELF file: {e}"))
+}
+
+/// The amount to subtract from a return address to land inside the call
+/// instruction (the smallest instruction size of the architecture).
+pub(crate) fn return_address_step(arch: Option<Architecture>) -> u64 {
+    use Architecture::*;
+    match arch {
+        Some(Aarch64 | Aarch64_Ilp32 | PowerPc | PowerPc64 | Mips | Mips64 | Mips64_N32) => 4,
+        Some(Sparc | Sparc32Plus | Sparc64 | LoongArch32 | LoongArch64) => 4,
+        Some(Riscv32 | Riscv64 | Arm | S390x | Csky) => 2,
+        _ => 1,
+    }
+}
+
+/// CRC-32 (the zlib one, as `.gnu_debuglink` uses) of a whole file.
+pub(crate) fn crc32(data: &[u8]) -> u32 {
+    crc32fast::hash(data)
+}
+
+/// The ELF build ID of a file on disk, reading only the headers and notes.
+/// Used to index `--symbol-path` folders.
+pub(crate) fn read_build_id(path: &Path) -> Result<Option<Vec<u8>>, Miss> {
+    let mapped = Mapped::open(path)?;
+    let file = parse(&mapped.map).map_err(|e| unreadable(path, e))?;
+    Ok(file.build_id().ok().flatten().map(<[u8]>::to_vec))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn garbage_and_truncated_files_are_misses() {
+        let dir = tempfile::tempdir().unwrap();
+        let garbage = dir.path().join("garbage");
+        std::fs::write(&garbage, vec![0xa5u8; 4096]).unwrap();
+        assert!(matches!(
+            Mapped::open(&garbage),
+            Err(Miss::Unreadable { .. })
+        ));
+        let mut truncated = b"\x7fELF\x02\x01\x01".to_vec();
+        truncated.resize(60, 0);
+        let t = dir.path().join("truncated");
+        std::fs::write(&t, &truncated).unwrap();
+        let m = Mapped::open(&t).unwrap();
+        assert!(Probe::read(&m.map).is_err());
+        assert!(matches!(
+            Mapped::open(dir.path()),
+            Err(Miss::Unreadable { .. })
+        ));
+        assert!(matches!(
+            Mapped::open(&dir.path().join("nope")),
+            Err(Miss::NotFound)
+        ));
+    }
+
+    #[test]
+    fn steps() {
+        assert_eq!(return_address_step(Some(Architecture::X86_64)), 1);
+        assert_eq!(return_address_step(Some(Architecture::Aarch64)), 4);
+        assert_eq!(return_address_step(Some(Architecture::Riscv64)), 2);
+    }
+}

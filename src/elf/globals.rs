@@ -1,0 +1,205 @@
+//! Declaration file and line of global variables, for data lookups.
+//!
+//! Like LLVM's `DWARFUnit::getVariableForAddress`: every `DW_TAG_variable`
+//! whose location is a single `DW_OP_addr`/`DW_OP_addrx` expression covers
+//! `[addr, addr + size of its type)` (1 byte when the size is unknown); a
+//! later variable at the same address replaces an earlier one. Built on the
+//! first data lookup of a module (a walk over every DIE), then binary-searched.
+
+use gimli::AttributeValue;
+
+type R<'a> = gimli::EndianSlice<'a, gimli::RunTimeEndian>;
+
+#[derive(Clone, Debug)]
+pub(crate) struct Global {
+    pub start: u64,
+    pub end: u64,
+    pub file: Option<String>,
+    pub line: u32,
+}
+
+#[derive(Default)]
+pub(crate) struct Globals {
+    vars: Vec<Global>,
+}
+
+/// Types nested deeper than this are treated as of unknown size.
+const MAX_TYPE_DEPTH: usize = 16;
+
+impl Globals {
+    pub(crate) fn build(dwarf: &gimli::Dwarf<R<'_>>) -> Globals {
+        let mut vars = Vec::new();
+        let mut units = dwarf.units();
+        while let Ok(Some(header)) = units.next() {
+            let Ok(unit) = dwarf.unit(header) else {
+                continue;
+            };
+            let unit = gimli::UnitRef::new(dwarf, &unit);
+            collect(unit, &mut vars);
+        }
+        // Stable sort, then keep the last variable of each address.
+        vars.sort_by_key(|g: &Global| g.start);
+        let mut out: Vec<Global> = Vec::with_capacity(vars.len());
+        for g in vars {
+            match out.last_mut() {
+                Some(last) if last.start == g.start => *last = g,
+                _ => out.push(g),
+            }
+        }
+        Globals { vars: out }
+    }
+
+    pub(crate) fn find(&self, addr: u64) -> Option<&Global> {
+        let idx = self.vars.partition_point(|g| g.start <= addr);
+        let g = self.vars.get(idx.checked_sub(1)?)?;
+        (addr < g.end).then_some(g)
+    }
+}
+
+fn collect(unit: gimli::UnitRef<'_, R<'_>>, out: &mut Vec<Global>) {
+    let mut entries = unit.entries();
+    while let Ok(Some(entry)) = entries.next_dfs() {
+        if entry.tag() != gimli::DW_TAG_variable {
+            continue;
+        }
+        let Some(AttributeValue::Exprloc(expr)) = entry.attr_value(gimli::DW_AT_location) else {
+            continue;
+        };
+        let Some(start) = single_address(unit, expr) else {
+            continue;
+        };
+        if start == u64::MAX {
+            continue;
+        }
+        let size = entry
+            .attr_value(gimli::DW_AT_type)
+            .and_then(|t| type_size(unit, t, 0))
+            .unwrap_or(1)
+            .max(1);
+        let line = match entry.attr_value(gimli::DW_AT_decl_line) {
+            Some(v) => v.udata_value().unwrap_or(0) as u32,
+            None => 0,
+        };
+        let file = match entry.attr_value(gimli::DW_AT_decl_file) {
+            Some(AttributeValue::FileIndex(i)) => file_path(unit, i),
+            Some(v) => v.udata_value().and_then(|i| file_path(unit, i)),
+            None => None,
+        };
+        out.push(Global {
+            start,
+            end: start.saturating_add(size),
+            file,
+            line,
+        });
+    }
+}
+
+/// The address of an expression that is exactly one `DW_OP_addr`/`DW_OP_addrx`.
+fn single_address(unit: gimli::UnitRef<'_, R<'_>>, expr: gimli::Expression<R<'_>>) -> Option<u64> {
+    let mut ops = expr.operations(unit.encoding());
+    let addr = match ops.next().ok()?? {
+        gimli::Operation::Address { address } => address,
+        gimli::Operation::AddressIndex { index } => unit.address(index).ok()?,
+        _ => return None,
+    };
+    match ops.next() {
+        Ok(None) => Some(addr),
+        _ => None,
+    }
+}
+
+fn type_size(
+    unit: gimli::UnitRef<'_, R<'_>>,
+    ty: AttributeValue<R<'_>>,
+    depth: usize,
+) -> Option<u64> {
+    if depth > MAX_TYPE_DEPTH {
+        return None;
+    }
+    let AttributeValue::UnitRef(offset) = ty else {
+        return None;
+    };
+    let entry = unit.entry(offset).ok()?;
+    if let Some(size) = entry
+        .attr_value(gimli::DW_AT_byte_size)
+        .and_then(|v| v.udata_value())
+    {
+        return Some(size);
+    }
+    match entry.tag() {
+        gimli::DW_TAG_pointer_type
+        | gimli::DW_TAG_reference_type
+        | gimli::DW_TAG_rvalue_reference_type
+        | gimli::DW_TAG_ptr_to_member_type => Some(u64::from(unit.encoding().address_size)),
+        gimli::DW_TAG_typedef
+        | gimli::DW_TAG_const_type
+        | gimli::DW_TAG_volatile_type
+        | gimli::DW_TAG_restrict_type
+        | gimli::DW_TAG_atomic_type
+        | gimli::DW_TAG_immutable_type => {
+            type_size(unit, entry.attr_value(gimli::DW_AT_type)?, depth + 1)
+        }
+        gimli::DW_TAG_array_type => {
+            let element = type_size(unit, entry.attr_value(gimli::DW_AT_type)?, depth + 1)?;
+            let mut count: u64 = 1;
+            let mut tree = unit.entries_tree(Some(offset)).ok()?;
+            let root = tree.root().ok()?;
+            let mut children = root.children();
+            while let Ok(Some(child)) = children.next() {
+                let e = child.entry();
+                if e.tag() != gimli::DW_TAG_subrange_type {
+                    continue;
+                }
+                let n = if let Some(c) = e
+                    .attr_value(gimli::DW_AT_count)
+                    .and_then(|v| v.udata_value())
+                {
+                    c
+                } else {
+                    let upper = e.attr_value(gimli::DW_AT_upper_bound)?.udata_value()?;
+                    let lower = e
+                        .attr_value(gimli::DW_AT_lower_bound)
+                        .and_then(|v| v.udata_value())
+                        .unwrap_or(0);
+                    upper.checked_sub(lower)?.checked_add(1)?
+                };
+                count = count.checked_mul(n)?;
+            }
+            element.checked_mul(count)
+        }
+        _ => None,
+    }
+}
+
+/// The full path of file `index` of the unit's line table (comp dir joined),
+/// as addr2line and LLVM print it.
+fn file_path(unit: gimli::UnitRef<'_, R<'_>>, index: u64) -> Option<String> {
+    let program = unit.line_program.as_ref()?;
+    let header = program.header();
+    let file = header.file(index)?;
+    let mut path = match &unit.comp_dir {
+        Some(dir) => dir.to_string_lossy().into_owned(),
+        None => String::new(),
+    };
+    if file.directory_index() != 0
+        && let Some(dir) = file.directory(header)
+    {
+        path_push(&mut path, &unit.attr_string(dir).ok()?.to_string_lossy());
+    }
+    path_push(
+        &mut path,
+        &unit.attr_string(file.path_name()).ok()?.to_string_lossy(),
+    );
+    Some(path)
+}
+
+fn path_push(path: &mut String, p: &str) {
+    if p.starts_with('/') || p.get(1..3) == Some(":/") || p.get(1..3) == Some(":\\") {
+        *path = p.to_string();
+    } else {
+        if !path.is_empty() && !path.ends_with('/') {
+            path.push('/');
+        }
+        path.push_str(p);
+    }
+}

@@ -1,0 +1,498 @@
+//! Finding a module's files: build-ID trees, `--symbol-path` indexes,
+//! `.gnu_debuglink`, `.gnu_debugaltlink` and `.dwp` packages. Every place
+//! looked at is recorded as an [`Attempt`]; every file used is checked to
+//! carry the build ID asked for.
+
+use std::collections::{HashMap, HashSet};
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+use super::file::{self, Mapped, Probe};
+use super::source::Parts;
+use crate::symbols::{Attempt, BuildId, Miss};
+
+/// Where debug files are looked for by build ID and by debug link.
+#[derive(Clone, Debug)]
+pub(crate) struct Searcher {
+    pub dirs: Vec<PathBuf>,
+}
+
+/// A file that was found and checked, with what it is.
+pub(crate) struct Found {
+    pub mapped: Mapped,
+    pub probe: Probe,
+}
+
+fn attempt(trail: &mut Vec<Attempt>, provider: &'static str, place: &Path, failure: Option<Miss>) {
+    trail.push(Attempt {
+        provider,
+        place: place.display().to_string(),
+        failure,
+    });
+}
+
+fn hex(id: Option<&[u8]>) -> String {
+    match id {
+        Some(id) => BuildId(id.to_vec()).to_hex(),
+        None => "missing".to_string(),
+    }
+}
+
+/// Open `path` and check that it is an ELF file carrying build ID `want`
+/// (when `want` is given). Records the attempt.
+pub(crate) fn open_checked(
+    path: &Path,
+    want: Option<&[u8]>,
+    provider: &'static str,
+    trail: &mut Vec<Attempt>,
+) -> Option<Found> {
+    let mapped = match Mapped::open(path) {
+        Ok(m) => m,
+        Err(miss) => {
+            attempt(trail, provider, path, Some(miss));
+            return None;
+        }
+    };
+    let probe = match Probe::read(&mapped.map) {
+        Ok(p) => p,
+        Err(reason) => {
+            attempt(trail, provider, path, Some(file::unreadable(path, reason)));
+            return None;
+        }
+    };
+    if let Some(want) = want
+        && probe.build_id.as_deref() != Some(want)
+    {
+        let miss = Miss::BuildIdMismatch {
+            path: path.display().to_string(),
+            found: hex(probe.build_id.as_deref()),
+            expected: hex(Some(want)),
+        };
+        attempt(trail, provider, path, Some(miss));
+        return None;
+    }
+    attempt(trail, provider, path, None);
+    Some(Found { mapped, probe })
+}
+
+/// The places a build-ID tree may hold a file: `DIR/.build-id/ab/cdef.debug`,
+/// the same without `.debug`, and `DIR` itself being a `.build-id` folder.
+pub(crate) fn build_id_paths(dir: &Path, id: &[u8]) -> Vec<PathBuf> {
+    let Some((first, rest)) = id.split_first() else {
+        return Vec::new();
+    };
+    let head = format!("{first:02x}");
+    let rest = BuildId(rest.to_vec()).to_hex();
+    let mut out = Vec::with_capacity(4);
+    for base in [dir.join(".build-id"), dir.to_path_buf()] {
+        let sub = base.join(&head);
+        out.push(sub.join(format!("{rest}.debug")));
+        if !rest.is_empty() {
+            out.push(sub.join(&rest));
+        }
+    }
+    out
+}
+
+impl Searcher {
+    pub(crate) fn new(dirs: &[PathBuf]) -> Searcher {
+        let dirs = if dirs.is_empty() {
+            vec![PathBuf::from("/usr/lib/debug")]
+        } else {
+            dirs.to_vec()
+        };
+        Searcher { dirs }
+    }
+
+    /// Look in the build-ID trees. Returns the first file found; if it has
+    /// no DWARF, keeps looking for one that does and returns both.
+    pub(crate) fn by_build_id(
+        &self,
+        id: &[u8],
+        provider: &'static str,
+        trail: &mut Vec<Attempt>,
+    ) -> Vec<Found> {
+        let mut found: Vec<Found> = Vec::new();
+        for dir in &self.dirs {
+            for path in build_id_paths(dir, id) {
+                if found.iter().any(|f| same_file(&f.mapped.path, &path)) {
+                    continue;
+                }
+                if let Some(f) = open_checked(&path, Some(id), provider, trail) {
+                    let has_dwarf = f.probe.has_dwarf;
+                    found.push(f);
+                    if has_dwarf {
+                        return found;
+                    }
+                }
+            }
+        }
+        found
+    }
+
+    /// Complete a module from the files found for it: when none carries
+    /// DWARF, look for the debug file (build-ID trees, then
+    /// `.gnu_debuglink`); then the dwz supplementary file and a `.dwp`.
+    pub(crate) fn complete(
+        &self,
+        mut files: Vec<Found>,
+        want: Option<&[u8]>,
+        trees_searched: bool,
+        trail: &mut Vec<Attempt>,
+    ) -> Result<Parts, Miss> {
+        if files.is_empty() {
+            return Err(Miss::NotFound);
+        }
+        // Build ID to check companions against: asked for, or the file's own.
+        let id: Option<Vec<u8>> = want
+            .map(<[u8]>::to_vec)
+            .or_else(|| files[0].probe.build_id.clone());
+        if !files.iter().any(|f| f.probe.has_dwarf) {
+            let mut extra = Vec::new();
+            if let Some(id) = id.as_deref()
+                && !trees_searched
+            {
+                for f in self.by_build_id(id, "build-id-dir", trail) {
+                    if !files
+                        .iter()
+                        .any(|g| same_file(&g.mapped.path, &f.mapped.path))
+                    {
+                        extra.push(f);
+                    }
+                }
+            }
+            if !extra.iter().any(|f| f.probe.has_dwarf) {
+                let links: Vec<(PathBuf, Vec<u8>, u32)> = files
+                    .iter()
+                    .filter_map(|f| {
+                        let (name, crc) = f.probe.debuglink.clone()?;
+                        Some((f.mapped.path.clone(), name, crc))
+                    })
+                    .collect();
+                for (from, name, crc) in links {
+                    if let Some(f) = self.debuglink(&from, &name, crc, id.as_deref(), trail) {
+                        extra.push(f);
+                        break;
+                    }
+                }
+            }
+            files.extend(extra);
+        }
+        let dwarf = files.iter().position(|f| f.probe.has_dwarf);
+        let sup = dwarf.and_then(|d| {
+            let (path, sup_id) = files[d].probe.altlink.clone()?;
+            self.altlink(&files[d].mapped.path, &path, &sup_id, trail)
+        });
+        let dwp = dwarf.and_then(|d| self.dwp(&files[d].mapped.path, &files[0].mapped.path, trail));
+        Ok(Parts {
+            files: files.into_iter().map(|f| f.mapped).collect(),
+            dwarf,
+            sup: sup.map(|f| f.mapped),
+            dwp,
+        })
+    }
+
+    /// `.gnu_debuglink`: next to the file, in its `.debug` folder, and under
+    /// each debug directory at the file's own directory (as GDB does). The
+    /// CRC must match, and the build ID when both files have one.
+    fn debuglink(
+        &self,
+        from: &Path,
+        name: &[u8],
+        crc: u32,
+        id: Option<&[u8]>,
+        trail: &mut Vec<Attempt>,
+    ) -> Option<Found> {
+        let name = bytes_to_path(name);
+        // A link is a plain file name; refuse anything that climbs out.
+        if name.components().count() != 1 || name.is_absolute() {
+            attempt(
+                trail,
+                "debuglink",
+                &name,
+                Some(Miss::Other(format!(
+                    "{}: .gnu_debuglink name is not a plain file name",
+                    from.display()
+                ))),
+            );
+            return None;
+        }
+        let dir = from.parent().map(Path::to_path_buf).unwrap_or_default();
+        let absdir = std::fs::canonicalize(&dir).unwrap_or_else(|_| dir.clone());
+        let mut candidates = vec![dir.join(&name), dir.join(".debug").join(&name)];
+        for d in &self.dirs {
+            let rel = absdir.strip_prefix("/").unwrap_or(&absdir);
+            candidates.push(d.join(rel).join(&name));
+        }
+        for path in candidates {
+            if same_file(&path, from) {
+                continue;
+            }
+            let mapped = match Mapped::open(&path) {
+                Ok(m) => m,
+                Err(miss) => {
+                    attempt(trail, "debuglink", &path, Some(miss));
+                    continue;
+                }
+            };
+            let actual = file::crc32(&mapped.map);
+            if actual != crc {
+                let miss = Miss::Other(format!(
+                    "{}: CRC is {actual:08x}, .gnu_debuglink in {} expects {crc:08x}",
+                    path.display(),
+                    from.display()
+                ));
+                attempt(trail, "debuglink", &path, Some(miss));
+                continue;
+            }
+            let probe = match Probe::read(&mapped.map) {
+                Ok(p) => p,
+                Err(reason) => {
+                    attempt(
+                        trail,
+                        "debuglink",
+                        &path,
+                        Some(file::unreadable(&path, reason)),
+                    );
+                    continue;
+                }
+            };
+            if let (Some(want), Some(got)) = (id, probe.build_id.as_deref())
+                && want != got
+            {
+                let miss = Miss::BuildIdMismatch {
+                    path: path.display().to_string(),
+                    found: hex(Some(got)),
+                    expected: hex(Some(want)),
+                };
+                attempt(trail, "debuglink", &path, Some(miss));
+                continue;
+            }
+            attempt(trail, "debuglink", &path, None);
+            return Some(Found { mapped, probe });
+        }
+        None
+    }
+
+    /// `.gnu_debugaltlink` (dwz): the path as written (relative to the
+    /// debug file's folder), under the debug directories, then by build ID.
+    fn altlink(
+        &self,
+        from: &Path,
+        path: &[u8],
+        sup_id: &[u8],
+        trail: &mut Vec<Attempt>,
+    ) -> Option<Found> {
+        let path = bytes_to_path(path);
+        let dir = from.parent().map(Path::to_path_buf).unwrap_or_default();
+        let mut candidates = Vec::new();
+        if path.is_absolute() {
+            candidates.push(path.clone());
+            if let Ok(rest) = path.strip_prefix("/usr/lib/debug") {
+                for d in &self.dirs {
+                    candidates.push(d.join(rest));
+                }
+            }
+        } else {
+            candidates.push(dir.join(&path));
+        }
+        for d in &self.dirs {
+            candidates.extend(build_id_paths(d, sup_id));
+        }
+        if let Some(base) = path.file_name() {
+            candidates.push(dir.join(base));
+        }
+        let mut seen = HashSet::new();
+        for c in candidates {
+            if !seen.insert(c.clone()) {
+                continue;
+            }
+            if !c.exists() {
+                attempt(trail, "debugaltlink", &c, Some(Miss::NotFound));
+                continue;
+            }
+            if let Some(f) = open_checked(&c, Some(sup_id), "debugaltlink", trail) {
+                return Some(f);
+            }
+        }
+        None
+    }
+
+    /// A DWARF package next to the debug file or the binary:
+    /// `NAME.dwp`, or `STEM.dwp` for `STEM.debug`.
+    fn dwp(&self, dwarf_file: &Path, first: &Path, trail: &mut Vec<Attempt>) -> Option<Mapped> {
+        let mut candidates = Vec::new();
+        for p in [dwarf_file, first] {
+            let mut s: OsString = p.as_os_str().to_owned();
+            s.push(".dwp");
+            candidates.push(PathBuf::from(s));
+            if p.extension().is_some_and(|e| e == "debug") {
+                candidates.push(p.with_extension("dwp"));
+            }
+        }
+        for c in candidates {
+            if !c.is_file() {
+                continue;
+            }
+            match Mapped::open(&c) {
+                Ok(m) => {
+                    attempt(trail, "dwp", &c, None);
+                    return Some(m);
+                }
+                Err(miss) => attempt(trail, "dwp", &c, Some(miss)),
+            }
+        }
+        None
+    }
+}
+
+fn same_file(a: &Path, b: &Path) -> bool {
+    if a == b {
+        return true;
+    }
+    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    }
+}
+
+#[cfg(unix)]
+pub(crate) fn bytes_to_path(b: &[u8]) -> PathBuf {
+    use std::os::unix::ffi::OsStrExt;
+    PathBuf::from(std::ffi::OsStr::from_bytes(b))
+}
+
+#[cfg(not(unix))]
+pub(crate) fn bytes_to_path(b: &[u8]) -> PathBuf {
+    PathBuf::from(String::from_utf8_lossy(b).into_owned())
+}
+
+/// Build-ID index of `--symbol-path` entries, built on first use.
+#[derive(Default)]
+pub(crate) struct Index {
+    pub by_id: HashMap<Vec<u8>, Vec<PathBuf>>,
+    /// Files examined, for messages.
+    pub files: usize,
+    /// Whether a bound stopped the scan early.
+    pub truncated: bool,
+}
+
+/// Folders deeper than this below a `--symbol-path` root are not scanned.
+const MAX_DEPTH: usize = 32;
+/// At most this many directory entries are examined per run.
+const MAX_ENTRIES: usize = 1_000_000;
+
+impl Index {
+    pub(crate) fn build(roots: &[PathBuf]) -> Index {
+        let mut index = Index::default();
+        let mut seen = HashSet::new();
+        let mut budget = MAX_ENTRIES;
+        for root in roots {
+            index.visit(root, 0, &mut seen, &mut budget, true);
+        }
+        index
+    }
+
+    fn visit(
+        &mut self,
+        path: &Path,
+        depth: usize,
+        seen: &mut HashSet<(u64, u64)>,
+        budget: &mut usize,
+        root: bool,
+    ) {
+        if *budget == 0 {
+            self.truncated = true;
+            return;
+        }
+        *budget -= 1;
+        // Follows symlinks; loops are cut by the (device, inode) set.
+        let Ok(meta) = std::fs::metadata(path) else {
+            return;
+        };
+        if !seen.insert(file_key(&meta, path)) {
+            return;
+        }
+        if meta.is_dir() {
+            if depth >= MAX_DEPTH {
+                self.truncated = true;
+                return;
+            }
+            let Ok(entries) = std::fs::read_dir(path) else {
+                return;
+            };
+            let mut children: Vec<PathBuf> = entries.filter_map(|e| Some(e.ok()?.path())).collect();
+            children.sort();
+            for child in children {
+                self.visit(&child, depth + 1, seen, budget, false);
+            }
+        } else if meta.is_file() && (root || meta.len() >= 52) {
+            match file::read_build_id(path) {
+                Ok(Some(id)) => {
+                    self.files += 1;
+                    self.by_id.entry(id).or_default().push(path.to_path_buf());
+                }
+                Ok(None) => self.files += 1,
+                Err(_) => {}
+            }
+        }
+    }
+}
+
+#[cfg(unix)]
+fn file_key(meta: &std::fs::Metadata, _path: &Path) -> (u64, u64) {
+    use std::os::unix::fs::MetadataExt;
+    (meta.dev(), meta.ino())
+}
+
+#[cfg(not(unix))]
+fn file_key(_meta: &std::fs::Metadata, path: &Path) -> (u64, u64) {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    std::fs::canonicalize(path)
+        .unwrap_or_else(|_| path.to_path_buf())
+        .hash(&mut h);
+    (0, h.finish())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn build_id_layouts() {
+        let p = build_id_paths(Path::new("/d"), &[0xab, 0xcd, 0xef]);
+        let p: Vec<_> = p.iter().map(|p| p.display().to_string()).collect();
+        assert_eq!(
+            p,
+            [
+                "/d/.build-id/ab/cdef.debug",
+                "/d/.build-id/ab/cdef",
+                "/d/ab/cdef.debug",
+                "/d/ab/cdef"
+            ]
+        );
+        let one = build_id_paths(Path::new("/d"), &[0xab]);
+        assert_eq!(one[0], Path::new("/d/.build-id/ab/.debug"));
+        assert_eq!(one.len(), 2);
+        assert!(build_id_paths(Path::new("/d"), &[]).is_empty());
+    }
+
+    #[test]
+    fn default_dir() {
+        assert_eq!(Searcher::new(&[]).dirs, [PathBuf::from("/usr/lib/debug")]);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn index_survives_symlink_loops() {
+        let dir = tempfile::tempdir().unwrap();
+        let sub = dir.path().join("a");
+        std::fs::create_dir(&sub).unwrap();
+        std::os::unix::fs::symlink(dir.path(), sub.join("loop")).unwrap();
+        std::fs::write(sub.join("junk"), vec![0u8; 100]).unwrap();
+        let index = Index::build(&[dir.path().to_path_buf()]);
+        assert!(index.by_id.is_empty());
+        assert_eq!(index.files, 0);
+    }
+}

@@ -1,0 +1,393 @@
+//! One module's symbol data: the mapped files (binary, separate debug file,
+//! dwz supplementary file, DWARF package), an `addr2line::Context` over
+//! them (zero-copy, parsed lazily by addr2line), and the merged symbol table.
+
+use std::borrow::Cow;
+use std::cell::OnceCell;
+use std::sync::Arc;
+
+use addr2line::{Context, LookupContinuation, LookupResult, SplitDwarfLoad};
+use gimli::{EndianSlice, RunTimeEndian};
+use memmap2::Mmap;
+use object::{CompressionFormat, Object, ObjectSection};
+use typed_arena::Arena;
+
+use super::file::{self, Mapped};
+use super::globals::Globals;
+use super::guard::{DepthGuard, MAX_DEPTH, unit_depth_ok};
+use super::search::bytes_to_path;
+use super::symtab::{SymEntry, SymbolTable};
+use crate::symbols::{CodeInfo, DataInfo, Frame, Miss, SymbolHit, SymbolSource};
+
+type R<'a> = EndianSlice<'a, RunTimeEndian>;
+
+/// Why DWARF sections could not be loaded.
+#[derive(Debug)]
+struct LoadError(String);
+
+impl From<gimli::Error> for LoadError {
+    fn from(e: gimli::Error) -> Self {
+        LoadError(format!("DWARF: {e}"))
+    }
+}
+
+impl From<String> for LoadError {
+    fn from(e: String) -> Self {
+        LoadError(e)
+    }
+}
+
+/// A decompressed section may be at most this many times larger than its
+/// compressed bytes (zlib tops out near 1000x; real DWARF is under 20x)...
+const MAX_EXPANSION: u64 = 256;
+/// ...and at most this large in absolute terms.
+const MAX_SECTION: u64 = 4 << 30;
+
+/// The files that make up a module, in the roles they play.
+pub(crate) struct Parts {
+    /// Every ELF file of the module; `files[0]` is the one that was found.
+    pub files: Vec<Mapped>,
+    /// Index in `files` of the file whose DWARF is used.
+    pub dwarf: Option<usize>,
+    /// The dwz supplementary file (`.gnu_debugaltlink`).
+    pub sup: Option<Mapped>,
+    /// A DWARF package (`.dwp`).
+    pub dwp: Option<Mapped>,
+}
+
+/// Owns every byte the parsed structures borrow.
+struct Owner {
+    parts: Parts,
+    /// Decompressed sections.
+    data: Arena<Vec<u8>>,
+    /// `.dwo` files mapped on demand.
+    dwo_maps: Arena<Mmap>,
+}
+
+struct Loaded<'a> {
+    ctx: Option<Context<R<'a>>>,
+    dwarf: Option<Arc<gimli::Dwarf<R<'a>>>>,
+    /// Global variables, indexed on the first data lookup.
+    globals: OnceCell<Globals>,
+    /// Refuses units nested too deeply for addr2line's recursion.
+    guard: Option<DepthGuard<'a>>,
+    dwp: Option<gimli::DwarfPackage<R<'a>>>,
+    symbols: SymbolTable<'a>,
+    /// Why DWARF could not be used, if it could not.
+    dwarf_error: Option<String>,
+}
+
+self_cell::self_cell!(
+    struct Cell {
+        owner: Owner,
+        #[not_covariant]
+        dependent: Loaded,
+    }
+);
+
+/// The ELF/DWARF [`SymbolSource`].
+pub struct ElfSource {
+    cell: Cell,
+    origin: String,
+    step: u64,
+}
+
+impl ElfSource {
+    pub(crate) fn new(parts: Parts) -> Result<ElfSource, Miss> {
+        let mut origin = parts.files[0].display();
+        if let Some(i) = parts.dwarf.filter(|&i| i != 0) {
+            origin.push_str(&format!(" (debug info: {})", parts.files[i].display()));
+        }
+        let first = file::parse(&parts.files[0].map)
+            .map_err(|e| file::unreadable(&parts.files[0].path, e))?;
+        let step = file::return_address_step(Some(first.architecture()));
+        let owner = Owner {
+            parts,
+            data: Arena::new(),
+            dwo_maps: Arena::new(),
+        };
+        let cell = Cell::try_new(owner, |owner| Loaded::new(owner))?;
+        Ok(ElfSource { cell, origin, step })
+    }
+}
+
+impl<'a> Loaded<'a> {
+    fn new(owner: &'a Owner) -> Result<Loaded<'a>, Miss> {
+        let parts = &owner.parts;
+        let mut objects = Vec::with_capacity(parts.files.len());
+        for m in &parts.files {
+            objects.push(file::parse(&m.map).map_err(|e| file::unreadable(&m.path, e))?);
+        }
+        // Symbols: the DWARF file first, then the others (later ones win
+        // exact ties, so the found file has the last word as in LLVM).
+        let mut order: Vec<&object::File<'a>> = Vec::with_capacity(objects.len());
+        if let Some(d) = parts.dwarf {
+            order.extend(objects.get(d));
+        }
+        for (i, o) in objects.iter().enumerate() {
+            if Some(i) != parts.dwarf {
+                order.push(o);
+            }
+        }
+        order.reverse();
+        let symbols = SymbolTable::build(&order);
+
+        let mut dwarf_error = None;
+        let mut dwarf = None;
+        let ctx = match parts.dwarf.and_then(|d| objects.get(d)) {
+            Some(obj) => match load_dwarf(owner, obj) {
+                Ok((ctx, d)) => {
+                    dwarf = Some(d);
+                    Some(ctx)
+                }
+                Err(LoadError(e)) => {
+                    dwarf_error = Some(e);
+                    None
+                }
+            },
+            None => None,
+        };
+        let dwp = parts.dwp.as_ref().and_then(|m| {
+            let obj = file::parse(&m.map).ok()?;
+            let endian = endian_of(&obj);
+            let empty = EndianSlice::new(&[][..], endian);
+            gimli::DwarfPackage::load(
+                |id| section(owner, &obj, id.dwo_name().unwrap_or(""), endian),
+                empty,
+            )
+            .ok()
+        });
+        let guard = dwarf.as_deref().map(DepthGuard::new);
+        Ok(Loaded {
+            ctx,
+            guard,
+            dwarf,
+            globals: OnceCell::new(),
+            dwp,
+            symbols,
+            dwarf_error,
+        })
+    }
+
+    /// Load a split DWARF unit: from the package if there is one, else the
+    /// `.dwo` file named by the skeleton (relative to its comp dir, then
+    /// next to the module's files), checking the DWO ID.
+    fn load_dwo(
+        &self,
+        owner: &'a Owner,
+        load: &SplitDwarfLoad<R<'a>>,
+    ) -> Option<Arc<gimli::Dwarf<R<'a>>>> {
+        if let Some(dwp) = &self.dwp
+            && let Ok(Some(cu)) = dwp.find_cu(load.dwo_id, &load.parent)
+        {
+            let ok = match cu.units().next() {
+                Ok(Some(header)) => cu.unit(header).is_ok_and(|u| unit_depth_ok(&u)),
+                _ => true,
+            };
+            return ok.then(|| Arc::new(cu));
+        }
+        let name = bytes_to_path(load.path.as_ref()?.slice());
+        let mut candidates = Vec::new();
+        match &load.comp_dir {
+            Some(dir) if name.is_relative() => {
+                candidates.push(bytes_to_path(dir.slice()).join(&name))
+            }
+            _ => candidates.push(name.clone()),
+        }
+        if let Some(base) = name.file_name() {
+            for m in &owner.parts.files {
+                if let Some(dir) = m.path.parent() {
+                    candidates.push(dir.join(base));
+                }
+            }
+        }
+        for path in candidates {
+            let Ok(m) = Mapped::open(&path) else { continue };
+            let map: &'a Mmap = owner.dwo_maps.alloc(m.map);
+            let Ok(obj) = file::parse(map) else { continue };
+            let endian = endian_of(&obj);
+            let Ok(mut dwarf) =
+                gimli::Dwarf::load(|id| section(owner, &obj, id.dwo_name().unwrap_or(""), endian))
+            else {
+                continue;
+            };
+            let Ok(Some(header)) = dwarf.units().next() else {
+                continue;
+            };
+            let Ok(unit) = dwarf.unit(header) else {
+                continue;
+            };
+            if unit.dwo_id != Some(load.dwo_id) || !unit_depth_ok(&unit) {
+                continue;
+            }
+            dwarf.make_dwo(&load.parent);
+            return Some(Arc::new(dwarf));
+        }
+        None
+    }
+}
+
+type Dwarf<'a> = Arc<gimli::Dwarf<R<'a>>>;
+
+fn load_dwarf<'a>(
+    owner: &'a Owner,
+    obj: &object::File<'a>,
+) -> Result<(Context<R<'a>>, Dwarf<'a>), LoadError> {
+    let endian = endian_of(obj);
+    let mut dwarf = gimli::Dwarf::load(|id| section(owner, obj, id.name(), endian))?;
+    if let Some(sup) = &owner.parts.sup {
+        let sup_obj = file::parse(&sup.map)?;
+        let sup_endian = endian_of(&sup_obj);
+        dwarf.load_sup(|id| section(owner, &sup_obj, id.name(), sup_endian))?;
+    }
+    dwarf.populate_abbreviations_cache(gimli::AbbreviationsCacheStrategy::Duplicates);
+    let dwarf = Arc::new(dwarf);
+    Ok((Context::from_arc_dwarf(dwarf.clone())?, dwarf))
+}
+
+fn endian_of(obj: &object::File<'_>) -> RunTimeEndian {
+    if obj.is_little_endian() {
+        RunTimeEndian::Little
+    } else {
+        RunTimeEndian::Big
+    }
+}
+
+/// A section's bytes: borrowed from the map, or decompressed into the arena
+/// (bounded). Missing sections are empty.
+fn section<'a>(
+    owner: &'a Owner,
+    obj: &object::File<'a>,
+    name: &str,
+    endian: RunTimeEndian,
+) -> Result<R<'a>, LoadError> {
+    let empty = Ok(EndianSlice::new(&[][..], endian));
+    if name.is_empty() {
+        return empty;
+    }
+    let Some(sec) = obj.section_by_name(name) else {
+        return empty;
+    };
+    let compressed = sec
+        .compressed_data()
+        .map_err(|e| LoadError(format!("{name}: {e}")))?;
+    if compressed.format != CompressionFormat::None {
+        let limit = (compressed.data.len() as u64)
+            .saturating_mul(MAX_EXPANSION)
+            .min(MAX_SECTION);
+        if compressed.uncompressed_size > limit {
+            return Err(LoadError(format!(
+                "{name}: claims {} bytes uncompressed from {}",
+                compressed.uncompressed_size,
+                compressed.data.len()
+            )));
+        }
+    }
+    let data: &'a [u8] = match compressed
+        .decompress()
+        .map_err(|e| LoadError(format!("{name}: {e}")))?
+    {
+        Cow::Borrowed(b) => b,
+        Cow::Owned(v) => owner.data.alloc(v),
+    };
+    Ok(EndianSlice::new(data, endian))
+}
+
+fn hit(s: &SymEntry<'_>) -> SymbolHit {
+    SymbolHit {
+        name: String::from_utf8_lossy(s.name).into_owned(),
+        address: s.addr,
+        size: s.size,
+        file: s.file.map(|f| String::from_utf8_lossy(f).into_owned()),
+    }
+}
+
+impl SymbolSource for ElfSource {
+    fn origin(&self) -> String {
+        self.origin.clone()
+    }
+
+    fn lookup_code(&self, addr: u64) -> Result<CodeInfo, Miss> {
+        self.cell.with_dependent(|owner, loaded| {
+            let mut frames = Vec::new();
+            let mut error = loaded.dwarf_error.clone();
+            let guarded = match (&loaded.guard, &loaded.dwarf) {
+                (Some(guard), Some(dwarf)) => guard.address_ok(dwarf, addr),
+                _ => true,
+            };
+            if !guarded {
+                error = Some(format!(
+                    "DWARF nested deeper than {MAX_DEPTH} levels here; ignored"
+                ));
+            }
+            if let Some(ctx) = loaded.ctx.as_ref().filter(|_| guarded) {
+                let mut lookup = ctx.find_frames(addr);
+                let found = loop {
+                    match lookup {
+                        LookupResult::Output(r) => break r,
+                        LookupResult::Load { load, continuation } => {
+                            let dwo = loaded.load_dwo(owner, &load);
+                            lookup = continuation.resume(dwo);
+                        }
+                    }
+                };
+                match found {
+                    Ok(mut iter) => loop {
+                        match iter.next() {
+                            Ok(Some(f)) => frames.push(Frame {
+                                function: f
+                                    .function
+                                    .as_ref()
+                                    .and_then(|n| n.raw_name().ok())
+                                    .map(Cow::into_owned),
+                                file: f.location.as_ref().and_then(|l| l.file).map(str::to_owned),
+                                line: f.location.as_ref().and_then(|l| l.line).unwrap_or(0),
+                                column: f.location.as_ref().and_then(|l| l.column).unwrap_or(0),
+                            }),
+                            Ok(None) => break,
+                            Err(e) => {
+                                error = Some(format!("DWARF: {e}"));
+                                break;
+                            }
+                        }
+                    },
+                    Err(e) => error = Some(format!("DWARF: {e}")),
+                }
+            }
+            let symbol = loaded.symbols.find(addr).map(hit);
+            if frames.is_empty() && symbol.is_none() {
+                return Err(match error {
+                    Some(e) => Miss::Other(e),
+                    None => Miss::NoInfo,
+                });
+            }
+            Ok(CodeInfo { frames, symbol })
+        })
+    }
+
+    fn lookup_data(&self, addr: u64) -> Result<DataInfo, Miss> {
+        self.cell.with_dependent(|_owner, loaded| {
+            let symbol = loaded.symbols.find(addr).map(hit).ok_or(Miss::NoInfo)?;
+            let global = loaded.dwarf.as_ref().and_then(|dwarf| {
+                loaded
+                    .globals
+                    .get_or_init(|| Globals::build(dwarf))
+                    .find(addr)
+                    .filter(|g| g.line != 0)
+            });
+            let (decl_file, decl_line) = match global {
+                Some(g) => (g.file.clone(), g.line),
+                None => (symbol.file.clone(), 0),
+            };
+            Ok(DataInfo {
+                decl_file,
+                symbol: Some(symbol),
+                decl_line,
+            })
+        })
+    }
+
+    fn return_address_step(&self) -> u64 {
+        self.step
+    }
+}

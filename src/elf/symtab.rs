@@ -1,0 +1,197 @@
+//! The merged ELF symbol table of a module, with LLVM's lookup rules.
+//!
+//! LLVM (`SymbolizableObjectFile`) keeps function, object, no-type and IFUNC
+//! symbols defined in a real section, sorts them by (address, size), keeps
+//! one entry per address (the last of the largest size), and answers a probe
+//! with the last entry at or below it, unless that entry has a non-zero size
+//! that ends at or before the probe. Local symbols carry the name of the
+//! `STT_FILE` symbol preceding them. We do the same, over the `.symtab` of
+//! every file of the module (or their `.dynsym` when no `.symtab` exists).
+
+use object::read::elf::{ElfFile, FileHeader, Sym};
+use object::{Endianness, elf};
+
+/// One symbol; names borrow the mapped file.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct SymEntry<'a> {
+    pub addr: u64,
+    pub size: u64,
+    pub name: &'a [u8],
+    /// `STT_FILE` name for local symbols.
+    pub file: Option<&'a [u8]>,
+}
+
+#[derive(Default)]
+pub(crate) struct SymbolTable<'a> {
+    syms: Vec<SymEntry<'a>>,
+}
+
+/// Which table of a file to read.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Table {
+    Static,
+    Dynamic,
+}
+
+impl<'a> SymbolTable<'a> {
+    /// Build the table from the files of one module, in priority order
+    /// (later entries win ties, as LLVM's stable sort + "keep last" does).
+    pub(crate) fn build(files: &[&object::File<'a>]) -> SymbolTable<'a> {
+        let mut syms = Vec::new();
+        for table in [Table::Static, Table::Dynamic] {
+            for file in files {
+                match file {
+                    object::File::Elf32(f) => collect(f, table, &mut syms),
+                    object::File::Elf64(f) => collect(f, table, &mut syms),
+                    _ => {}
+                }
+            }
+            if !syms.is_empty() {
+                break;
+            }
+        }
+        Self::from_symbols(syms)
+    }
+
+    pub(crate) fn from_symbols(mut syms: Vec<SymEntry<'a>>) -> SymbolTable<'a> {
+        // Stable: among equal (addr, size) the later one is kept below.
+        syms.sort_by_key(|s| (s.addr, s.size));
+        let mut out: Vec<SymEntry<'a>> = Vec::with_capacity(syms.len());
+        for s in syms {
+            match out.last_mut() {
+                Some(last) if last.addr == s.addr => *last = s,
+                _ => out.push(s),
+            }
+        }
+        out.shrink_to_fit();
+        SymbolTable { syms: out }
+    }
+
+    /// The symbol covering `addr`, by LLVM's rule (a size-0 symbol covers
+    /// everything up to the next symbol).
+    pub(crate) fn find(&self, addr: u64) -> Option<&SymEntry<'a>> {
+        let idx = self.syms.partition_point(|s| s.addr <= addr);
+        let s = self.syms.get(idx.checked_sub(1)?)?;
+        if s.size != 0 && s.addr.saturating_add(s.size) <= addr {
+            return None;
+        }
+        Some(s)
+    }
+
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        self.syms.len()
+    }
+}
+
+fn collect<'a, Elf: FileHeader<Endian = Endianness>>(
+    file: &ElfFile<'a, Elf, &'a [u8]>,
+    which: Table,
+    out: &mut Vec<SymEntry<'a>>,
+) {
+    let endian = file.endian();
+    let table = match which {
+        Table::Static => file.elf_symbol_table(),
+        Table::Dynamic => file.elf_dynamic_symbol_table(),
+    };
+    let is_arm = file.elf_header().e_machine(endian) == elf::EM_ARM;
+    let mapping_symbols = matches!(
+        file.elf_header().e_machine(endian),
+        elf::EM_ARM | elf::EM_AARCH64 | elf::EM_RISCV | elf::EM_CSKY | elf::EM_LOONGARCH
+    );
+    let section_count = file.elf_section_table().len();
+    let mut current_file: Option<&'a [u8]> = None;
+    for (index, sym) in table.enumerate() {
+        if index.0 == 0 {
+            continue;
+        }
+        let Ok(name) = table.symbol_name(endian, sym) else {
+            continue;
+        };
+        let st_type = sym.st_type();
+        if st_type == elf::STT_FILE {
+            current_file = (!name.is_empty()).then_some(name);
+            continue;
+        }
+        if !(st_type == elf::STT_NOTYPE
+            || st_type == elf::STT_FUNC
+            || st_type == elf::STT_OBJECT
+            || st_type == elf::STT_GNU_IFUNC)
+        {
+            continue;
+        }
+        // Defined in a real section only (not undefined, absolute, common).
+        match table.symbol_section(endian, sym, index) {
+            Ok(Some(section)) if section.0 < section_count => {}
+            _ => continue,
+        }
+        if mapping_symbols && is_mapping_symbol(name) {
+            continue;
+        }
+        let mut addr: u64 = sym.st_value(endian).into();
+        if is_arm && st_type == elf::STT_FUNC {
+            addr &= !1;
+        }
+        let local = sym.st_bind() == elf::STB_LOCAL;
+        out.push(SymEntry {
+            addr,
+            size: sym.st_size(endian).into(),
+            name,
+            file: if local { current_file } else { None },
+        });
+    }
+}
+
+/// ARM/AArch64/RISC-V mapping symbols (`$a`, `$d`, `$t`, `$x`, `$d.foo`...).
+fn is_mapping_symbol(name: &[u8]) -> bool {
+    match name {
+        [b'$', c] | [b'$', c, b'.', ..] => matches!(c, b'a' | b'd' | b't' | b'x'),
+        _ => name.starts_with(b"$x") || name.starts_with(b"$d"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(addr: u64, size: u64, name: &'static str) -> SymEntry<'static> {
+        SymEntry {
+            addr,
+            size,
+            name: name.as_bytes(),
+            file: None,
+        }
+    }
+
+    #[test]
+    fn llvm_alias_rule_keeps_largest_then_last() {
+        let t = SymbolTable::from_symbols(vec![
+            s(0x10, 8, "big_first"),
+            s(0x10, 0, "nosize"),
+            s(0x10, 8, "big_last"),
+            s(0x20, 4, "next"),
+        ]);
+        assert_eq!(t.len(), 2);
+        assert_eq!(t.find(0x10).map(|s| s.name), Some(&b"big_last"[..]));
+        assert_eq!(t.find(0x17).map(|s| s.name), Some(&b"big_last"[..]));
+        // Gap after a sized symbol: nothing.
+        assert!(t.find(0x18).is_none());
+        assert!(t.find(0x0f).is_none());
+        assert_eq!(t.find(0x23).map(|s| s.name), Some(&b"next"[..]));
+        assert!(t.find(0x24).is_none());
+    }
+
+    #[test]
+    fn size_zero_covers_to_the_end() {
+        let t = SymbolTable::from_symbols(vec![s(0x10, 0, "asm")]);
+        assert_eq!(t.find(u64::MAX).map(|s| s.name), Some(&b"asm"[..]));
+    }
+
+    #[test]
+    fn mapping_symbols() {
+        assert!(is_mapping_symbol(b"$x"));
+        assert!(is_mapping_symbol(b"$d.1"));
+        assert!(!is_mapping_symbol(b"$foo"));
+        assert!(!is_mapping_symbol(b"main"));
+    }
+}

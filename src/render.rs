@@ -1,1 +1,0 @@
-//! Renderers (skeleton; filled in by its issue).

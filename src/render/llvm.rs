@@ -1,0 +1,427 @@
+//! `--format=llvm`: byte-for-byte what `llvm-symbolizer --filter-markup`
+//! (LLVM 22) writes to stdout, including its module info lines, line
+//! elision, `[[[...]]]` reprints, line endings and `--color=always` escape
+//! forms. See `/work/shared/reference/llvm-filter-markup-22.md`.
+
+use std::io::{self, Write};
+
+use super::{ContextEvent, Event, Line, Lookup, Render, Resolved};
+use crate::context::{Module, Region};
+use crate::demangle::demangle_llvm;
+use crate::markup::{RawElement, Sgr};
+use crate::symbols::CodeInfo;
+
+const BLUE: u8 = 4;
+const CYAN: u8 = 6;
+const GREEN: u8 = 2;
+const BAD: &str = "<invalid>";
+
+/// The open `[[[ELF module ...` line.
+struct InfoLine {
+    module: u64,
+    regions: Vec<Region>,
+}
+
+pub struct Llvm {
+    colors: bool,
+    color: Option<u8>,
+    bold: bool,
+    info: Option<InfoLine>,
+    /// Whether the last line seen ended in `\r\n` (for output at EOF).
+    last_crlf: bool,
+}
+
+/// One frame as LLVM's `DILineInfo` holds it.
+struct LFrame {
+    function: String,
+    file: String,
+    line: u32,
+    column: u32,
+}
+
+impl LFrame {
+    fn bad() -> LFrame {
+        LFrame {
+            function: BAD.into(),
+            file: BAD.into(),
+            line: 0,
+            column: 0,
+        }
+    }
+    fn is_empty(&self) -> bool {
+        self.function == BAD && self.file == BAD && self.line == 0 && self.column == 0
+    }
+}
+
+/// The frames LLVM's symbolizer would give for `info`: DWARF frames
+/// innermost first (one empty frame when none), the outermost one named from
+/// the symbol table when a symbol covers the address.
+fn llvm_frames(info: &CodeInfo) -> Vec<LFrame> {
+    let mut frames: Vec<LFrame> = info
+        .frames
+        .iter()
+        .map(|f| LFrame {
+            function: f.function.as_deref().map_or(BAD.into(), demangle_llvm),
+            file: f.file.clone().unwrap_or_else(|| BAD.into()),
+            line: f.line,
+            column: f.column,
+        })
+        .collect();
+    if frames.is_empty() {
+        frames.push(LFrame::bad());
+    }
+    if let (Some(sym), Some(last)) = (&info.symbol, frames.last_mut()) {
+        last.function = demangle_llvm(&sym.name);
+        if last.file == BAD
+            && let Some(file) = &sym.file
+        {
+            last.file = file.clone();
+        }
+    }
+    frames
+}
+
+fn sgr_color(c: u8, bold: bool) -> String {
+    if bold {
+        format!("\x1b[0;1;3{c}m")
+    } else {
+        format!("\x1b[0;3{c}m")
+    }
+}
+
+impl Llvm {
+    pub fn new(colors: bool) -> Llvm {
+        Llvm {
+            colors,
+            color: None,
+            bold: false,
+            info: None,
+            last_crlf: false,
+        }
+    }
+
+    fn ending(crlf: bool) -> &'static [u8] {
+        if crlf { b"\r\n" } else { b"\n" }
+    }
+
+    fn highlight(&self, out: &mut dyn Write) -> io::Result<()> {
+        if !self.colors {
+            return Ok(());
+        }
+        let c = if self.color == Some(BLUE) { CYAN } else { BLUE };
+        out.write_all(sgr_color(c, self.bold).as_bytes())
+    }
+
+    fn value(&self, out: &mut dyn Write, v: &[u8]) -> io::Result<()> {
+        if self.colors {
+            out.write_all(sgr_color(GREEN, self.bold).as_bytes())?;
+        }
+        out.write_all(v)?;
+        self.highlight(out)
+    }
+
+    fn restore(&self, out: &mut dyn Write) -> io::Result<()> {
+        if !self.colors {
+            return Ok(());
+        }
+        match self.color {
+            Some(c) => out.write_all(sgr_color(c, self.bold).as_bytes()),
+            None => {
+                out.write_all(b"\x1b[0m")?;
+                if self.bold {
+                    out.write_all(b"\x1b[1m")?;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    fn reset_color(&mut self, out: &mut dyn Write) -> io::Result<()> {
+        if self.color.is_none() && !self.bold {
+            return Ok(());
+        }
+        self.color = None;
+        self.bold = false;
+        if self.colors {
+            out.write_all(b"\x1b[0m")?;
+        }
+        Ok(())
+    }
+
+    fn begin_info(&mut self, out: &mut dyn Write, m: &Module) -> io::Result<()> {
+        self.highlight(out)?;
+        out.write_all(b"[[[ELF module")?;
+        self.value(out, format!(" #{:#x} ", m.id).as_bytes())?;
+        out.write_all(b"\"")?;
+        self.value(out, &m.name)?;
+        out.write_all(b"\"")?;
+        self.info = Some(InfoLine {
+            module: m.id,
+            regions: Vec::new(),
+        });
+        Ok(())
+    }
+
+    fn end_info(&mut self, out: &mut dyn Write, crlf: bool) -> io::Result<()> {
+        let Some(mut info) = self.info.take() else {
+            return Ok(());
+        };
+        info.regions.sort_by_key(|r| r.start);
+        let first = info.regions.first().map(|r| r.start);
+        for r in &info.regions {
+            // LLVM compares with the first entry by identity; a duplicate
+            // size-0 mmap is the same entry listed twice.
+            out.write_all(if Some(r.start) == first { b" [" } else { b",[" })?;
+            self.value(out, format!("{:#x}", r.start).as_bytes())?;
+            out.write_all(b"-")?;
+            self.value(out, format!("{:#x}", r.last()).as_bytes())?;
+            out.write_all(b"](")?;
+            self.value(out, r.mode.as_str().as_bytes())?;
+            out.write_all(b")")?;
+        }
+        out.write_all(b"]]]")?;
+        out.write_all(Self::ending(crlf))?;
+        self.restore(out)
+    }
+
+    fn raw_element(&self, out: &mut dyn Write, line: &[u8], el: &RawElement) -> io::Result<()> {
+        self.highlight(out)?;
+        out.write_all(b"[[[")?;
+        self.value(out, el.tag(line))?;
+        for f in &el.fields {
+            out.write_all(b":")?;
+            self.value(out, &line[f.clone()])?;
+        }
+        out.write_all(b"]]]")?;
+        self.restore(out)
+    }
+
+    /// Print a node of a line known not to be contextual (`filterNode`).
+    fn node(&mut self, out: &mut dyn Write, line: &Line<'_>, ev: &Event<'_>) -> io::Result<()> {
+        let bytes = line.bytes;
+        match ev {
+            Event::Text(t) => out.write_all(t),
+            Event::Sgr(sgr, _) => self.sgr(out, *sgr),
+            Event::Invalid(_) | Event::Context(..) => Ok(()),
+            Event::Unknown(el) | Event::Dumpfile(el) | Event::Hexdict(el, _) => {
+                out.write_all(el.text(bytes))
+            }
+            Event::Symbol(_, name) => {
+                self.highlight(out)?;
+                match std::str::from_utf8(name) {
+                    Ok(name) => out.write_all(demangle_llvm(name).as_bytes())?,
+                    Err(_) => out.write_all(name)?,
+                }
+                self.restore(out)
+            }
+            Event::Pc(el, res) => self.pc(out, bytes, el, res),
+            Event::Bt(el, frame, res) => self.bt(out, line, el, *frame, res),
+            Event::Data(el, res) => self.data(out, bytes, el, res),
+        }
+    }
+
+    fn sgr(&mut self, out: &mut dyn Write, sgr: Sgr) -> io::Result<()> {
+        match sgr {
+            Sgr::Reset => self.reset_color(out),
+            Sgr::Bold => {
+                self.bold = true;
+                if self.colors {
+                    out.write_all(b"\x1b[1m")?;
+                }
+                Ok(())
+            }
+            Sgr::Color(c) => {
+                self.color = Some(c);
+                if self.colors {
+                    out.write_all(sgr_color(c, false).as_bytes())?;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    fn pc(
+        &mut self,
+        out: &mut dyn Write,
+        line: &[u8],
+        el: &RawElement,
+        res: &Resolved,
+    ) -> io::Result<()> {
+        let info = match &res.lookup {
+            Lookup::Code(info) => info,
+            _ => return self.raw_element(out, line, el),
+        };
+        let frames = llvm_frames(info);
+        let (Some(inner), Some(outer)) = (frames.first(), frames.last()) else {
+            return self.raw_element(out, line, el);
+        };
+        if inner.is_empty() && outer.is_empty() {
+            return self.raw_element(out, line, el);
+        }
+        self.highlight(out)?;
+        self.value(out, outer.function.as_bytes())?;
+        out.write_all(b"[")?;
+        self.value(out, inner.file.as_bytes())?;
+        out.write_all(b":")?;
+        self.value(out, inner.line.to_string().as_bytes())?;
+        out.write_all(b"]")?;
+        self.restore(out)
+    }
+
+    fn bt(
+        &mut self,
+        out: &mut dyn Write,
+        line: &Line<'_>,
+        el: &RawElement,
+        frame: u64,
+        res: &Resolved,
+    ) -> io::Result<()> {
+        let (place, frames) = match (&res.place, &res.lookup) {
+            (Some(place), Lookup::Code(info)) => (place, llvm_frames(info)),
+            (Some(place), Lookup::Failed(_)) => (place, vec![LFrame::bad()]),
+            _ => return self.raw_element(out, line.bytes, el),
+        };
+        self.highlight(out)?;
+        let n = frames.len();
+        for (i, f) in frames.iter().enumerate() {
+            let header = format!("{:>6}", format!("#{frame}"));
+            let hash = header.find('#').map_or(0, |i| i + 1);
+            out.write_all(&header.as_bytes()[..hash])?;
+            self.value(out, &header.as_bytes()[hash..])?;
+            if i == n - 1 {
+                out.write_all(b"   ")?;
+            } else {
+                out.write_all(b".")?;
+                self.value(out, format!("{:<2}", i + 1).as_bytes())?;
+            }
+            self.value(out, format!(" {:#018x} ", res.adjusted).as_bytes())?;
+            if !f.is_empty() {
+                self.value(out, f.function.as_bytes())?;
+                out.write_all(b" ")?;
+                self.value(out, f.file.as_bytes())?;
+                out.write_all(b":")?;
+                self.value(out, f.line.to_string().as_bytes())?;
+                out.write_all(b":")?;
+                self.value(out, f.column.to_string().as_bytes())?;
+                out.write_all(b" ")?;
+            }
+            out.write_all(b"(")?;
+            self.value(out, &place.module.name)?;
+            out.write_all(b"+")?;
+            self.value(out, format!("{:#x}", place.rel).as_bytes())?;
+            out.write_all(b")")?;
+            if i != n - 1 {
+                out.write_all(Self::ending(line.crlf()))?;
+            }
+        }
+        self.restore(out)
+    }
+
+    fn data(
+        &mut self,
+        out: &mut dyn Write,
+        line: &[u8],
+        el: &RawElement,
+        res: &Resolved,
+    ) -> io::Result<()> {
+        let name = match &res.lookup {
+            Lookup::Data(d) => d
+                .symbol
+                .as_ref()
+                .map_or(BAD.to_string(), |s| demangle_llvm(&s.name)),
+            Lookup::Failed(_) => BAD.to_string(),
+            _ => return self.raw_element(out, line, el),
+        };
+        self.highlight(out)?;
+        out.write_all(name.as_bytes())?;
+        self.restore(out)
+    }
+}
+
+impl Render for Llvm {
+    fn plain(&mut self, out: &mut dyn Write, text: &[u8], _first_line: u64) -> io::Result<()> {
+        if text.is_empty() {
+            return Ok(());
+        }
+        if self.info.is_some() || self.color.is_some() || self.bold {
+            let first_end = memchr::memchr(b'\n', text).unwrap_or(text.len());
+            let crlf = first_end > 0 && text[first_end - 1] == b'\r';
+            self.reset_color(out)?;
+            self.end_info(out, crlf)?;
+        }
+        self.last_crlf = text.len() >= 2 && text[text.len() - 2] == b'\r';
+        out.write_all(text)
+    }
+
+    fn line(
+        &mut self,
+        out: &mut dyn Write,
+        line: &Line<'_>,
+        events: &[Event<'_>],
+    ) -> io::Result<()> {
+        let crlf = line.crlf();
+        self.last_crlf = crlf;
+        self.reset_color(out)?;
+        for (i, ev) in events.iter().enumerate() {
+            let Event::Context(el, ce) = ev else {
+                continue;
+            };
+            let deferred = &events[..i];
+            match ce {
+                ContextEvent::Refused => {}
+                ContextEvent::Reset { had_state } => {
+                    if *had_state {
+                        self.end_info(out, crlf)?;
+                        for d in deferred {
+                            self.node(out, line, d)?;
+                        }
+                        self.raw_element(out, line.bytes, el)?;
+                        out.write_all(Self::ending(crlf))?;
+                    }
+                }
+                ContextEvent::Module(m) => {
+                    self.end_info(out, crlf)?;
+                    for d in deferred {
+                        self.node(out, line, d)?;
+                    }
+                    self.begin_info(out, m)?;
+                    out.write_all(b"; BuildID=")?;
+                    self.value(out, m.build_id.to_hex().as_bytes())?;
+                }
+                ContextEvent::Mmap { module, region, .. } => {
+                    if self.info.as_ref().map(|i| i.module) != Some(module.id) {
+                        self.end_info(out, crlf)?;
+                        for d in deferred {
+                            self.node(out, line, d)?;
+                        }
+                        self.begin_info(out, module)?;
+                        out.write_all(b"; adds")?;
+                    }
+                    if let Some(info) = &mut self.info {
+                        info.regions.push(*region);
+                    }
+                }
+            }
+            return Ok(());
+        }
+        self.end_info(out, crlf)?;
+        for ev in events {
+            self.node(out, line, ev)?;
+        }
+        out.write_all(b"\n")
+    }
+
+    fn finish(&mut self, out: &mut dyn Write) -> io::Result<()> {
+        let crlf = self.last_crlf;
+        self.end_info(out, crlf)?;
+        self.reset_color(out)
+    }
+
+    fn context_ends_line(&self) -> bool {
+        true
+    }
+
+    fn multiline(&self) -> bool {
+        false
+    }
+}

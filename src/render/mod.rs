@@ -1,0 +1,194 @@
+//! Renderers: turn a line's resolved events into output bytes.
+//!
+//! The filter ([`crate::filter`]) lexes a line, applies its contextual
+//! elements to the [`crate::context::Context`], resolves presentation
+//! elements through the [`crate::symbols::Symbolizer`], and hands the result
+//! to a [`Render`] implementation as a list of [`Event`]s (ripgrep's
+//! searcher/printer split). Renderers know nothing of file formats, of the
+//! context or of the symbolizer; they only print.
+//!
+//! * [`human`]: the default; readable, aligned, coloured on a terminal.
+//! * [`llvm`]: byte-for-byte what `llvm-symbolizer --filter-markup` (LLVM 22)
+//!   prints.
+//! * [`json`]: one JSON object per input line (schema in [`json`]).
+
+pub mod human;
+pub mod json;
+pub mod llvm;
+
+use std::io::{self, Write};
+
+use crate::context::{Module, Region};
+use crate::markup::{HexPair, RawElement, Sgr};
+use crate::symbols::{CodeInfo, DataInfo, Miss};
+
+/// One line (or one multi-line `hexdict` group) as the renderer sees it.
+pub struct Line<'a> {
+    /// The bytes, without the final `\n` (a `\r` before it stays here).
+    pub bytes: &'a [u8],
+    /// `"\n"`, or `""` for a last line that had none.
+    pub ending: &'a [u8],
+    /// 1-based number of the (first) line in its input.
+    pub number: u64,
+}
+
+impl Line<'_> {
+    /// True when the line ends in `\r\n` (LLVM gives generated lines the
+    /// same ending).
+    pub fn crlf(&self) -> bool {
+        self.bytes.last() == Some(&b'\r')
+    }
+}
+
+/// Where an address fell.
+#[derive(Clone, Debug)]
+pub struct Place {
+    pub module: Module,
+    pub region: Region,
+    /// Module-relative address.
+    pub rel: u64,
+}
+
+/// What the symbol lookup gave.
+#[derive(Clone, Debug)]
+pub enum Lookup {
+    /// No region covers the address.
+    NoRegion,
+    /// The module's symbols could not be found (the trail is in `--explain`).
+    NoSource,
+    /// The source could not answer.
+    Failed(Miss),
+    Code(CodeInfo),
+    Data(DataInfo),
+}
+
+/// A resolved address.
+#[derive(Clone, Debug)]
+pub struct Resolved {
+    /// The address as written in the element.
+    pub addr: u64,
+    /// After return-address adjustment; this is what is looked up and shown.
+    pub adjusted: u64,
+    pub place: Option<Place>,
+    pub lookup: Lookup,
+}
+
+/// A hexdict value that falls in a region, with what it resolved to.
+#[derive(Clone, Debug)]
+pub struct HexValue<'a> {
+    pub pair: HexPair<'a>,
+    pub resolved: Resolved,
+}
+
+/// What a contextual element did.
+#[derive(Clone, Debug)]
+pub enum ContextEvent {
+    /// `{{{reset}}}`; `had_state` is false when there was nothing to clear.
+    Reset { had_state: bool },
+    /// A module was declared.
+    Module(Module),
+    /// A region was added to a module. `duplicate` when it was a size-0
+    /// region at the start of another one and not stored (`region` is then
+    /// the one kept).
+    Mmap {
+        module: Module,
+        region: Region,
+        duplicate: bool,
+    },
+    /// The element was refused (bad fields or a state error); a diagnostic
+    /// was reported.
+    Refused,
+}
+
+/// One piece of a line, in order.
+#[derive(Clone, Debug)]
+pub enum Event<'a> {
+    /// Plain text.
+    Text(&'a [u8]),
+    /// A recognised SGR escape (`text` is its bytes).
+    Sgr(Sgr, &'a [u8]),
+    /// A malformed presentation or unknown-tag element (diagnostic reported).
+    Invalid(&'a RawElement),
+    /// An element with a lowercase tag this version does not know.
+    Unknown(&'a RawElement),
+    /// A contextual element.
+    Context(&'a RawElement, ContextEvent),
+    /// `{{{symbol:NAME}}}`
+    Symbol(&'a RawElement, &'a [u8]),
+    /// `{{{pc}}}`
+    Pc(&'a RawElement, Resolved),
+    /// `{{{bt}}}`
+    Bt(&'a RawElement, u64, Resolved),
+    /// `{{{data}}}`
+    Data(&'a RawElement, Resolved),
+    /// `{{{hexdict}}}` with its values that fall in a region.
+    Hexdict(&'a RawElement, Vec<HexValue<'a>>),
+    /// `{{{dumpfile:TYPE:ID}}}`
+    Dumpfile(&'a RawElement),
+}
+
+/// A printer. The filter calls `plain` for runs of complete lines that hold
+/// no markup and no escape (the fast path), `line` for every other line,
+/// `raw` for bytes of an over-long line passed through untouched, and
+/// `finish` at the end of all input.
+pub trait Render {
+    /// Complete lines (each ending in `\n`) with no `{{{` and no ESC.
+    /// `first_line` is the number of the first of them.
+    fn plain(&mut self, out: &mut dyn Write, text: &[u8], first_line: u64) -> io::Result<()>;
+    /// A line with markup or escapes, as events.
+    fn line(
+        &mut self,
+        out: &mut dyn Write,
+        line: &Line<'_>,
+        events: &[Event<'_>],
+    ) -> io::Result<()>;
+    /// Bytes passed through without interpretation (over-long lines).
+    fn raw(&mut self, out: &mut dyn Write, bytes: &[u8]) -> io::Result<()> {
+        out.write_all(bytes)
+    }
+    /// End of all input.
+    fn finish(&mut self, out: &mut dyn Write) -> io::Result<()>;
+    /// LLVM drops everything after a line's first contextual element; the
+    /// filter then does not even apply later ones.
+    fn context_ends_line(&self) -> bool {
+        false
+    }
+    /// Whether multi-line `hexdict` elements are gathered into one group.
+    fn multiline(&self) -> bool {
+        true
+    }
+}
+
+/// Which renderer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum Format {
+    /// Readable: contextual lines summarised, elements symbolized.
+    #[default]
+    Human,
+    /// Exactly what `llvm-symbolizer --filter-markup` (LLVM 22) prints.
+    Llvm,
+    /// One JSON object per input line.
+    Json,
+}
+
+/// Options every renderer may look at.
+#[derive(Clone, Debug, Default)]
+pub struct RenderOptions {
+    pub color: bool,
+    pub keep_context: bool,
+    pub strip_path_prefix: Option<String>,
+}
+
+/// Build the renderer for `format`.
+pub fn renderer(format: Format, opts: &RenderOptions) -> Box<dyn Render> {
+    match format {
+        Format::Human => Box::new(human::Human::new(opts.clone())),
+        Format::Llvm => Box::new(llvm::Llvm::new(opts.color)),
+        Format::Json => Box::new(json::Json::new(opts.clone())),
+    }
+}
+
+/// Lowercase hex with `0x`.
+pub(crate) fn hex(v: u64) -> String {
+    format!("{v:#x}")
+}

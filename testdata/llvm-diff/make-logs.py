@@ -1,0 +1,159 @@
+#!/usr/bin/env python3
+"""Writes the markup logs of the differential suite against llvm-symbolizer --filter-markup.
+
+Each log describes one or more fixture binaries of ../bin as loaded at a fixed base (module and
+mmap elements from their PT_LOAD headers) and then asks for pc/bt/data/symbol elements at
+addresses taken from their symbol tables: function starts, interiors, return addresses, globals
+and their interiors, plus misses (no mmap, unknown build ID) and malformed elements. Deterministic.
+"""
+import os
+import random
+import re
+import subprocess
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+BIN = os.path.join(HERE, "..", "bin")
+TOOLS = "/usr/lib/llvm-22/bin"
+
+
+def run(*args):
+    return subprocess.run(args, check=True, capture_output=True, text=True).stdout
+
+
+def build_id(path):
+    m = re.search(r"Build ID: ([0-9a-f]+)", run(f"{TOOLS}/llvm-readelf", "-n", path))
+    return m.group(1)
+
+
+def loads(path):
+    out = []
+    for line in run(f"{TOOLS}/llvm-readelf", "-lW", path).splitlines():
+        f = line.split()
+        if f and f[0] == "LOAD":
+            vaddr, memsz = int(f[2], 16), int(f[5], 16)
+            flags = "".join(c for c in "".join(f[6:-1]) if c in "RWE").replace("E", "X")
+            out.append((vaddr, memsz, flags.lower()))
+    return out
+
+
+def symbols(path):
+    funcs, objs = [], []
+    for line in run(f"{TOOLS}/llvm-nm", "-S", "--defined-only", path).splitlines():
+        f = line.split()
+        if len(f) != 4:
+            continue
+        addr, size, kind, name = int(f[0], 16), int(f[1], 16), f[2], f[3]
+        if size == 0:
+            continue
+        if kind in "tTW":
+            funcs.append((addr, size, name))
+        elif kind in "dDbBrR":
+            objs.append((addr, size, name))
+    return funcs, objs
+
+
+class Module:
+    def __init__(self, mid, name, base):
+        self.mid, self.name, self.base = mid, name, base
+        path = os.path.join(BIN, name)
+        self.build_id = build_id(path)
+        self.loads = loads(path)
+        self.funcs, self.objs = symbols(path)
+
+    def context(self):
+        lines = [f"{{{{{{module:{self.mid}:{self.name}:elf:{self.build_id}}}}}}}"]
+        for vaddr, memsz, mode in self.loads:
+            start = self.base + (vaddr & ~0xFFF)
+            size = ((vaddr + memsz + 0xFFF) & ~0xFFF) - (vaddr & ~0xFFF)
+            lines.append(f"{{{{{{mmap:{start:#x}:{size:#x}:load:{self.mid}:{mode}:{vaddr & ~0xFFF:#x}}}}}}}")
+        return lines
+
+    def addr(self, rel):
+        return self.base + rel
+
+
+def presentation(mods, rng, count):
+    lines = []
+    frame = 0
+    for i in range(count):
+        m = rng.choice(mods)
+        kind = rng.random()
+        if kind < 0.45 and m.funcs:
+            addr, size, _ = rng.choice(m.funcs)
+            off = rng.randrange(0, max(size, 1))
+            suffix = rng.choice(["", ":ra", ":pc"])
+            lines.append(f"    {{{{{{bt:{frame}:{m.addr(addr + off):#x}{suffix}}}}}}}")
+            frame += 1
+        elif kind < 0.75 and m.funcs:
+            addr, size, _ = rng.choice(m.funcs)
+            off = rng.randrange(0, max(size, 1))
+            suffix = rng.choice(["", ":ra", ":pc"])
+            lines.append(f"pc here: {{{{{{pc:{m.addr(addr + off):#x}{suffix}}}}}}} end")
+            frame = 0
+        elif kind < 0.9 and m.objs:
+            addr, size, _ = rng.choice(m.objs)
+            off = rng.choice([0, rng.randrange(0, max(size, 1))])
+            lines.append(f"data {{{{{{data:{m.addr(addr + off):#x}}}}}}}")
+        else:
+            _, _, name = rng.choice(m.funcs)
+            lines.append(f"symbol {{{{{{symbol:{name}}}}}}}")
+    return lines
+
+
+def write(name, lines):
+    with open(os.path.join(HERE, name + ".log"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+def main():
+    rng = random.Random(20261122)
+    singles = ["app_c_O0", "app_c_O2", "app_c_O2_dwarf4", "app_c_gcc_O2", "app_cpp_O2",
+               "app_rust_legacy", "app_rust_v0"]
+    for i, name in enumerate(singles):
+        m = Module(0, name, 0x555555554000 + i * 0x10000000)
+        lines = ["{{{reset}}}"] + m.context() + ["program started"]
+        lines += presentation([m], rng, 120)
+        write(name, lines)
+
+    # A program and its shared library, a module with an unknown build ID, resets.
+    app = Module(0, "app_shared", 0x555555554000)
+    lib = Module(1, "libfixture.so", 0x7ffff7fb0000)
+    lines = ["boot: {{{reset}}}"] + app.context() + lib.context()
+    lines += ["{{{module:2:libmissing.so:elf:00112233445566778899aabbccddeeff00112233}}}",
+              "{{{mmap:0x7ffff7a00000:0x2000:load:2:rx:0x0}}}"]
+    lines += presentation([app, lib], rng, 80)
+    lines += ["missing: {{{pc:0x7ffff7a00100}}} and {{{bt:3:0x7ffff7a00200:ra}}}",
+              "nowhere: {{{pc:0x1000}}} {{{data:0x10}}}",
+              "{{{reset}}}", "after reset: {{{pc:" + hex(app.addr(app.funcs[0][0])) + "}}}"]
+    lines += ["{{{reset}}}"] + lib.context() + presentation([lib], rng, 30)
+    write("shared_and_missing", lines)
+
+    # Malformed and edge-case elements around a valid context (app_c_O2).
+    m = Module(7, "app_c_O2", 0x400000000)
+    f0 = m.funcs[0][0]
+    lines = ["{{{reset}}}"] + m.context() + [
+        "tags: {{{UP}}} {{{t2g:1}}} {{{}}} {{{:x}}} {{{foo:a:b}}} {{{dumpfile:sancov:x.1}}}",
+        "hexdict one line {{{hexdict:RIP: 0x%x}}}" % m.addr(f0),
+        "fields: {{{pc}}} {{{pc:0x1:ra:extra}}} {{{bt:1}}} {{{bt:x:0x1}}} {{{data}}}",
+        "addr: {{{pc:42}}} {{{pc:0X10}}} {{{pc:0}}} {{{pc:0x}}}",
+        "symbol: {{{symbol}}} {{{symbol:}}} {{{symbol:_ZN3foo3barEv:x}}} {{{symbol:_RNvC3foo3bar}}}",
+        "\x1b[1mbold\x1b[0m \x1b[31mred {{{pc:%#x}}}\x1b[0m \x1b[1;31mkept\x1b[0m" % m.addr(f0 + 1),
+        "crlf line {{{pc:%#x}}}\r" % m.addr(f0),
+        "dup: {{{module:7:again:elf:abcd}}} tail",
+        "unknown mmap module {{{mmap:0x900000000:0x1000:load:99:r:0x0}}}",
+        "overlap {{{mmap:%#x:0x10:load:7:r:0x0}}}" % m.addr(0x1000),
+        "mode {{{mmap:0x910000000:0x1000:load:7:wr:0x0}}}",
+        "module type {{{module:8:x:coff:ab}}}",
+        "text before {{{module:9:late:elf:abcdef}}} text after",
+        "{{{mmap:0x920000000:0x1000:load:9:rx:0x0}}}",
+        "{{{mmap:0x930000000:0:load:9:r:0x0}}}",
+        "frame zero {{{bt:0:%#x}}} {{{bt:007:%#x:pc}}}" % (m.addr(f0), m.addr(f0 + 4)),
+        "{{{reset:x}}}",
+        "no newline at end {{{pc:0x0}}}",
+    ]
+    with open(os.path.join(HERE, "edge_cases.log"), "w", newline="") as f:
+        f.write("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,101 @@
+//! `symfilter lookup --file` against llvm-symbolizer 22's answers
+//! (testdata/elf/expected, made by testdata/elf/make-expected.py from the
+//! fixtures built by testdata/elf/build.sh).
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/elf")
+}
+
+fn lookup(args: &[&str], stdin: &[u8]) -> (String, String, i32) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_symfilter"))
+        .arg("lookup")
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run symfilter");
+    child.stdin.take().unwrap().write_all(stdin).unwrap();
+    let out = child.wait_with_output().unwrap();
+    (
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+        out.status.code().unwrap_or(-1),
+    )
+}
+
+fn check(name: &str) {
+    check_kind(name, "", &[]);
+}
+
+fn check_data(name: &str) {
+    check_kind(name, ".data", &["--data"]);
+}
+
+fn check_kind(name: &str, kind: &str, extra: &[&str]) {
+    let dir = root();
+    let addrs = std::fs::read(dir.join(format!("expected/{name}{kind}.addrs"))).unwrap();
+    let expected = std::fs::read_to_string(dir.join(format!("expected/{name}{kind}.txt"))).unwrap();
+    let file = dir.join("bin").join(name);
+    let tree = dir.join("tree");
+    let mut args = vec![
+        "--build-id-dir",
+        tree.to_str().unwrap(),
+        "--file",
+        file.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    let (out, err, code) = lookup(&args, &addrs);
+    assert_eq!(code, 0, "{name}: {err}");
+    assert_eq!(err, "", "{name}");
+    if out != expected {
+        for (i, (a, b)) in out.lines().zip(expected.lines()).enumerate() {
+            assert_eq!(a, b, "{name}: first difference at output line {}", i + 1);
+        }
+        assert_eq!(out.lines().count(), expected.lines().count(), "{name}");
+    }
+}
+
+macro_rules! fixtures {
+    ($($test:ident => $name:literal,)*) => {
+        $(#[test] fn $test() { check($name); })*
+    };
+}
+
+fixtures! {
+    c_o0 => "c_O0",
+    c_o2_inlining => "c_O2",
+    c_non_pie => "c_nopie",
+    c_dwarf4 => "c_dwarf4",
+    c_gcc => "c_gcc",
+    cpp_o2 => "cpp_O2",
+    cpp_line_tables_only => "cpp_gmlt",
+    shared_library => "libprog.so",
+    zlib_compressed => "c_zlib",
+    zstd_compressed => "c_zstd",
+    stripped_with_debuglink => "c_stripped",
+    stripped_debug_in_build_id_tree => "c_treeonly",
+    split_dwarf_dwo => "split_dwo",
+    split_dwarf_dwp => "split_dwp",
+    dwz_supplementary => "dwz_prog",
+    dwz_supplementary_other => "dwz_other",
+}
+
+macro_rules! data_fixtures {
+    ($($test:ident => $name:literal,)*) => {
+        $(#[test] fn $test() { check_data($name); })*
+    };
+}
+
+data_fixtures! {
+    data_c_o0 => "c_O0",
+    data_c_o2 => "c_O2",
+    data_c_dwarf4 => "c_dwarf4",
+    data_cpp_o2 => "cpp_O2",
+    data_shared_library => "libprog.so",
+    data_stripped_with_debuglink => "c_stripped",
+}

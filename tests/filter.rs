@@ -1,0 +1,462 @@
+//! Integration tests of the filter: golden logs through the real binary,
+//! pass-through properties through the library, and process behaviour
+//! (pipes, exit codes, live output).
+
+use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use proptest::prelude::*;
+use symfilter::filter::{Diagnostics, Filter, Options};
+use symfilter::render::Format;
+use symfilter::symbols::{Symbolizer, SymbolizerConfig};
+
+fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_symfilter")
+}
+
+fn logs_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/logs")
+}
+
+/// Run the binary on a golden log the way testdata/logs/regen.sh does.
+fn run_golden(log: &str, args: &[&str]) -> (Vec<u8>, Vec<u8>) {
+    let empty = tempfile::tempdir().expect("tempdir");
+    let out = Command::new(bin())
+        .current_dir(logs_dir())
+        .env_remove("NO_COLOR")
+        .env_remove("CLICOLOR_FORCE")
+        .env_remove("DEBUGINFOD_URLS")
+        .arg("--build-id-dir")
+        .arg(empty.path())
+        .args(["--no-debuginfod", "--offline"])
+        .args(args)
+        .arg(log)
+        .output()
+        .expect("run symfilter");
+    assert!(out.status.success(), "{log}: exit {:?}", out.status);
+    (out.stdout, out.stderr)
+}
+
+fn golden_logs() -> Vec<String> {
+    let mut logs: Vec<String> = std::fs::read_dir(logs_dir())
+        .expect("testdata/logs")
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".log"))
+        .collect();
+    logs.sort();
+    assert!(logs.len() >= 6, "golden logs missing");
+    logs
+}
+
+fn expect_file(log: &str, ext: &str) -> Vec<u8> {
+    let name = format!("{}.{ext}", log.trim_end_matches(".log"));
+    std::fs::read(logs_dir().join(&name)).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+fn show(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+#[test]
+fn golden_llvm_matches_llvm_symbolizer() {
+    for log in golden_logs() {
+        let (out, _) = run_golden(&log, &["--format=llvm", "--color=never"]);
+        let want = expect_file(&log, "llvm");
+        assert!(
+            out == want,
+            "{log} (llvm):\n--- got\n{}\n--- want\n{}",
+            show(&out),
+            show(&want)
+        );
+        let (out, _) = run_golden(&log, &["--format=llvm", "--color"]);
+        let want = expect_file(&log, "llvm-color");
+        assert!(
+            out == want,
+            "{log} (llvm, colour):\n--- got\n{:?}\n--- want\n{:?}",
+            show(&out),
+            show(&want)
+        );
+    }
+}
+
+#[test]
+fn golden_human_and_json() {
+    for log in golden_logs() {
+        let (out, err) = run_golden(&log, &["--format=human", "--color=never"]);
+        let want = expect_file(&log, "human");
+        assert!(
+            out == want,
+            "{log} (human):\n--- got\n{}\n--- want\n{}",
+            show(&out),
+            show(&want)
+        );
+        let want = expect_file(&log, "stderr");
+        assert!(
+            err == want,
+            "{log} (stderr):\n--- got\n{}\n--- want\n{}",
+            show(&err),
+            show(&want)
+        );
+        let (out, _) = run_golden(&log, &["--format=json"]);
+        let want = expect_file(&log, "json");
+        assert!(
+            out == want,
+            "{log} (json):\n--- got\n{}\n--- want\n{}",
+            show(&out),
+            show(&want)
+        );
+        // Every JSON line parses.
+        for line in out.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
+            let v: serde_json::Value = serde_json::from_slice(line).expect("valid JSON");
+            assert!(v.get("spans").is_some());
+        }
+    }
+}
+
+/// A reader that hands out at most `step` bytes per read.
+struct Trickle<'a> {
+    data: &'a [u8],
+    step: usize,
+}
+
+impl Read for Trickle<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.step.min(buf.len()).min(self.data.len());
+        buf[..n].copy_from_slice(&self.data[..n]);
+        self.data = &self.data[n..];
+        Ok(n)
+    }
+}
+
+fn filter_bytes(input: &[u8], format: Format, step: usize, max_line: usize) -> (Vec<u8>, u64) {
+    let opts = Options {
+        format,
+        max_line,
+        max_group_bytes: 256,
+        max_group_lines: 8,
+        ..Options::default()
+    };
+    let diag = Diagnostics::new(Box::new(io::sink()), true);
+    let mut f = Filter::with_diagnostics(opts, Symbolizer::new(SymbolizerConfig::default()), diag);
+    let mut out = Vec::new();
+    f.run("<test>", Trickle { data: input, step }, &mut out)
+        .expect("run");
+    f.finish(&mut out).expect("finish");
+    (out, f.diagnostics())
+}
+
+fn without_markup() -> impl Strategy<Value = Vec<u8>> {
+    // Bytes biased towards the interesting ones, with no "{{{" and no ESC.
+    let byte = prop_oneof![
+        4 => any::<u8>(),
+        2 => Just(b'\n'),
+        1 => Just(b'\r'),
+        1 => Just(0u8),
+        2 => Just(b'{'),
+        2 => Just(b'}'),
+        1 => Just(b':'),
+    ];
+    proptest::collection::vec(byte, 0..600).prop_map(|mut v| {
+        v.retain(|&b| b != 0x1b);
+        while let Some(i) = v.windows(3).position(|w| w == b"{{{") {
+            v[i + 2] = b'x';
+        }
+        v
+    })
+}
+
+fn with_markup() -> impl Strategy<Value = Vec<u8>> {
+    let piece = prop_oneof![
+        Just(b"{{{".to_vec()),
+        Just(b"}}}".to_vec()),
+        Just(b"\n".to_vec()),
+        Just(b"\r\n".to_vec()),
+        Just(b"\x1b[31m".to_vec()),
+        Just(b"\x1b[0m".to_vec()),
+        Just(b"{{{module:0:app:elf:abcd}}}".to_vec()),
+        Just(b"{{{mmap:0x1000:0x1000:load:0:rx:0x0}}}".to_vec()),
+        Just(b"{{{bt:0:0x1010}}}".to_vec()),
+        Just(b"{{{pc:0x1010}}}".to_vec()),
+        Just(b"{{{data:0x1010}}}".to_vec()),
+        Just(b"{{{reset}}}".to_vec()),
+        Just(b"{{{hexdict:\n RIP: 0x1010\n".to_vec()),
+        Just(b"{{{symbol:_Z1fv}}}".to_vec()),
+        proptest::collection::vec(any::<u8>(), 0..20),
+    ];
+    proptest::collection::vec(piece, 0..40).prop_map(|v| v.concat())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// Input without "{{{" and ESC comes out byte-identical, however it is
+    /// split into reads, including lines longer than the line limit.
+    #[test]
+    fn plain_text_passes_through(input in without_markup(), step in 1usize..80) {
+        let (out, diags) = filter_bytes(&input, Format::Human, step, 64);
+        prop_assert_eq!(&out, &input);
+        prop_assert_eq!(diags, 0);
+        let (out, _) = filter_bytes(&input, Format::Human, 4096, 1 << 20);
+        prop_assert_eq!(&out, &input);
+        // LLVM mode adds the newline a last line lacks, and nothing else.
+        let (out, _) = filter_bytes(&input, Format::Llvm, step, 1 << 20);
+        let mut want = input.clone();
+        if !want.is_empty() && want.last() != Some(&b'\n') {
+            want.push(b'\n');
+        }
+        prop_assert_eq!(out, want);
+    }
+
+    /// Output does not depend on how the input is split into reads.
+    #[test]
+    fn chunking_does_not_matter(input in with_markup(), step in 1usize..50) {
+        for format in [Format::Human, Format::Llvm, Format::Json] {
+            let (whole, d1) = filter_bytes(&input, format, 1 << 20, 1 << 20);
+            let (split, d2) = filter_bytes(&input, format, step, 1 << 20);
+            prop_assert_eq!(&whole, &split);
+            prop_assert_eq!(d1, d2);
+        }
+    }
+}
+
+#[test]
+fn odd_bytes_pass_through_binary() {
+    let mut input = Vec::new();
+    input.extend_from_slice(b"nul\0byte\r\nlone\rcr\n\xff\xfe invalid utf-8\n");
+    input.extend_from_slice(&vec![b'x'; 300_000]);
+    input.extend_from_slice(b"\n{{ }} {{x}} }}}\nlast line without newline");
+    let mut child = Command::new(bin())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let data = input.clone();
+    let writer = std::thread::spawn(move || stdin.write_all(&data));
+    let out = child.wait_with_output().expect("wait");
+    writer.join().expect("join").expect("write");
+    assert!(out.status.success());
+    assert!(out.stdout == input, "bytes changed");
+    assert!(out.stderr.is_empty(), "{}", show(&out.stderr));
+}
+
+#[test]
+fn broken_pipe_is_quiet() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("big.log");
+    let line = b"some plain log text that is not markup at all\n";
+    let mut data = Vec::new();
+    while data.len() < 8 << 20 {
+        data.extend_from_slice(line);
+    }
+    std::fs::write(&path, &data).expect("write");
+    let mut child = Command::new(bin())
+        .arg(&path)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let mut stdout = child.stdout.take().expect("stdout");
+    let mut first = [0u8; 16];
+    stdout.read_exact(&mut first).expect("read");
+    drop(stdout);
+    let out = child.wait_with_output().expect("wait");
+    assert!(out.status.success(), "exit {:?}", out.status);
+    assert!(out.stderr.is_empty(), "{}", show(&out.stderr));
+}
+
+#[test]
+fn live_output_before_eof() {
+    let mut child = Command::new(bin())
+        .args(["--color=never"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let mut stdout = child.stdout.take().expect("stdout");
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 256];
+        let mut got = Vec::new();
+        while let Ok(n) = stdout.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            got.extend_from_slice(&buf[..n]);
+            if tx.send(got.clone()).is_err() {
+                break;
+            }
+        }
+    });
+    stdin
+        .write_all(b"first line\nfn {{{symbol:_ZN7Mangled4NameEv}}}\n")
+        .expect("write");
+    stdin.flush().expect("flush");
+    let mut got = Vec::new();
+    while got != b"first line\nfn Mangled::Name()\n" {
+        got = rx
+            .recv_timeout(Duration::from_secs(20))
+            .unwrap_or_else(|_| panic!("no live output; got {:?}", show(&got)));
+    }
+    drop(stdin);
+    assert!(child.wait().expect("wait").success());
+}
+
+#[test]
+fn unreadable_file_exit_code() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let good = dir.path().join("good.log");
+    std::fs::write(&good, b"good {{{symbol:main}}}\n").expect("write");
+    let missing = dir.path().join("missing.log");
+    let out = Command::new(bin())
+        .arg(&missing)
+        .arg(&good)
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(out.stdout, b"good main\n");
+    let err = show(&out.stderr);
+    assert!(
+        err.starts_with("symfilter: ") && err.contains("missing.log"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+}
+
+#[test]
+fn stdin_and_dash() {
+    let mut child = Command::new(bin())
+        .arg("-")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(b"x {{{pc:0x10}}}\n")
+        .expect("write");
+    let out = child.wait_with_output().expect("wait");
+    assert!(out.status.success());
+    assert_eq!(out.stdout, b"x {{{pc:0x10}}}\n");
+    assert_eq!(
+        show(&out.stderr),
+        "symfilter: <stdin>:1:9: no mmap covers address 0x10\n"
+    );
+}
+
+#[test]
+fn quiet_silences_diagnostics() {
+    let mut child = Command::new(bin())
+        .arg("-q")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(b"x {{{pc:zz}}}\n")
+        .expect("write");
+    let out = child.wait_with_output().expect("wait");
+    assert!(out.status.success());
+    assert_eq!(out.stdout, b"x {{{pc:zz}}}\n");
+    assert!(out.stderr.is_empty());
+}
+
+fn run_env(args: &[&str], env: &[(&str, &str)], input: &[u8]) -> Vec<u8> {
+    let mut cmd = Command::new(bin());
+    cmd.env_remove("NO_COLOR").env_remove("CLICOLOR_FORCE");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut child = cmd
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(input)
+        .expect("write");
+    let out = child.wait_with_output().expect("wait");
+    assert!(out.status.success());
+    out.stdout
+}
+
+#[test]
+fn color_choice() {
+    let input = b"\x1b[31mred\x1b[0m {{{symbol:main}}}\n";
+    let plain = b"red main\n".to_vec();
+    let coloured = b"\x1b[31mred\x1b[0m \x1b[1mmain\x1b[0m\n".to_vec();
+    // Not a terminal: off.
+    assert_eq!(run_env(&[], &[], input), plain);
+    assert_eq!(run_env(&["--color=never"], &[], input), plain);
+    assert_eq!(run_env(&["--color=always"], &[], input), coloured);
+    assert_eq!(run_env(&["--color"], &[], input), coloured);
+    assert_eq!(run_env(&[], &[("CLICOLOR_FORCE", "1")], input), coloured);
+    assert_eq!(run_env(&[], &[("CLICOLOR_FORCE", "0")], input), plain);
+    assert_eq!(
+        run_env(&[], &[("CLICOLOR_FORCE", "1"), ("NO_COLOR", "1")], input),
+        plain
+    );
+    // An explicit choice beats the environment.
+    assert_eq!(
+        run_env(&["--color=always"], &[("NO_COLOR", "1")], input),
+        coloured
+    );
+}
+
+#[test]
+fn help_and_version() {
+    let out = Command::new(bin()).arg("--help").output().expect("run");
+    assert!(out.status.success());
+    let help = show(&out.stdout);
+    for opt in [
+        "--format",
+        "--color",
+        "--keep-context",
+        "--quiet",
+        "--strip-path-prefix",
+        "--explain",
+    ] {
+        assert!(help.contains(opt), "--help lacks {opt}");
+    }
+    assert!(
+        !help.contains("\n      --filter-markup"),
+        "hidden option shown"
+    );
+    let out = Command::new(bin()).arg("--version").output().expect("run");
+    assert!(out.status.success());
+    assert_eq!(
+        show(&out.stdout),
+        format!("symfilter {}\n", env!("CARGO_PKG_VERSION"))
+    );
+    // Accepted for compatibility.
+    assert!(run_env(&["--filter-markup"], &[], b"a\n") == b"a\n");
+}
+
+#[test]
+fn keep_context_keeps_raw_lines() {
+    let input = b"{{{module:0:app:elf:abcd}}}\n{{{mmap:0x1000:0x1000:load:0:rx:0x0}}}\nx\n";
+    assert_eq!(
+        show(&run_env(&["--keep-context"], &[], input)),
+        "{{{module:0:app:elf:abcd}}}\n{{{mmap:0x1000:0x1000:load:0:rx:0x0}}}\n\
+         [module #0 \"app\" build-id abcd: 0x1000-0x1fff rx]\nx\n"
+    );
+}

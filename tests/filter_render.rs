@@ -1,0 +1,308 @@
+//! Rendering of resolved presentation elements, through the library with a
+//! scripted symbol source (the ELF source is tested on its own; here the
+//! shapes of the output are what matters). The LLVM shapes are the ones
+//! `/work/shared/reference/llvm-filter-markup-22.md` §5 quotes from
+//! llvm-symbolizer 22.
+
+use std::collections::BTreeMap;
+use std::io::{self, Write};
+use std::sync::{Arc, Mutex};
+
+use symfilter::filter::{Diagnostics, Filter, Options};
+use symfilter::render::Format;
+use symfilter::symbols::{
+    Attempt, BuildId, CodeInfo, DataInfo, Frame, Miss, ModuleKey, Provider, SymbolHit,
+    SymbolSource, Symbolizer, SymbolizerConfig,
+};
+
+#[derive(Clone)]
+struct Table {
+    code: BTreeMap<u64, CodeInfo>,
+    data: BTreeMap<u64, DataInfo>,
+    ra_step: u64,
+}
+
+struct Source(Table);
+
+impl SymbolSource for Source {
+    fn origin(&self) -> String {
+        "/scripted/app.debug".into()
+    }
+    fn lookup_code(&self, addr: u64) -> Result<CodeInfo, Miss> {
+        self.0.code.get(&addr).cloned().ok_or(Miss::NoInfo)
+    }
+    fn lookup_data(&self, addr: u64) -> Result<DataInfo, Miss> {
+        Ok(self.0.data.get(&addr).cloned().unwrap_or_default())
+    }
+    fn return_address_step(&self) -> u64 {
+        self.0.ra_step
+    }
+}
+
+struct Scripted {
+    id: BuildId,
+    table: Table,
+}
+
+impl Provider for Scripted {
+    fn name(&self) -> &'static str {
+        "scripted"
+    }
+    fn find(&self, key: &ModuleKey, trail: &mut Vec<Attempt>) -> Option<Box<dyn SymbolSource>> {
+        let found = key.build_id == self.id;
+        trail.push(Attempt {
+            provider: "scripted",
+            place: format!("/scripted/{}.debug", key.build_id),
+            failure: if found { None } else { Some(Miss::NotFound) },
+        });
+        found.then(|| Box::new(Source(self.table.clone())) as Box<dyn SymbolSource>)
+    }
+}
+
+fn frame(f: &str, file: &str, line: u32, column: u32) -> Frame {
+    Frame {
+        function: Some(f.into()),
+        file: Some(file.into()),
+        line,
+        column,
+    }
+}
+
+fn table(ra_step: u64) -> Table {
+    let mut code = BTreeMap::new();
+    // An inlined chain (innermost first), with a symbol-table name.
+    code.insert(
+        0x11ff,
+        CodeInfo {
+            frames: vec![
+                frame("level3", "/src/app.c", 29, 10),
+                frame("level2", "/src/app.c", 32, 10),
+                frame("inlined_entry", "/src/app.c", 38, 10),
+            ],
+            symbol: Some(SymbolHit {
+                name: "inlined_entry".into(),
+                address: 0x11e0,
+                size: 0x40,
+                file: None,
+            }),
+        },
+    );
+    // A mangled Rust legacy name, one frame.
+    code.insert(
+        0x1257,
+        CodeInfo {
+            frames: vec![frame(
+                "_ZN3app5frame17h0123456789abcdefE",
+                "/src/main.rs",
+                88,
+                0,
+            )],
+            symbol: None,
+        },
+    );
+    // Symbol table only (a local symbol with its STT_FILE).
+    code.insert(
+        0x1300,
+        CodeInfo {
+            frames: vec![],
+            symbol: Some(SymbolHit {
+                name: "helper".into(),
+                address: 0x12f0,
+                size: 0x20,
+                file: Some("app.c".into()),
+            }),
+        },
+    );
+    // Nothing at all.
+    code.insert(0x1400, CodeInfo::default());
+    let mut data = BTreeMap::new();
+    data.insert(
+        0x3008,
+        DataInfo {
+            symbol: Some(SymbolHit {
+                name: "g_table".into(),
+                address: 0x3000,
+                size: 0x40,
+                file: None,
+            }),
+            decl_file: Some("/src/app.c".into()),
+            decl_line: 12,
+        },
+    );
+    Table {
+        code,
+        data,
+        ra_step,
+    }
+}
+
+const CONTEXT: &str = "{{{module:0:app_O2:elf:1731f0c2}}}\n\
+{{{mmap:0x200000:0x1000:load:0:r:0x0}}}\n\
+{{{mmap:0x201000:0x1000:load:0:rx:0x1000}}}\n\
+{{{mmap:0x203000:0x1000:load:0:rw:0x3000}}}\n\
+{{{module:1:libmissing.so:elf:ffee}}}\n\
+{{{mmap:0x7f0000:0x1000:load:1:rx:0x0}}}\n";
+
+#[derive(Clone, Default)]
+struct Shared(Arc<Mutex<Vec<u8>>>);
+
+impl Write for Shared {
+    fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+        self.0.lock().expect("lock").extend_from_slice(b);
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+fn run(format: Format, body: &str, explain: bool, ra_step: u64) -> (String, String) {
+    let config = SymbolizerConfig {
+        providers: vec![Box::new(Scripted {
+            id: BuildId::from_hex("1731f0c2").expect("hex"),
+            table: table(ra_step),
+        })],
+    };
+    let opts = Options {
+        format,
+        explain,
+        strip_path_prefix: Some("/src".into()),
+        ..Options::default()
+    };
+    let err = Shared::default();
+    let diag = Diagnostics::new(Box::new(err.clone()), false);
+    let mut f = Filter::with_diagnostics(opts, Symbolizer::new(config), diag);
+    let input = format!("{CONTEXT}{body}");
+    let mut out = Vec::new();
+    f.run("t.log", input.as_bytes(), &mut out).expect("run");
+    f.finish(&mut out).expect("finish");
+    let err = String::from_utf8(err.0.lock().expect("lock").clone()).expect("utf8");
+    (String::from_utf8(out).expect("utf8"), err)
+}
+
+fn after_context(s: &str) -> String {
+    s.lines().skip(2).collect::<Vec<_>>().join("\n") + "\n"
+}
+
+#[test]
+fn llvm_bt_shapes() {
+    let (out, _) = run(
+        Format::Llvm,
+        "{{{bt:0:0x201200:ra}}}\n{{{bt:100000:0x201257:pc}}}\n{{{bt:2:0x201401}}}\n",
+        false,
+        1,
+    );
+    assert_eq!(
+        after_context(&out),
+        "    #0.1  0x00000000002011ff level3 /src/app.c:29:10 (app_O2+0x11ff)\n\
+         \x20   #0.2  0x00000000002011ff level2 /src/app.c:32:10 (app_O2+0x11ff)\n\
+         \x20   #0    0x00000000002011ff inlined_entry /src/app.c:38:10 (app_O2+0x11ff)\n\
+         #100000    0x0000000000201257 app::frame::h0123456789abcdef /src/main.rs:88:0 (app_O2+0x1257)\n\
+         \x20   #2    0x0000000000201400 (app_O2+0x1400)\n"
+    );
+}
+
+#[test]
+fn llvm_pc_data_symbol_shapes() {
+    let (out, _) = run(
+        Format::Llvm,
+        "{{{pc:0x2011ff}}}|{{{pc:0x201300}}}|{{{pc:0x201400}}}|{{{pc:0x7f0010}}}\n\
+         {{{data:0x203008}}}|{{{data:0x203010}}}|{{{symbol:_ZN7Mangled4NameEv}}}\n",
+        false,
+        1,
+    );
+    assert_eq!(
+        after_context(&out),
+        "inlined_entry[/src/app.c:29]|helper[app.c:0]|[[[pc:0x201400]]]|[[[pc:0x7f0010]]]\n\
+         g_table|<invalid>|Mangled::Name()\n"
+    );
+}
+
+#[test]
+fn human_shapes() {
+    let (out, err) = run(
+        Format::Human,
+        "  {{{bt:0:0x201200:ra}}}\n  {{{bt:1:0x201257:pc}}}\n  {{{bt:2:0x201301}}}\n\
+         pc {{{pc:0x2011ff}}}\npc {{{pc:0x201300}}} | {{{pc:0x7f0010}}} | {{{pc:0x201400}}}\n\
+         data {{{data:0x203008}}} {{{data:0x200010}}}\n\
+         {{{hexdict:\n  RIP: 0x2011ff  RSP: 0x10\n  RAX: 0x203008 }}}\n",
+        false,
+        1,
+    );
+    let want = "[module #0 \"app_O2\" build-id 1731f0c2: 0x200000-0x200fff r, 0x201000-0x201fff rx, 0x203000-0x203fff rw]\n\
+[module #1 \"libmissing.so\" build-id ffee: 0x7f0000-0x7f0fff rx]\n\
+\x20 #0.1   0x00000000002011ff in level3 app.c:29:10 (app_O2+0x11ff)\n\
+\x20 #0.2   0x00000000002011ff in level2 app.c:32:10 (app_O2+0x11ff)\n\
+\x20 #0     0x00000000002011ff in inlined_entry app.c:38:10 (app_O2+0x11ff)\n\
+\x20 #1     0x0000000000201257 in app::frame main.rs:88 (app_O2+0x1257)\n\
+\x20 #2     0x0000000000201300 in helper+0x10 (app_O2+0x1300)\n\
+pc level3 at app.c:29:10, inlined into level2 at app.c:32:10, inlined into inlined_entry at app.c:38:10\n\
+pc helper+0x10 (app_O2+0x1300) | libmissing.so+0x10 | app_O2+0x1400\n\
+data g_table+0x8 at app.c:12 app_O2+0x10\n\
+{{{hexdict:\n  RIP: 0x2011ff  RSP: 0x10\n  RAX: 0x203008 }}}\n\
+\x20 RIP: 0x2011ff = level3 at app.c:29:10, inlined into level2 at app.c:32:10, inlined into inlined_entry at app.c:38:10\n\
+\x20 RAX: 0x203008 = g_table+0x8 at app.c:12\n";
+    assert_eq!(out, want);
+    // One diagnostic for the missing module, located at its first use.
+    assert_eq!(
+        err,
+        "symfilter: t.log:11:30: no symbols for module #1 \"libmissing.so\" (build ID ffee): \
+         1 place(s) tried; --explain lists them\n"
+    );
+}
+
+#[test]
+fn human_fixed_width_return_address() {
+    // An AArch64-like source steps back 4 bytes.
+    let (out, _) = run(Format::Human, "{{{bt:0:0x201203:ra}}}\n", false, 4);
+    assert!(
+        out.ends_with("#0.1   0x00000000002011ff in level3 app.c:29:10 (app_O2+0x11ff)\n#0.2   0x00000000002011ff in level2 app.c:32:10 (app_O2+0x11ff)\n#0     0x00000000002011ff in inlined_entry app.c:38:10 (app_O2+0x11ff)\n"),
+        "{out}"
+    );
+    // LLVM mode always steps back one byte.
+    let (out, _) = run(Format::Llvm, "{{{bt:0:0x201203:ra}}}\n", false, 4);
+    assert!(
+        out.ends_with("#0    0x0000000000201202 (app_O2+0x1202)\n"),
+        "{out}"
+    );
+}
+
+#[test]
+fn explain_lists_attempts() {
+    let (_, err) = run(
+        Format::Human,
+        "{{{pc:0x7f0010}}} {{{pc:0x2011ff}}}\n",
+        true,
+        1,
+    );
+    assert_eq!(
+        err,
+        "symfilter: explain: module #1 \"libmissing.so\" build ID ffee:\n\
+         symfilter:   [scripted] /scripted/ffee.debug: no file found\n\
+         symfilter: t.log:7:7: no symbols for module #1 \"libmissing.so\" (build ID ffee): \
+         1 place(s) tried; --explain lists them\n\
+         symfilter: explain: module #0 \"app_O2\" build ID 1731f0c2:\n\
+         symfilter:   [scripted] /scripted/1731f0c2.debug: found\n"
+    );
+}
+
+#[test]
+fn json_frames() {
+    let (out, _) = run(Format::Json, "{{{bt:0:0x201200:ra}}}\n", false, 1);
+    let last = out.lines().last().expect("a line");
+    let v: serde_json::Value = serde_json::from_str(last).expect("json");
+    let el = &v["spans"][0];
+    assert_eq!(el["element"], "bt");
+    assert_eq!(el["adjusted"], "0x2011ff");
+    assert_eq!(el["offset"], "0x11ff");
+    assert_eq!(el["module"]["name"], "app_O2");
+    assert_eq!(el["status"], "ok");
+    let frames = el["frames"].as_array().expect("frames");
+    assert_eq!(frames.len(), 3);
+    assert_eq!(frames[0]["function"], "level3");
+    assert_eq!(frames[0]["line"], 29);
+    assert_eq!(frames[0]["column"], 10);
+    assert_eq!(frames[0]["inlined"], true);
+    assert_eq!(frames[2]["inlined"], false);
+    assert_eq!(el["symbol"]["offset"], "0x1f");
+}

@@ -1,0 +1,223 @@
+//! `symfilter lookup` through the build-ID sources, JSON output, arguments
+//! and errors. Fixtures: testdata/elf (build.sh), expected outputs from
+//! llvm-symbolizer 22 (make-expected.py).
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use object::Object;
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/elf")
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+fn build_id(name: &str) -> String {
+    let data = std::fs::read(root().join("bin").join(name)).unwrap();
+    let obj = object::File::parse(&*data).unwrap();
+    obj.build_id()
+        .unwrap()
+        .unwrap()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+fn run(args: &[&str], stdin: &[u8]) -> (String, String, i32) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_symfilter"))
+        .arg("lookup")
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run symfilter");
+    child.stdin.take().unwrap().write_all(stdin).unwrap();
+    let out = child.wait_with_output().unwrap();
+    (
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+        out.status.code().unwrap_or(-1),
+    )
+}
+
+fn expected(name: &str) -> (Vec<u8>, String) {
+    let dir = root().join("expected");
+    (
+        std::fs::read(dir.join(format!("{name}.addrs"))).unwrap(),
+        std::fs::read_to_string(dir.join(format!("{name}.txt"))).unwrap(),
+    )
+}
+
+fn assert_same(out: &str, want: &str) {
+    for (i, (a, b)) in out.lines().zip(want.lines()).enumerate() {
+        assert_eq!(a, b, "first difference at line {}", i + 1);
+    }
+    assert_eq!(out.lines().count(), want.lines().count());
+}
+
+#[test]
+fn build_id_tree_debug_file_for_stripped_binary() {
+    let tree = root().join("tree");
+    let (addrs, want) = expected("c_treeonly");
+    let id = build_id("c_treeonly");
+    let (out, err, code) = run(&["--build-id-dir", s(&tree), "--build-id", &id], &addrs);
+    assert_eq!((code, err.as_str()), (0, ""));
+    assert_same(&out, &want);
+}
+
+#[test]
+fn build_id_tree_given_as_the_dot_build_id_folder() {
+    let tree = root().join("tree/.build-id");
+    let (addrs, want) = expected("c_treeonly");
+    let id = build_id("c_treeonly");
+    let (out, _, code) = run(&["--build-id-dir", s(&tree), "--build-id", &id], &addrs);
+    assert_eq!(code, 0);
+    assert_same(&out, &want);
+}
+
+#[test]
+fn build_id_tree_suffixless_link() {
+    let tree = root().join("tree");
+    let (addrs, want) = expected("c_O0");
+    let id = build_id("c_O0");
+    let (out, _, code) = run(&["--build-id-dir", s(&tree), "--build-id", &id], &addrs);
+    assert_eq!(code, 0);
+    assert_same(&out, &want);
+}
+
+#[test]
+fn symbol_path_folder_with_dwz_pair() {
+    let empty = tempfile::tempdir().unwrap();
+    let bin = root().join("bin");
+    for name in ["dwz_prog", "dwz_other", "c_stripped"] {
+        let (addrs, want) = expected(name);
+        let id = build_id(name);
+        let (out, err, code) = run(
+            &[
+                "--build-id-dir",
+                s(empty.path()),
+                "--symbol-path",
+                s(&bin),
+                "--build-id",
+                &id,
+            ],
+            &addrs,
+        );
+        assert_eq!((code, err.as_str()), (0, ""), "{name}");
+        assert_same(&out, &want);
+    }
+}
+
+#[test]
+fn unknown_build_id_lists_the_places_tried() {
+    let empty = tempfile::tempdir().unwrap();
+    let (out, err, code) = run(
+        &[
+            "--build-id-dir",
+            s(empty.path()),
+            "--build-id",
+            "abcdef",
+            "0x10",
+        ],
+        b"",
+    );
+    assert_eq!(code, 2);
+    assert_eq!(out, "");
+    let dir = empty.path().display();
+    assert_eq!(
+        err,
+        format!(
+            "symfilter: build ID abcdef not found\n  \
+             build-id-dir: {dir}/.build-id/ab/cdef.debug: not found\n  \
+             build-id-dir: {dir}/.build-id/ab/cdef: not found\n  \
+             build-id-dir: {dir}/ab/cdef.debug: not found\n  \
+             build-id-dir: {dir}/ab/cdef: not found\n"
+        )
+    );
+}
+
+#[test]
+fn json_output() {
+    let file = root().join("bin/c_O2");
+    let (out, _, code) = run(
+        &["--file", s(&file), "--format", "json", "0x1150", "0x0"],
+        b"",
+    );
+    assert_eq!(code, 0);
+    assert_eq!(
+        out,
+        concat!(
+            r#"{"address":"0x1150","frames":[{"function":"outer","linkage_name":"outer","file":"/elfsrc/prog.c","line":23,"column":12}],"symbol":{"name":"outer","linkage_name":"outer","address":"0x1140","size":29,"file":null},"error":null}"#,
+            "\n",
+            r#"{"address":"0x0","frames":[],"symbol":null,"error":"no symbol or line information for this address"}"#,
+            "\n"
+        )
+    );
+}
+
+#[test]
+fn cpp_names_demangled_or_raw() {
+    let file = root().join("bin/cpp_O2");
+    let (out, _, _) = run(&["--file", s(&file), "0x1150"], b"");
+    assert_eq!(
+        out,
+        "0x1150 shapes::Widget::Widget(int) /elfsrc/widget.cpp:10:28\n\
+         0x1150 run(int) /elfsrc/widget.cpp:24:18\n"
+    );
+    let (out, _, _) = run(&["--file", s(&file), "--no-demangle", "0x1150"], b"");
+    assert_eq!(
+        out,
+        "0x1150 _ZN6shapes6WidgetC2Ei /elfsrc/widget.cpp:10:28\n\
+         0x1150 _Z3runi /elfsrc/widget.cpp:24:18\n"
+    );
+}
+
+#[test]
+fn bad_addresses_are_reported_and_skipped() {
+    let file = root().join("bin/c_O2");
+    let (out, err, code) = run(&["--file", s(&file)], b"zz\n0x1140\n\n1140\n");
+    assert_eq!(code, 1);
+    assert_eq!(err, "symfilter: bad address 'zz'\n");
+    assert_eq!(
+        out,
+        "0x1140 outer /elfsrc/prog.c:21\n0x1140 outer /elfsrc/prog.c:21\n"
+    );
+}
+
+#[test]
+fn data_lookup() {
+    let file = root().join("bin/c_O2");
+    let (out, _, code) = run(
+        &["--file", s(&file), "--data", "0x4018", "0x4038", "0x0"],
+        b"",
+    );
+    assert_eq!(code, 0);
+    let mut lines = out.lines();
+    assert!(lines.next().unwrap().starts_with("0x4018 g_points+0x8 "));
+    assert!(lines.next().unwrap().starts_with("0x4038 s_hits+0x0 "));
+    assert_eq!(lines.next(), Some("0x0 ?? ??:0"));
+}
+
+#[test]
+fn missing_file_is_an_error() {
+    let (out, err, code) = run(&["--file", "/nonexistent/x", "0x1"], b"");
+    assert_eq!((out.as_str(), code), ("", 2));
+    assert_eq!(err, "symfilter: /nonexistent/x: no file found\n");
+}
+
+#[test]
+fn hostile_die_nesting_is_refused_not_a_crash() {
+    // 20,000 nested inlined subroutines: a recursive parser overflows its
+    // stack; we answer from the symbol table.
+    let file = root().join("bin/deep_dies");
+    let (out, err, code) = run(&["--file", s(&file), "0x1150"], b"");
+    assert_eq!((code, err.as_str()), (0, ""));
+    assert_eq!(out, "0x1150 outer ??:0\n");
+    let (out, _, _) = run(&["--file", s(&file), "0x1160", "0x1200"], b"");
+    assert_eq!(out, "0x1160 main ??:0\n0x1200 _fini ??:0\n");
+}
