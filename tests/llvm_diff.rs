@@ -14,12 +14,21 @@ fn dir() -> PathBuf {
 fn run_llvm_format(log: &Path) -> Vec<u8> {
     let out = Command::new(env!("CARGO_BIN_EXE_symfilter"))
         .current_dir(dir())
-        .args(["--format=llvm", "--color=never", "--build-id-dir", "../debug"])
+        .args([
+            "--format=llvm",
+            "--color=never",
+            "--build-id-dir",
+            "../debug",
+        ])
         .stdin(std::fs::File::open(log).expect("open log"))
         .stderr(Stdio::null())
         .output()
         .expect("run symfilter");
-    assert!(out.status.success(), "symfilter failed on {}", log.display());
+    assert!(
+        out.status.success(),
+        "symfilter failed on {}",
+        log.display()
+    );
     out.stdout
 }
 
@@ -33,13 +42,20 @@ fn llvm_format_matches_llvm_symbolizer_22() {
         .filter(|p| p.extension().is_some_and(|x| x == "log"))
         .collect();
     logs.sort();
-    assert!(logs.len() >= 12, "expected the whole suite, found {} logs", logs.len());
+    assert!(
+        logs.len() >= 12,
+        "expected the whole suite, found {} logs",
+        logs.len()
+    );
     let mut failures = Vec::new();
     for log in &logs {
         let ours = run_llvm_format(log);
         let reviewed = log.with_extension("symfilter.out");
-        let expected_path =
-            if reviewed.exists() { reviewed } else { log.with_extension("llvm.out") };
+        let expected_path = if reviewed.exists() {
+            reviewed
+        } else {
+            log.with_extension("llvm.out")
+        };
         let expected = std::fs::read(&expected_path).expect("read expected output");
         if ours != expected {
             let got = String::from_utf8_lossy(&ours);

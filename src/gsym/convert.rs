@@ -232,6 +232,23 @@ const KEPT: [DwTag; 7] = [
     constants::DW_TAG_union_type,
 ];
 
+/// The attributes the conversion reads; the others are not kept.
+const USED_ATTRS: [DwAt; 13] = [
+    constants::DW_AT_name,
+    constants::DW_AT_linkage_name,
+    constants::DW_AT_MIPS_linkage_name,
+    constants::DW_AT_abstract_origin,
+    constants::DW_AT_specification,
+    constants::DW_AT_low_pc,
+    constants::DW_AT_high_pc,
+    constants::DW_AT_ranges,
+    constants::DW_AT_call_file,
+    constants::DW_AT_call_line,
+    constants::DW_AT_decl_file,
+    constants::DW_AT_decl_line,
+    constants::DW_AT_language,
+];
+
 /// One line program's rows, grouped into sequences the way LLVM's
 /// `DWARFDebugLine::LineTable` keeps them.
 #[derive(Default)]
@@ -359,7 +376,12 @@ fn convert_unit<'a>(
                 tag,
                 parent,
                 children: Vec::new(),
-                attrs: entry.attrs().to_vec(),
+                attrs: entry
+                    .attrs()
+                    .iter()
+                    .filter(|a| USED_ATTRS.contains(&a.name()))
+                    .cloned()
+                    .collect(),
             });
             if let Some(p) = parent {
                 nodes[p].children.push(idx);
