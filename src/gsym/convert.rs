@@ -949,7 +949,8 @@ fn breakpad_inline_tree(f: &FunctionInfo, recs: &[InlineRec]) -> Option<InlineNo
                 }
             }
         }
-        for (parent, ranges) in by_parent {
+        // An empty range list would read back as the end of the siblings.
+        for (parent, ranges) in by_parent.into_iter().filter(|(_, r)| !r.is_empty()) {
             nodes.push((
                 i64::from(r.level),
                 InlineNode {
@@ -1181,4 +1182,65 @@ fn breakpad_id_to_build_id(id: &str) -> Option<Vec<u8>> {
     out[4..6].copy_from_slice(&[guid[5], guid[4]]);
     out[6..8].copy_from_slice(&[guid[7], guid[6]]);
     Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gsym::parser::{GsymView, Layout};
+    use crate::gsym::writer::EncodeOptions;
+
+    const SYM: &str = "MODULE Linux x86_64 0A0162BCF65D8ACC5BE5FE9C025165F60 t\n\
+        INFO CODE_ID BC62010A5DF6CC8A5BE5FE9C025165F67F1BDDD6\n\
+        FILE 0 /src/a.c\n\
+        FILE 1 /src/b.h\n\
+        INLINE_ORIGIN 0 inner\n\
+        INLINE_ORIGIN 1 empty\n\
+        FUNC 1000 40 0 outer_fn\n\
+        INLINE 0 7 0 1 1008 0\n\
+        INLINE 0 9 0 0 1010 10\n\
+        1000 10 5 0\n\
+        1010 10 20 1\n\
+        1020 20 10 0\n\
+        PUBLIC 2000 0 after\n";
+
+    fn lookup(addr: u64) -> Vec<(String, String, u32)> {
+        let mut b = GsymBuilder::new();
+        from_breakpad(SYM.as_bytes(), 0x40_0000, &mut b).unwrap();
+        b.finalize();
+        let bytes = b.encode(&EncodeOptions::default()).unwrap();
+        let layout = Layout::parse(&bytes).unwrap();
+        assert_eq!(
+            GsymView::new(&bytes, &layout).uuid(),
+            BuildId::from_hex("bc62010a5df6cc8a5be5fe9c025165f67f1bddd6")
+                .unwrap()
+                .0
+        );
+        let r = GsymView::new(&bytes, &layout).lookup(addr).unwrap();
+        r.locations
+            .into_iter()
+            .map(|l| (l.name.clone(), l.path().unwrap_or_default(), l.line))
+            .collect()
+    }
+
+    #[test]
+    fn breakpad_records_become_functions_lines_and_inlines() {
+        let s = |n: &str, f: &str, l| (n.to_string(), f.to_string(), l);
+        assert_eq!(lookup(0x40_1004), vec![s("outer_fn", "/src/a.c", 5)]);
+        // The zero-size INLINE is dropped; its sibling still works.
+        assert_eq!(
+            lookup(0x40_1014),
+            vec![s("inner", "/src/b.h", 20), s("outer_fn", "/src/a.c", 9)]
+        );
+        assert_eq!(lookup(0x40_1030), vec![s("outer_fn", "/src/a.c", 10)]);
+        assert_eq!(lookup(0x40_2004)[0].0, "after");
+    }
+
+    #[test]
+    fn breakpad_errors_name_the_line() {
+        let mut b = GsymBuilder::new();
+        let e =
+            from_breakpad(b"MODULE Linux x86_64 00 t\nFUNC zz 10 0 f\n", 0, &mut b).unwrap_err();
+        assert_eq!(e.to_string(), "line 2: bad FUNC address");
+    }
 }
