@@ -915,7 +915,7 @@ const MAX_BREAKPAD_INLINE_LEVEL: u32 = 256;
 /// Builds a function's inline tree from its `INLINE` records: each range
 /// hangs under the most recent node one level up that contains it.
 fn breakpad_inline_tree(f: &FunctionInfo, recs: &[InlineRec]) -> Option<InlineNode> {
-    if recs.is_empty() {
+    if recs.is_empty() || f.start >= f.end {
         return None;
     }
     // Flat nodes: (level, node, parent). Index 0 is the function itself.
