@@ -249,3 +249,84 @@ fn lookup_of_a_corrupt_file_is_a_one_line_error() {
         )
     );
 }
+
+/// Runs `symfilter lookup ARGS` with `addrs` on stdin; output grouped by
+/// address.
+fn lookup_cli(args: &[&str], addrs: &str) -> std::collections::BTreeMap<String, Vec<String>> {
+    let mut child = symfilter()
+        .arg("lookup")
+        .args(args)
+        .args(["--no-demangle", "--no-debuginfod"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(addrs.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut map = std::collections::BTreeMap::<String, Vec<String>>::new();
+    for line in String::from_utf8(out.stdout).unwrap().lines() {
+        let (addr, rest) = line.split_once(' ').unwrap();
+        map.entry(addr.to_string())
+            .or_default()
+            .push(rest.to_string());
+    }
+    map
+}
+
+/// The filter's sources agree: wherever the GSYM file has line info, the
+/// frames `symfilter lookup --gsym` gives equal those the ELF/DWARF source
+/// gives for the binary itself (GSYM keeps no columns).
+#[test]
+fn gsym_source_agrees_with_the_elf_source() {
+    for name in ["inl_O2", "inl_O0", "app_cpp_O2"] {
+        let gsym = dir().join(format!("{name}.gsym"));
+        let bin = dir().join(format!("bin/{name}"));
+        let id = symfilter::gsym::GsymFile::open(&gsym)
+            .unwrap()
+            .uuid()
+            .to_vec();
+        let id = symfilter::symbols::BuildId(id).to_hex();
+        let addrs: String = std::fs::read_to_string(dir().join(format!("expected/{name}.addrs")))
+            .unwrap()
+            .lines()
+            .filter(|a| *a != "0xffffffffffffffff")
+            .map(|a| format!("{a}\n"))
+            .collect();
+        let g = lookup_cli(
+            &["--gsym", gsym.to_str().unwrap(), "--build-id", &id],
+            &addrs,
+        );
+        let e = lookup_cli(&["--file", bin.to_str().unwrap()], &addrs);
+        let mut compared = 0;
+        for (addr, frames) in &g {
+            if frames[0].ends_with("??:0") {
+                continue;
+            }
+            let strip = |f: &String| match f.rsplit_once(':') {
+                Some((head, _col))
+                    if head
+                        .rsplit_once(':')
+                        .is_some_and(|(_, l)| l.parse::<u32>().is_ok()) =>
+                {
+                    head.to_string()
+                }
+                _ => f.clone(),
+            };
+            let elf: Vec<String> = e[addr].iter().map(strip).collect();
+            assert_eq!(frames, &elf, "{name} at {addr}");
+            compared += 1;
+        }
+        assert!(compared > 100, "{name}: only {compared} addresses compared");
+    }
+}

@@ -258,3 +258,35 @@ fn every_truncation_and_byte_flip_is_survived() {
     }
     assert!(lookups > 10_000);
 }
+
+/// A GSYM made from a `.sym` without a code ID carries the 16 bytes the
+/// Breakpad debug ID keeps; it still serves the module.
+#[test]
+fn breakpad_derived_file_matches_by_debug_id_prefix() {
+    let tmp = tempfile::tempdir().unwrap();
+    let sym = std::fs::read_to_string(dir().join("inl_O2.sym")).unwrap();
+    let no_code_id: String = sym
+        .lines()
+        .filter(|l| !l.starts_with("INFO CODE_ID"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let mut b = symfilter::gsym::writer::GsymBuilder::new();
+    symfilter::gsym::convert::from_breakpad(no_code_id.as_bytes(), 0, &mut b).unwrap();
+    b.finalize();
+    let bytes = b.encode(&Default::default()).unwrap();
+    let folder = tmp.path().join("store");
+    std::fs::create_dir(&folder).unwrap();
+    std::fs::write(folder.join("inl_O2.gsym"), &bytes).unwrap();
+    let id = uuid_of("inl_O2.gsym");
+    let f = GsymFile::open(&folder.join("inl_O2.gsym")).unwrap();
+    assert_eq!(f.uuid(), &id.0[..16]);
+    for p in [folder.clone(), folder.join("inl_O2.gsym")] {
+        let mut sym = Symbolizer::new(SymbolizerConfig {
+            providers: providers(&[p]).unwrap(),
+        });
+        let src = sym.open(&key(&id)).source.ok().unwrap();
+        let info = src.lookup_code(0x1181).unwrap();
+        assert_eq!(info.frames[0], frame("leaf", "/gsym/src/inl.c", 12));
+        assert_eq!(info.frames.len(), 4);
+    }
+}

@@ -118,16 +118,27 @@ fn create(args: CreateArgs) -> anyhow::Result<ExitCode> {
     let bytes = b.encode(&opts)?;
     std::fs::write(&args.output, &bytes)
         .with_context(|| format!("writing {}", args.output.display()))?;
+    let (what, source_bytes) = if is_elf {
+        ("DWARF", stats.dwarf_bytes)
+    } else {
+        ("FUNC records", data.len() as u64)
+    };
+    let ratio = if bytes.is_empty() {
+        0.0
+    } else {
+        source_bytes as f64 / bytes.len() as f64
+    };
     eprintln!(
-        "symfilter: {}: {} functions from {}, {} from the symbol table, {} pruned; wrote {} bytes to {} in {:.3}s",
+        "symfilter: {}: {} functions from {what}, {} from the symbol table, {} pruned; wrote {} bytes to {} \
+         in {:.3}s ({} is {source_bytes} bytes, {ratio:.1}x)",
         args.input.display(),
         stats.from_debug_info,
-        if is_elf { "DWARF" } else { "FUNC records" },
         stats.from_symbols,
         pruned,
         bytes.len(),
         args.output.display(),
-        t0.elapsed().as_secs_f64()
+        t0.elapsed().as_secs_f64(),
+        if is_elf { "DWARF" } else { "the .sym" },
     );
     Ok(ExitCode::SUCCESS)
 }

@@ -35,6 +35,8 @@ pub enum ConvertError {
 pub struct ConvertStats {
     pub from_debug_info: usize,
     pub from_symbols: usize,
+    /// Bytes of `.debug_*` sections in the input file (as stored).
+    pub dwarf_bytes: u64,
 }
 
 /// Reads the .dwo file a skeleton unit names (relative to its compilation
@@ -110,7 +112,11 @@ pub fn from_elf(
     if let Some(seg) = obj.segments().next() {
         b.set_base_address(seg.address());
     }
+    let mut dwarf_bytes = 0;
     for s in obj.sections() {
+        if s.name().is_ok_and(|n| n.starts_with(".debug_")) {
+            dwarf_bytes += s.size();
+        }
         if s.kind() == SectionKind::Text {
             b.add_text_range(s.address(), s.address().saturating_add(s.size()));
         }
@@ -128,7 +134,10 @@ pub fn from_elf(
     };
     let sections = gimli::DwarfSections::load(load)?;
     let dwarf = sections.borrow(|s| EndianSlice::new(s, endian));
-    let mut stats = ConvertStats::default();
+    let mut stats = ConvertStats {
+        dwarf_bytes,
+        ..ConvertStats::default()
+    };
     let before = b.num_functions();
     let mut units = dwarf.units();
     while let Some(header) = units.next()? {
@@ -221,6 +230,23 @@ const KEPT: [DwTag; 7] = [
     constants::DW_TAG_structure_type,
     constants::DW_TAG_class_type,
     constants::DW_TAG_union_type,
+];
+
+/// The attributes the conversion reads; the others are not kept.
+const USED_ATTRS: [DwAt; 13] = [
+    constants::DW_AT_name,
+    constants::DW_AT_linkage_name,
+    constants::DW_AT_MIPS_linkage_name,
+    constants::DW_AT_abstract_origin,
+    constants::DW_AT_specification,
+    constants::DW_AT_low_pc,
+    constants::DW_AT_high_pc,
+    constants::DW_AT_ranges,
+    constants::DW_AT_call_file,
+    constants::DW_AT_call_line,
+    constants::DW_AT_decl_file,
+    constants::DW_AT_decl_line,
+    constants::DW_AT_language,
 ];
 
 /// One line program's rows, grouped into sequences the way LLVM's
@@ -350,7 +376,12 @@ fn convert_unit<'a>(
                 tag,
                 parent,
                 children: Vec::new(),
-                attrs: entry.attrs().to_vec(),
+                attrs: entry
+                    .attrs()
+                    .iter()
+                    .filter(|a| USED_ATTRS.contains(&a.name()))
+                    .cloned()
+                    .collect(),
             });
             if let Some(p) = parent {
                 nodes[p].children.push(idx);
@@ -392,15 +423,14 @@ fn convert_unit<'a>(
     Ok(())
 }
 
-const C_LIKE: [u16; 7] = [
+/// Languages whose names LLVM qualifies with their declaration contexts.
+const C_LIKE: [u16; 6] = [
     constants::DW_LANG_C_plus_plus.0,
     constants::DW_LANG_C_plus_plus_03.0,
     constants::DW_LANG_C_plus_plus_11.0,
     constants::DW_LANG_C_plus_plus_14.0,
     constants::DW_LANG_ObjC_plus_plus.0,
     constants::DW_LANG_C.0,
-    // Never matches a real language; keeps the array size honest.
-    0xffff,
 ];
 
 /// A file index attribute's value (gimli normalizes it to `FileIndex`).
@@ -624,19 +654,23 @@ impl<'a> UnitCtx<'_, 'a> {
         Some(path)
     }
 
-    fn gsym_file(&mut self, index: u64, b: &mut GsymBuilder) -> u32 {
-        if self.lines.is_none() {
-            return 0;
+    /// LLVM's `DWARFToGSYMFileIndex`: `None` for an index past the file
+    /// table, 0 for a file whose path cannot be built.
+    fn gsym_file(&mut self, index: u64, b: &mut GsymBuilder) -> Option<u32> {
+        let program = self.lunit.line_program.as_ref()?;
+        self.lines.as_ref()?;
+        if index > program.header().file_names().len() as u64 {
+            return None;
         }
         if let Some(&f) = self.file_cache.get(&index) {
-            return f;
+            return Some(f);
         }
         let f = match self.file_path(index) {
             Some(p) => b.insert_file(&String::from_utf8_lossy(&p)),
             None => 0,
         };
         self.file_cache.insert(index, f);
-        f
+        Some(f)
     }
 
     fn ranges(&self, node: usize) -> Vec<(u64, u64)> {
@@ -726,10 +760,14 @@ impl<'a> UnitCtx<'_, 'a> {
                 ii.name = name;
             }
             let call_file = self
-                .attr(node, constants::DW_AT_call_file)
+                .find_recursively(node, &[constants::DW_AT_call_file])
                 .and_then(file_index)
-                .unwrap_or(0);
-            ii.call_file = self.gsym_file(call_file, b);
+                .unwrap_or(u64::from(u32::MAX));
+            // An invalid call file drops the entry and its children.
+            let Some(call_file) = self.gsym_file(call_file, b) else {
+                return;
+            };
+            ii.call_file = call_file;
             ii.call_line = self
                 .attr(node, constants::DW_AT_call_line)
                 .and_then(|v| v.udata_value())
@@ -782,7 +820,9 @@ impl<'a> UnitCtx<'_, 'a> {
             else {
                 continue;
             };
-            let file_idx = self.gsym_file(file, b);
+            let Some(file_idx) = self.gsym_file(file, b) else {
+                continue;
+            };
             let mut row_addr = addr;
             if !(f.start <= row_addr && row_addr < f.end) {
                 if row_addr < f.start {
@@ -875,7 +915,7 @@ const MAX_BREAKPAD_INLINE_LEVEL: u32 = 256;
 /// Builds a function's inline tree from its `INLINE` records: each range
 /// hangs under the most recent node one level up that contains it.
 fn breakpad_inline_tree(f: &FunctionInfo, recs: &[InlineRec]) -> Option<InlineNode> {
-    if recs.is_empty() {
+    if recs.is_empty() || f.start >= f.end {
         return None;
     }
     // Flat nodes: (level, node, parent). Index 0 is the function itself.
@@ -909,7 +949,8 @@ fn breakpad_inline_tree(f: &FunctionInfo, recs: &[InlineRec]) -> Option<InlineNo
                 }
             }
         }
-        for (parent, ranges) in by_parent {
+        // An empty range list would read back as the end of the siblings.
+        for (parent, ranges) in by_parent.into_iter().filter(|(_, r)| !r.is_empty()) {
             nodes.push((
                 i64::from(r.level),
                 InlineNode {
@@ -1141,4 +1182,65 @@ fn breakpad_id_to_build_id(id: &str) -> Option<Vec<u8>> {
     out[4..6].copy_from_slice(&[guid[5], guid[4]]);
     out[6..8].copy_from_slice(&[guid[7], guid[6]]);
     Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gsym::parser::{GsymView, Layout};
+    use crate::gsym::writer::EncodeOptions;
+
+    const SYM: &str = "MODULE Linux x86_64 0A0162BCF65D8ACC5BE5FE9C025165F60 t\n\
+        INFO CODE_ID BC62010A5DF6CC8A5BE5FE9C025165F67F1BDDD6\n\
+        FILE 0 /src/a.c\n\
+        FILE 1 /src/b.h\n\
+        INLINE_ORIGIN 0 inner\n\
+        INLINE_ORIGIN 1 empty\n\
+        FUNC 1000 40 0 outer_fn\n\
+        INLINE 0 7 0 1 1008 0\n\
+        INLINE 0 9 0 0 1010 10\n\
+        1000 10 5 0\n\
+        1010 10 20 1\n\
+        1020 20 10 0\n\
+        PUBLIC 2000 0 after\n";
+
+    fn lookup(addr: u64) -> Vec<(String, String, u32)> {
+        let mut b = GsymBuilder::new();
+        from_breakpad(SYM.as_bytes(), 0x40_0000, &mut b).unwrap();
+        b.finalize();
+        let bytes = b.encode(&EncodeOptions::default()).unwrap();
+        let layout = Layout::parse(&bytes).unwrap();
+        assert_eq!(
+            GsymView::new(&bytes, &layout).uuid(),
+            BuildId::from_hex("bc62010a5df6cc8a5be5fe9c025165f67f1bddd6")
+                .unwrap()
+                .0
+        );
+        let r = GsymView::new(&bytes, &layout).lookup(addr).unwrap();
+        r.locations
+            .into_iter()
+            .map(|l| (l.name.clone(), l.path().unwrap_or_default(), l.line))
+            .collect()
+    }
+
+    #[test]
+    fn breakpad_records_become_functions_lines_and_inlines() {
+        let s = |n: &str, f: &str, l| (n.to_string(), f.to_string(), l);
+        assert_eq!(lookup(0x40_1004), vec![s("outer_fn", "/src/a.c", 5)]);
+        // The zero-size INLINE is dropped; its sibling still works.
+        assert_eq!(
+            lookup(0x40_1014),
+            vec![s("inner", "/src/b.h", 20), s("outer_fn", "/src/a.c", 9)]
+        );
+        assert_eq!(lookup(0x40_1030), vec![s("outer_fn", "/src/a.c", 10)]);
+        assert_eq!(lookup(0x40_2004)[0].0, "after");
+    }
+
+    #[test]
+    fn breakpad_errors_name_the_line() {
+        let mut b = GsymBuilder::new();
+        let e =
+            from_breakpad(b"MODULE Linux x86_64 00 t\nFUNC zz 10 0 f\n", 0, &mut b).unwrap_err();
+        assert_eq!(e.to_string(), "line 2: bad FUNC address");
+    }
 }

@@ -71,7 +71,7 @@ impl GsymProvider {
     ) -> Option<Box<dyn SymbolSource>> {
         let place = self.path.display().to_string();
         match GsymFile::open(&self.path) {
-            Ok(f) if f.uuid() == key.build_id.0.as_slice() => {
+            Ok(f) if uuid_matches(f.uuid(), &key.build_id) => {
                 trail.push(Attempt {
                     provider: PROVIDER,
                     place,
@@ -111,7 +111,14 @@ impl GsymProvider {
         trail: &mut Vec<Attempt>,
     ) -> Option<Box<dyn SymbolSource>> {
         let idx = self.index();
-        if let Some(paths) = idx.by_uuid.get(&key.build_id.0) {
+        let id = &key.build_id.0;
+        let found = idx.by_uuid.get(id).or_else(|| {
+            // Breakpad-derived files may carry only the first 16 bytes.
+            id.get(..BREAKPAD_ID_LEN)
+                .filter(|_| id.len() > BREAKPAD_ID_LEN)
+                .and_then(|p| idx.by_uuid.get(p))
+        });
+        if let Some(paths) = found {
             for p in paths {
                 let place = p.display().to_string();
                 match GsymFile::open(p) {
@@ -163,6 +170,17 @@ impl GsymProvider {
         }
         None
     }
+}
+
+/// Bytes of a build ID a Breakpad debug ID keeps.
+const BREAKPAD_ID_LEN: usize = 16;
+
+/// A GSYM UUID matches a build ID when equal, or when it is the 16-byte
+/// prefix a Breakpad debug ID keeps (GSYM files made from `.sym` files
+/// without a code ID).
+fn uuid_matches(uuid: &[u8], id: &BuildId) -> bool {
+    uuid == id.0.as_slice()
+        || (uuid.len() == BREAKPAD_ID_LEN && id.0.len() > BREAKPAD_ID_LEN && id.0.starts_with(uuid))
 }
 
 fn scan(dir: &Path, depth: u32, idx: &mut FolderIndex) {
