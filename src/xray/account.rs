@@ -378,3 +378,77 @@ pub fn json_rows(rows: &[Row], freq: u64, names: &Names) -> serde_json::Value {
             .collect(),
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn f(kind: FnKind, func_id: u32, tsc: u64) -> Event<'static> {
+        Event::Function {
+            kind,
+            func_id,
+            tsc,
+            cpu: 0,
+        }
+    }
+
+    /// f1 calls f2, f2's exit is lost (an exception unwound it), f1 exits.
+    fn lost_exit(deduce: bool) -> Accountant {
+        let t = ThreadKey { pid: 1, tid: 2 };
+        let mut acc = Accountant::new(AccountOptions {
+            deduce_sibling_calls: deduce,
+        });
+        for e in [
+            f(FnKind::Entry, 1, 100),
+            f(FnKind::Entry, 2, 110),
+            f(FnKind::Exit, 1, 150),
+            f(FnKind::Exit, 7, 160),
+            f(FnKind::Entry, 3, 170),
+        ] {
+            acc.event(t, &e);
+        }
+        acc.finish_thread(t);
+        acc
+    }
+
+    #[test]
+    fn lost_exits_are_dropped_or_deduced() {
+        let acc = lost_exit(false);
+        let rows = acc.total_rows();
+        assert_eq!(rows.len(), 1);
+        assert_eq!(
+            (rows[0].func_id, rows[0].sum, rows[0].self_sum),
+            (1, 50, 50)
+        );
+        // f2 (lost) and f3 (still open) never exited; f7 never entered.
+        assert_eq!(acc.unmatched(), (2, 1));
+
+        let acc = lost_exit(true);
+        let rows = acc.total_rows();
+        assert_eq!(rows.len(), 2);
+        assert_eq!(
+            (rows[0].func_id, rows[0].sum, rows[0].self_sum),
+            (1, 50, 10)
+        );
+        assert_eq!((rows[1].func_id, rows[1].sum), (2, 40));
+        assert_eq!(acc.unmatched(), (1, 1));
+    }
+
+    #[test]
+    fn percentiles_pick_llvm_xray_elements() {
+        let mut d: Vec<u64> = (1..=10).rev().collect();
+        let r = stats(5, &mut d, 0);
+        assert_eq!(
+            (r.count, r.min, r.median, r.p90, r.p99, r.max, r.sum),
+            (10, 1, 6, 10, 10, 10, 55)
+        );
+    }
+
+    #[test]
+    fn exponent_format_is_printf_e() {
+        assert_eq!(fmt_exp(9.2e-8), "9.200000e-08");
+        assert_eq!(fmt_exp(4294.966), "4.294966e+03");
+        assert_eq!(fmt_exp(0.0), "0.000000e+00");
+        assert_eq!(fmt_exp(1.5e120), "1.500000e+120");
+    }
+}
