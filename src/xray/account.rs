@@ -5,6 +5,8 @@
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
+use rustc_hash::FxHashMap;
+
 use super::fdr::{Diagnostic, Event, FnKind, ThreadKey, Trace};
 use super::names::Names;
 
@@ -35,7 +37,7 @@ pub struct FuncTimes {
 pub struct ThreadAccount {
     pub thread: ThreadKey,
     stack: Vec<Frame>,
-    pub funcs: HashMap<u32, FuncTimes>,
+    pub funcs: FxHashMap<u32, FuncTimes>,
     /// Exits with no matching entry on the thread's stack.
     pub unmatched_exits: u64,
     /// Entries that never saw their exit (lost, or still running at the end).
@@ -149,7 +151,7 @@ impl Accountant {
 
     /// Rows for all threads together.
     pub fn total_rows(&self) -> Vec<Row> {
-        let mut merged: HashMap<u32, FuncTimes> = HashMap::new();
+        let mut merged: FxHashMap<u32, FuncTimes> = FxHashMap::default();
         for th in &self.threads {
             for (&id, ft) in &th.funcs {
                 let m = merged.entry(id).or_default();
@@ -190,20 +192,32 @@ fn rows_of(it: impl Iterator<Item = (u32, FuncTimes)>) -> Vec<Row> {
 }
 
 /// Percentiles chosen as `llvm-xray` chooses them: the element at
-/// `n/2`, `floor(n*0.9)`, `floor(n*0.99)` of the sorted durations.
+/// `n/2`, `floor(n*0.9)`, `floor(n*0.99)` of the sorted durations (found
+/// by selection, not a full sort).
 fn stats(func_id: u32, d: &mut [u64], self_sum: u64) -> Row {
-    d.sort_unstable();
     let n = d.len();
-    let at = |q: f64| d[((n as f64 * q).floor() as usize).min(n - 1)];
+    let (mut min, mut max, mut sum) = (u64::MAX, 0u64, 0u64);
+    for &v in d.iter() {
+        min = min.min(v);
+        max = max.max(v);
+        sum = sum.saturating_add(v);
+    }
+    let idx = |q: f64| ((n as f64 * q).floor() as usize).min(n - 1);
+    // Select the highest rank first; each later selection only needs the
+    // part below the previous one.
+    let (i99, i90, i50) = (idx(0.99), idx(0.9), n / 2);
+    let p99 = *d.select_nth_unstable(i99).1;
+    let p90 = *d[..=i99].select_nth_unstable(i90).1;
+    let median = *d[..=i90].select_nth_unstable(i50).1;
     Row {
         func_id,
         count: n as u64,
-        min: d[0],
-        median: d[n / 2],
-        p90: at(0.9),
-        p99: at(0.99),
-        max: d[n - 1],
-        sum: d.iter().fold(0u64, |a, &b| a.saturating_add(b)),
+        min,
+        median,
+        p90,
+        p99,
+        max,
+        sum,
         self_sum,
     }
 }
