@@ -9,6 +9,7 @@ use rustc_hash::FxHashMap;
 
 use super::fdr::{Diagnostic, Event, FnKind, ThreadKey, Trace};
 use super::names::Names;
+use super::open::OpenStack;
 
 #[derive(Clone, Copy, Debug, Default)]
 pub struct AccountOptions {
@@ -20,7 +21,6 @@ pub struct AccountOptions {
 
 #[derive(Clone, Copy, Debug)]
 struct Frame {
-    func: u32,
     entry: u64,
     children: u64,
 }
@@ -36,7 +36,7 @@ pub struct FuncTimes {
 #[derive(Clone, Debug, Default)]
 pub struct ThreadAccount {
     pub thread: ThreadKey,
-    stack: Vec<Frame>,
+    stack: OpenStack<Frame>,
     pub funcs: FxHashMap<u32, FuncTimes>,
     /// Exits with no matching entry on the thread's stack.
     pub unmatched_exits: u64,
@@ -107,18 +107,22 @@ impl Accountant {
         let deduce = self.opts.deduce_sibling_calls;
         let th = self.thread(t);
         match kind {
-            FnKind::Entry | FnKind::EntryArgs => th.stack.push(Frame {
-                func: func_id,
-                entry: tsc,
-                children: 0,
-            }),
+            FnKind::Entry | FnKind::EntryArgs => th.stack.push(
+                func_id,
+                Frame {
+                    entry: tsc,
+                    children: 0,
+                },
+            ),
             FnKind::Exit | FnKind::TailExit => {
-                let Some(pos) = th.stack.iter().rposition(|f| f.func == func_id) else {
+                let Some(pos) = th.stack.find(func_id) else {
                     th.unmatched_exits += 1;
                     return;
                 };
                 while th.stack.len() > pos {
-                    let Some(top) = th.stack.pop() else { break };
+                    let Some((top_func, top)) = th.stack.pop() else {
+                        break;
+                    };
                     let is_match = th.stack.len() == pos;
                     if !is_match && !deduce {
                         th.unmatched_entries += 1;
@@ -128,7 +132,7 @@ impl Accountant {
                     if let Some(parent) = th.stack.last_mut() {
                         parent.children = parent.children.saturating_add(d);
                     }
-                    let ft = th.funcs.entry(top.func).or_default();
+                    let ft = th.funcs.entry(top_func).or_default();
                     ft.durations.push(d);
                     ft.self_sum = ft.self_sum.saturating_add(d.saturating_sub(top.children));
                 }

@@ -7,6 +7,7 @@ pub mod convert;
 pub mod fdr;
 pub mod instr_map;
 pub mod names;
+pub mod open;
 pub mod stack;
 
 use std::fs::File;
