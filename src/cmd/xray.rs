@@ -1,4 +1,5 @@
 //! `symfilter xray`: account, stack, convert and dump XRay FDR traces.
+use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -177,8 +178,9 @@ fn parse<'a>(path: &Path, bytes: &'a [u8]) -> anyhow::Result<Trace<'a>> {
     Trace::parse(bytes).with_context(|| path.display().to_string())
 }
 
-/// Function names from --instr-map or --build-id; IDs only when neither.
-fn names(args: &NameArgs) -> anyhow::Result<Names> {
+/// Names of the function IDs `ids` from --instr-map or --build-id; none
+/// (IDs shown as `#ID`) when neither is given.
+fn names(args: &NameArgs, ids: impl IntoIterator<Item = u32>) -> anyhow::Result<Names> {
     let needs_symbolizer = args.instr_map.is_some() || args.build_id.is_some();
     if !needs_symbolizer {
         return Ok(Names::default());
@@ -199,7 +201,7 @@ fn names(args: &NameArgs) -> anyhow::Result<Names> {
         }
         (None, None) => return Ok(Names::default()),
     };
-    Ok(binary.names(Some(&mut symbolizer)))
+    Ok(binary.names_for(Some(&mut symbolizer), ids))
 }
 
 fn warn(trace: &Path, diags: &[Diagnostic]) {
@@ -226,7 +228,6 @@ fn write_out(output: Option<&Path>, text: &str) -> anyhow::Result<()> {
 fn run_account(a: AccountArgs) -> anyhow::Result<ExitCode> {
     let mapped = open_trace(&a.trace)?;
     let trace = parse(&a.trace, mapped.bytes())?;
-    let names = names(&a.names)?;
     let acc = Accountant::run(
         &trace,
         AccountOptions {
@@ -234,6 +235,12 @@ fn run_account(a: AccountArgs) -> anyhow::Result<ExitCode> {
         },
     );
     warn(&a.trace, &acc.diagnostics);
+    let ids: BTreeSet<u32> = acc
+        .threads
+        .iter()
+        .flat_map(|t| t.funcs.keys().copied())
+        .collect();
+    let names = names(&a.names, ids)?;
     let freq = trace.header.cycle_frequency;
     let desc = a.sort_order == SortOrder::Dsc;
     let mut out = String::new();
@@ -308,9 +315,10 @@ fn run_account(a: AccountArgs) -> anyhow::Result<ExitCode> {
 fn run_stack(a: StackArgs) -> anyhow::Result<ExitCode> {
     let mapped = open_trace(&a.trace)?;
     let trace = parse(&a.trace, mapped.bytes())?;
-    let names = names(&a.names)?;
     let st = StackTrie::run(&trace, a.aggregate_threads);
     warn(&a.trace, &st.diagnostics);
+    let ids: BTreeSet<u32> = st.nodes.iter().map(|n| n.func).collect();
+    let names = names(&a.names, ids)?;
     let mut out = String::new();
     match a.format {
         StackFormat::Folded => st.write_folded(&mut out, a.value, &names),
@@ -323,9 +331,10 @@ fn run_stack(a: StackArgs) -> anyhow::Result<ExitCode> {
 fn run_convert(a: ConvertArgs) -> anyhow::Result<ExitCode> {
     let mapped = open_trace(&a.trace)?;
     let trace = parse(&a.trace, mapped.bytes())?;
-    let names = names(&a.names)?;
     let (recs, diags) = convert::flatten(&trace, !a.no_sort);
     warn(&a.trace, &diags);
+    let ids: BTreeSet<u32> = recs.iter().map(|r| r.func_id).collect();
+    let names = names(&a.names, ids)?;
     let mut out = String::new();
     match a.format {
         ConvertFormat::Yaml => convert::write_yaml(

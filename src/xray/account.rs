@@ -5,8 +5,11 @@
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
+use rustc_hash::FxHashMap;
+
 use super::fdr::{Diagnostic, Event, FnKind, ThreadKey, Trace};
 use super::names::Names;
+use super::open::OpenStack;
 
 #[derive(Clone, Copy, Debug, Default)]
 pub struct AccountOptions {
@@ -18,7 +21,6 @@ pub struct AccountOptions {
 
 #[derive(Clone, Copy, Debug)]
 struct Frame {
-    func: u32,
     entry: u64,
     children: u64,
 }
@@ -34,8 +36,8 @@ pub struct FuncTimes {
 #[derive(Clone, Debug, Default)]
 pub struct ThreadAccount {
     pub thread: ThreadKey,
-    stack: Vec<Frame>,
-    pub funcs: HashMap<u32, FuncTimes>,
+    stack: OpenStack<Frame>,
+    pub funcs: FxHashMap<u32, FuncTimes>,
     /// Exits with no matching entry on the thread's stack.
     pub unmatched_exits: u64,
     /// Entries that never saw their exit (lost, or still running at the end).
@@ -105,18 +107,22 @@ impl Accountant {
         let deduce = self.opts.deduce_sibling_calls;
         let th = self.thread(t);
         match kind {
-            FnKind::Entry | FnKind::EntryArgs => th.stack.push(Frame {
-                func: func_id,
-                entry: tsc,
-                children: 0,
-            }),
+            FnKind::Entry | FnKind::EntryArgs => th.stack.push(
+                func_id,
+                Frame {
+                    entry: tsc,
+                    children: 0,
+                },
+            ),
             FnKind::Exit | FnKind::TailExit => {
-                let Some(pos) = th.stack.iter().rposition(|f| f.func == func_id) else {
+                let Some(pos) = th.stack.find(func_id) else {
                     th.unmatched_exits += 1;
                     return;
                 };
                 while th.stack.len() > pos {
-                    let Some(top) = th.stack.pop() else { break };
+                    let Some((top_func, top)) = th.stack.pop() else {
+                        break;
+                    };
                     let is_match = th.stack.len() == pos;
                     if !is_match && !deduce {
                         th.unmatched_entries += 1;
@@ -126,7 +132,7 @@ impl Accountant {
                     if let Some(parent) = th.stack.last_mut() {
                         parent.children = parent.children.saturating_add(d);
                     }
-                    let ft = th.funcs.entry(top.func).or_default();
+                    let ft = th.funcs.entry(top_func).or_default();
                     ft.durations.push(d);
                     ft.self_sum = ft.self_sum.saturating_add(d.saturating_sub(top.children));
                 }
@@ -149,7 +155,7 @@ impl Accountant {
 
     /// Rows for all threads together.
     pub fn total_rows(&self) -> Vec<Row> {
-        let mut merged: HashMap<u32, FuncTimes> = HashMap::new();
+        let mut merged: FxHashMap<u32, FuncTimes> = FxHashMap::default();
         for th in &self.threads {
             for (&id, ft) in &th.funcs {
                 let m = merged.entry(id).or_default();
@@ -190,20 +196,32 @@ fn rows_of(it: impl Iterator<Item = (u32, FuncTimes)>) -> Vec<Row> {
 }
 
 /// Percentiles chosen as `llvm-xray` chooses them: the element at
-/// `n/2`, `floor(n*0.9)`, `floor(n*0.99)` of the sorted durations.
+/// `n/2`, `floor(n*0.9)`, `floor(n*0.99)` of the sorted durations (found
+/// by selection, not a full sort).
 fn stats(func_id: u32, d: &mut [u64], self_sum: u64) -> Row {
-    d.sort_unstable();
     let n = d.len();
-    let at = |q: f64| d[((n as f64 * q).floor() as usize).min(n - 1)];
+    let (mut min, mut max, mut sum) = (u64::MAX, 0u64, 0u64);
+    for &v in d.iter() {
+        min = min.min(v);
+        max = max.max(v);
+        sum = sum.saturating_add(v);
+    }
+    let idx = |q: f64| ((n as f64 * q).floor() as usize).min(n - 1);
+    // Select the highest rank first; each later selection only needs the
+    // part below the previous one.
+    let (i99, i90, i50) = (idx(0.99), idx(0.9), n / 2);
+    let p99 = *d.select_nth_unstable(i99).1;
+    let p90 = *d[..=i99].select_nth_unstable(i90).1;
+    let median = *d[..=i90].select_nth_unstable(i50).1;
     Row {
         func_id,
         count: n as u64,
-        min: d[0],
-        median: d[n / 2],
-        p90: at(0.9),
-        p99: at(0.99),
-        max: d[n - 1],
-        sum: d.iter().fold(0u64, |a, &b| a.saturating_add(b)),
+        min,
+        median,
+        p90,
+        p99,
+        max,
+        sum,
         self_sum,
     }
 }
@@ -377,4 +395,78 @@ pub fn json_rows(rows: &[Row], freq: u64, names: &Names) -> serde_json::Value {
             })
             .collect(),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn f(kind: FnKind, func_id: u32, tsc: u64) -> Event<'static> {
+        Event::Function {
+            kind,
+            func_id,
+            tsc,
+            cpu: 0,
+        }
+    }
+
+    /// f1 calls f2, f2's exit is lost (an exception unwound it), f1 exits.
+    fn lost_exit(deduce: bool) -> Accountant {
+        let t = ThreadKey { pid: 1, tid: 2 };
+        let mut acc = Accountant::new(AccountOptions {
+            deduce_sibling_calls: deduce,
+        });
+        for e in [
+            f(FnKind::Entry, 1, 100),
+            f(FnKind::Entry, 2, 110),
+            f(FnKind::Exit, 1, 150),
+            f(FnKind::Exit, 7, 160),
+            f(FnKind::Entry, 3, 170),
+        ] {
+            acc.event(t, &e);
+        }
+        acc.finish_thread(t);
+        acc
+    }
+
+    #[test]
+    fn lost_exits_are_dropped_or_deduced() {
+        let acc = lost_exit(false);
+        let rows = acc.total_rows();
+        assert_eq!(rows.len(), 1);
+        assert_eq!(
+            (rows[0].func_id, rows[0].sum, rows[0].self_sum),
+            (1, 50, 50)
+        );
+        // f2 (lost) and f3 (still open) never exited; f7 never entered.
+        assert_eq!(acc.unmatched(), (2, 1));
+
+        let acc = lost_exit(true);
+        let rows = acc.total_rows();
+        assert_eq!(rows.len(), 2);
+        assert_eq!(
+            (rows[0].func_id, rows[0].sum, rows[0].self_sum),
+            (1, 50, 10)
+        );
+        assert_eq!((rows[1].func_id, rows[1].sum), (2, 40));
+        assert_eq!(acc.unmatched(), (1, 1));
+    }
+
+    #[test]
+    fn percentiles_pick_llvm_xray_elements() {
+        let mut d: Vec<u64> = (1..=10).rev().collect();
+        let r = stats(5, &mut d, 0);
+        assert_eq!(
+            (r.count, r.min, r.median, r.p90, r.p99, r.max, r.sum),
+            (10, 1, 6, 10, 10, 10, 55)
+        );
+    }
+
+    #[test]
+    fn exponent_format_is_printf_e() {
+        assert_eq!(fmt_exp(9.2e-8), "9.200000e-08");
+        assert_eq!(fmt_exp(4294.966), "4.294966e+03");
+        assert_eq!(fmt_exp(0.0), "0.000000e+00");
+        assert_eq!(fmt_exp(1.5e120), "1.500000e+120");
+    }
 }

@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 
 use super::fdr::{Diagnostic, Event, FnKind, Header, ThreadKey, Trace};
 use super::names::Names;
+use super::open::OpenStack;
 
 /// What a flattened record is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -254,7 +255,7 @@ pub fn write_trace_event(out: &mut String, header: &Header, recs: &[Record<'_>],
         header.cycle_frequency as f64
     };
     let us = |tsc: u64| tsc as f64 * 1_000_000.0 / freq;
-    let mut stacks: HashMap<ThreadKey, Vec<u32>> = HashMap::new();
+    let mut stacks: HashMap<ThreadKey, OpenStack<()>> = HashMap::new();
     let mut name_cache: HashMap<u32, String> = HashMap::new();
     let mut first = true;
     out.push_str("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n");
@@ -275,7 +276,7 @@ pub fn write_trace_event(out: &mut String, header: &Header, recs: &[Record<'_>],
         let t = r.thread;
         match r.kind {
             RecKind::Function(k) if k.is_entry() => {
-                stacks.entry(t).or_default().push(r.func_id);
+                stacks.entry(t).or_default().push(r.func_id, ());
                 let mut line = format!(
                     "{{\"name\":{},\"ph\":\"B\",\"pid\":{},\"tid\":{},\"ts\":{:.4}",
                     name_of(r.func_id),
@@ -299,11 +300,11 @@ pub fn write_trace_event(out: &mut String, header: &Header, recs: &[Record<'_>],
                 let Some(stack) = stacks.get_mut(&t) else {
                     continue;
                 };
-                let Some(pos) = stack.iter().rposition(|&f| f == r.func_id) else {
+                let Some(pos) = stack.find(r.func_id) else {
                     continue;
                 };
                 while stack.len() > pos {
-                    let Some(f) = stack.pop() else { break };
+                    let Some((f, ())) = stack.pop() else { break };
                     let line = format!(
                         "{{\"name\":{},\"ph\":\"E\",\"pid\":{},\"tid\":{},\"ts\":{:.4}}}",
                         name_of(f),

@@ -342,7 +342,7 @@ impl<'a> Trace<'a> {
         }
         for (thread, blocks) in self.blocks_by_thread() {
             for i in blocks {
-                self.decode_block(&self.blocks[i], &mut diags, &mut |e| f(thread, e));
+                self.decode_block(&self.blocks[i], &mut diags, |e| f(thread, e));
             }
             thread_done(thread);
         }
@@ -356,11 +356,11 @@ impl<'a> Trace<'a> {
         f: &mut dyn FnMut(&Event<'a>),
     ) -> Vec<Diagnostic> {
         let mut diags = DiagSink::new();
-        self.decode_block(block, &mut diags, f);
+        self.decode_block(block, &mut diags, |e| f(e));
         diags.finish()
     }
 
-    fn decode_block(&self, block: &Block, diags: &mut DiagSink, f: &mut dyn FnMut(&Event<'a>)) {
+    fn decode_block(&self, block: &Block, diags: &mut DiagSink, mut f: impl FnMut(&Event<'a>)) {
         let h = &self.header;
         let e = h.endian;
         let data = &self.data[..block.end.min(self.data.len())];

@@ -7,6 +7,7 @@ pub mod convert;
 pub mod fdr;
 pub mod instr_map;
 pub mod names;
+pub mod open;
 pub mod stack;
 
 use std::fs::File;
@@ -126,18 +127,21 @@ impl Binary {
     /// Names for every function of the map.
     pub fn names(&self, symbolizer: Option<&mut Symbolizer>) -> Names {
         let n = u32::try_from(self.map.functions.len()).unwrap_or(u32::MAX);
+        self.names_for(symbolizer, 1..=n)
+    }
+
+    /// Names for the function IDs `ids` (those a report shows).
+    pub fn names_for(
+        &self,
+        symbolizer: Option<&mut Symbolizer>,
+        ids: impl IntoIterator<Item = u32>,
+    ) -> Names {
         let module = self
             .path
             .file_name()
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_default();
-        Names::resolve(
-            &self.map,
-            Some(self.data.bytes()),
-            &module,
-            symbolizer,
-            1..=n,
-        )
+        Names::resolve(&self.map, Some(self.data.bytes()), &module, symbolizer, ids)
     }
 }
 
@@ -194,15 +198,15 @@ pub fn summarize(
         source,
     })?;
     let acc = account::Accountant::run(&trace, account::AccountOptions::default());
+    let mut rows = acc.total_rows();
+    let functions = rows.len();
     let mut names = Names::default();
     for m in modules {
         if let Ok(bin) = Binary::find(&m.build_id, &m.name, symbolizer) {
-            names = bin.names(Some(symbolizer));
+            names = bin.names_for(Some(symbolizer), rows.iter().map(|r| r.func_id));
             break;
         }
     }
-    let mut rows = acc.total_rows();
-    let functions = rows.len();
     account::sort_rows(&mut rows, account::SortField::Sum, true, Some(10), &names);
     let mut out = String::new();
     let (entries, exits) = acc.unmatched();

@@ -8,8 +8,15 @@ use std::fmt::Write as _;
 use super::account::seconds;
 use super::fdr::{Diagnostic, Event, FnKind, ThreadKey, Trace};
 use super::names::Names;
+use super::open::OpenStack;
 
 const NO_PARENT: usize = usize::MAX;
+/// Folded lines keep at most this many innermost frames (below a
+/// `[truncated]` root): pathological recursion would otherwise make the
+/// output quadratic in the trace size.
+pub const MAX_FOLDED_FRAMES: usize = 1024;
+/// The tree indents at most this many levels; deeper lines show `[+DEPTH]`.
+const MAX_INDENT: usize = 64;
 
 /// One call path.
 #[derive(Clone, Debug)]
@@ -22,10 +29,9 @@ pub struct Node {
     pub self_time: u64,
 }
 
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Debug)]
 struct Open {
     node: usize,
-    func: u32,
     entry: u64,
     children: u64,
 }
@@ -37,7 +43,7 @@ pub struct StackTrie {
     /// Root nodes, with the thread they belong to (`None` when merged).
     pub roots: Vec<(Option<ThreadKey>, Vec<usize>)>,
     child: HashMap<(usize, u32, usize), usize>,
-    open: HashMap<ThreadKey, Vec<Open>>,
+    open: HashMap<ThreadKey, OpenStack<Open>>,
     root_slot: HashMap<Option<ThreadKey>, usize>,
     aggregate: bool,
     pub unmatched_exits: u64,
@@ -109,26 +115,30 @@ impl StackTrie {
                     .and_then(|s| s.last())
                     .map_or(NO_PARENT, |o| o.node);
                 let node = self.node(t, parent, func_id);
-                self.open.entry(t).or_default().push(Open {
-                    node,
-                    func: func_id,
-                    entry: tsc,
-                    children: 0,
-                });
+                self.open.entry(t).or_default().push(
+                    func_id,
+                    Open {
+                        node,
+                        entry: tsc,
+                        children: 0,
+                    },
+                );
             }
             FnKind::Exit | FnKind::TailExit => {
                 let Some(stack) = self.open.get_mut(&t) else {
                     self.unmatched_exits += 1;
                     return;
                 };
-                let Some(pos) = stack.iter().rposition(|o| o.func == func_id) else {
+                let Some(pos) = stack.find(func_id) else {
                     self.unmatched_exits += 1;
                     return;
                 };
                 // Frames above the match lost their exits; drop them.
                 self.unmatched_entries += (stack.len() - pos - 1) as u64;
-                stack.truncate(pos + 1);
-                let Some(top) = stack.pop() else { return };
+                while stack.len() > pos + 1 {
+                    stack.pop();
+                }
+                let Some((_, top)) = stack.pop() else { return };
                 let d = top.entry.max(tsc) - top.entry.min(tsc);
                 if let Some(p) = stack.last_mut() {
                     p.children = p.children.saturating_add(d);
@@ -141,10 +151,14 @@ impl StackTrie {
         }
     }
 
-    fn path(&self, mut n: usize, names: &Names) -> Vec<String> {
+    fn path<'n>(&self, mut n: usize, names: &'n HashMap<u32, String>) -> Vec<&'n str> {
         let mut out = Vec::new();
         while n != NO_PARENT {
-            out.push(folded_name(&names.name(self.nodes[n].func)));
+            if out.len() == MAX_FOLDED_FRAMES {
+                out.push("[truncated]");
+                break;
+            }
+            out.push(names.get(&self.nodes[n].func).map_or("?", String::as_str));
             n = self.nodes[n].parent;
         }
         out.reverse();
@@ -153,6 +167,13 @@ impl StackTrie {
 
     /// Folded stacks, one line per call path with a nonzero value, sorted.
     pub fn write_folded(&self, out: &mut String, value: StackValue, names: &Names) {
+        let mut folded: HashMap<u32, String> = HashMap::new();
+        for n in &self.nodes {
+            folded
+                .entry(n.func)
+                .or_insert_with(|| folded_name(&names.name(n.func)));
+        }
+        let names = &folded;
         let mut lines = Vec::new();
         for (thread, roots) in &self.roots {
             let prefix = thread.map(|t| format!("thread_{};", t.tid));
@@ -203,15 +224,20 @@ impl StackTrie {
                 .collect();
             while let Some((n, depth)) = todo.pop() {
                 let node = &self.nodes[n];
+                let deep = if depth > MAX_INDENT {
+                    format!("[+{depth}] ")
+                } else {
+                    String::new()
+                };
                 let _ = writeln!(
                     out,
-                    "{:>10} {:>12.6} {:>12.6}  {:indent$}{}",
+                    "{:>10} {:>12.6} {:>12.6}  {:indent$}{deep}{}",
                     node.count,
                     seconds(node.total, freq),
                     seconds(node.self_time, freq),
                     "",
                     names.name(node.func),
-                    indent = depth * 2
+                    indent = depth.min(MAX_INDENT) * 2
                 );
                 for c in self.sorted(&node.children).into_iter().rev() {
                     todo.push((c, depth + 1));
@@ -249,4 +275,63 @@ pub enum StackValue {
 
 fn folded_name(name: &str) -> String {
     name.replace([';', '\n'], "_")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// 2000-deep recursion: folded lines are capped, the tree indentation
+    /// too, and exits that match nothing stay cheap.
+    #[test]
+    fn deep_recursion_stays_bounded() {
+        let t = ThreadKey { pid: 1, tid: 1 };
+        let mut st = StackTrie::default();
+        let depth = 2000u64;
+        for i in 0..depth {
+            st.event(
+                t,
+                &Event::Function {
+                    kind: FnKind::Entry,
+                    func_id: 1,
+                    tsc: i,
+                    cpu: 0,
+                },
+            );
+        }
+        for i in 0..100_000u64 {
+            st.event(
+                t,
+                &Event::Function {
+                    kind: FnKind::Exit,
+                    func_id: 2,
+                    tsc: depth + i,
+                    cpu: 0,
+                },
+            );
+        }
+        for i in 0..depth {
+            st.event(
+                t,
+                &Event::Function {
+                    kind: FnKind::Exit,
+                    func_id: 1,
+                    tsc: 200_000 + i,
+                    cpu: 0,
+                },
+            );
+        }
+        assert_eq!(st.unmatched_exits, 100_000);
+        let names = Names::default();
+        let mut out = String::new();
+        st.write_folded(&mut out, StackValue::Count, &names);
+        assert_eq!(out.lines().count(), depth as usize);
+        let longest = out.lines().map(|l| l.matches(';').count()).max();
+        assert_eq!(longest, Some(MAX_FOLDED_FRAMES + 1));
+        assert!(out.contains("thread_1;[truncated];#1;"));
+        let mut tree = String::new();
+        st.write_tree(&mut tree, 0, &names);
+        assert!(tree.lines().all(|l| l.len() < 200));
+        assert!(tree.contains("[+1999] #1"));
+    }
 }
