@@ -147,6 +147,11 @@ impl Context {
         self.regions.values().filter(move |r| r.module == id)
     }
 
+    /// Every region, by start address.
+    pub fn regions(&self) -> impl Iterator<Item = &Region> {
+        self.regions.values()
+    }
+
     pub fn region_count(&self) -> usize {
         self.regions.len()
     }

@@ -47,6 +47,8 @@ pub struct Options {
     pub max_group_lines: usize,
     /// Most bytes a multi-line hexdict may span.
     pub max_group_bytes: usize,
+    /// `{{{dumpfile}}}` handling (see [`crate::dumpfile`]).
+    pub dumpfile: crate::dumpfile::DumpOptions,
 }
 
 impl Default for Options {
@@ -61,6 +63,7 @@ impl Default for Options {
             max_line: 16 << 20,
             max_group_lines: 256,
             max_group_bytes: 256 << 10,
+            dumpfile: crate::dumpfile::DumpOptions::default(),
         }
     }
 }
@@ -164,6 +167,9 @@ pub struct Filter {
     input: String,
     /// Location of the element being resolved (for diagnostics).
     at: (u64, usize),
+    dumps: crate::dumpfile::Dumps,
+    /// Lines to print after the current line (dumpfile summaries).
+    after_line: String,
 }
 
 impl Filter {
@@ -183,7 +189,6 @@ impl Filter {
             },
         );
         Filter {
-            opts,
             lexer: Lexer::new(),
             context: Context::new(),
             symbolizer,
@@ -193,6 +198,9 @@ impl Filter {
             explained: HashSet::new(),
             input: String::from("<stdin>"),
             at: (0, 0),
+            dumps: crate::dumpfile::Dumps::new(opts.dumpfile.clone()),
+            after_line: String::new(),
+            opts,
         }
     }
 
@@ -442,9 +450,13 @@ impl Filter {
             ending,
             number,
         };
-        let result = self.render.line(out, &line, &events);
+        let mut result = self.render.line(out, &line, &events);
         drop(events);
         self.nodes = nodes;
+        if !self.after_line.is_empty() {
+            let after = std::mem::take(&mut self.after_line);
+            result = result.and_then(|()| crate::dumpfile::write_after(out, &line, &after));
+        }
         result
     }
 
@@ -565,9 +577,36 @@ impl Filter {
                 }
                 Event::Hexdict(raw, values)
             }
-            Element::Dumpfile { .. } => Event::Dumpfile(raw),
+            Element::Dumpfile { kind, id } => {
+                self.dumpfile(bytes, number, raw, kind, id);
+                Event::Dumpfile(raw)
+            }
             Element::Unknown => Event::Unknown(raw),
         }
+    }
+
+    /// Hand a dumpfile element to [`crate::dumpfile`]; its lines are
+    /// printed after the element's line (human format only).
+    fn dumpfile(&mut self, bytes: &[u8], number: u64, raw: &RawElement, kind: &[u8], id: &[u8]) {
+        let text = self.opts.format == Format::Human;
+        if !text && !self.dumps.reporting() {
+            return;
+        }
+        let (line, col) = locate(bytes, number, raw.fields[1].start);
+        let dump = crate::dumpfile::Dump {
+            kind,
+            name: id,
+            input: &self.input,
+            line,
+        };
+        let outcome = self
+            .dumps
+            .handle(&dump, &self.context, &mut self.symbolizer, text);
+        let input = self.input.clone();
+        for msg in &outcome.diagnostics {
+            self.diag.at(&input, line, col, msg);
+        }
+        self.after_line.push_str(&outcome.text);
     }
 
     fn report_unresolved(&mut self, bytes: &[u8], number: u64, at: usize, res: &Resolved) {

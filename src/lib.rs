@@ -11,6 +11,7 @@ pub mod cmd;
 pub mod context;
 pub mod debuginfod;
 pub mod demangle;
+pub mod dumpfile;
 pub mod elf;
 pub mod filter;
 pub mod gsym;

@@ -61,6 +61,18 @@ pub struct FilterArgs {
     #[arg(long)]
     pub explain: bool,
 
+    /// Directory where files named by {{{dumpfile}}} elements are looked for
+    /// (after the name as given). Default: the log file's directory, or the
+    /// current directory for standard input.
+    #[arg(long, value_name = "DIR")]
+    pub dumpfile_dir: Option<PathBuf>,
+
+    /// Append a full report per {{{dumpfile}}} element to FILE: the whole
+    /// XRay account table for xray dumps, one JSON object (module context,
+    /// sancov coverage) for other kinds.
+    #[arg(long, value_name = "FILE")]
+    pub dumpfile_report: Option<PathBuf>,
+
     /// Accepted for compatibility with llvm-symbolizer; has no effect.
     #[arg(long, hide = true)]
     pub filter_markup: bool,
@@ -97,6 +109,10 @@ pub fn run(args: FilterArgs) -> anyhow::Result<ExitCode> {
         quiet: args.quiet,
         strip_path_prefix: args.strip_path_prefix.clone(),
         explain: args.explain,
+        dumpfile: crate::dumpfile::DumpOptions {
+            dir: args.dumpfile_dir.clone(),
+            report: args.dumpfile_report.clone(),
+        },
         ..Options::default()
     };
     let symbolizer = args.sources.symbolizer()?;

@@ -1,0 +1,694 @@
+//! `{{{dumpfile:TYPE:NAME}}}` elements in filter mode.
+//!
+//! A dumpfile element says that the program wrote a data file named NAME of
+//! kind TYPE; the module context (modules and mmaps) declared before it is
+//! what the file's addresses mean. The filter keeps the element line as is
+//! and, in `--format=human`, prints a few lines after it:
+//!
+//! * `xray`: the trace NAME is decoded and accounted; the function names come
+//!   from the instrumentation map of the first module (by ID) whose binary the
+//!   symbol sources find (the same `--build-id-dir`/`--symbol-path`/...
+//!   search as the filter). Printed: the top functions by total time, with
+//!   call counts, indented by four spaces.
+//! * every other type: one line with the module context, for a downstream
+//!   tool:
+//!
+//!   ```text
+//!   [dumpfile sancov:NAME: context module 0 "app" build-id ab12..ef 0x555555554000-0x555555554fff r +0x0, 0x555555555000-0x555555556fff rx +0x1000; module 1 ...]
+//!   ```
+//!
+//!   Modules by ID, `;`-separated; each region `START-LAST MODE +REL`
+//!   where REL is the module-relative address of START (the segment's
+//!   `p_vaddr`). At most 256 modules are listed (then `; ... N more
+//!   modules`).
+//! * `sancov`: after the context line, the SanitizerCoverage PC list NAME
+//!   (8-byte little-endian magic `0xC0BFFFFFFFFFFF64` with 64-bit PCs or
+//!   `0xC0BFFFFFFFFFFF32` with 32-bit PCs) is resolved to the covered
+//!   functions: a header line then one line per function, sorted by
+//!   demangled name, with the number of PCs in it:
+//!
+//!   ```text
+//!       sancov cov.1234.sancov: 4 PCs, 3 functions
+//!       add (1 PC)
+//!       main (3 PCs)
+//!   ```
+//!
+//!   A PC inside a mapped region is an absolute address (Fuchsia writes
+//!   these); any other PC is read as module-relative (Linux compiler-rt
+//!   writes `pc - load bias`) in the module named by the file
+//!   (`MODULE.PID.sancov`), or the only module of the context. The innermost
+//!   (inlined) function at the PC is the one counted; PCs that resolve to
+//!   nothing are counted as `unresolved`.
+//!
+//! Finding NAME: as given (relative to the current directory), then
+//! `DIR/NAME` where DIR is `--dumpfile-dir`, by default the directory of the
+//! log file being read (the current directory for standard input). A file
+//! that cannot be found or read, or a corrupt one, gives one diagnostic at
+//! the element and the output goes on.
+//!
+//! ## `--dumpfile-report=FILE`
+//!
+//! Each dump appends to FILE (created if needed), in any output format:
+//!
+//! * `xray`: a header line `# dumpfile xray:NAME (INPUT:LINE)` followed by
+//!   the full account report (every function; the table of
+//!   `symfilter xray account`), then an empty line.
+//! * every other type: one JSON object on one line:
+//!
+//!   ```text
+//!   {"kind":"sancov","name":"cov.1234.sancov","input":"app.log","line":7,
+//!    "modules":[{"id":0,"name":"app","build_id":"ab12..",
+//!                "regions":[{"start":"0x5555..","size":"0x1000","mode":"rx","rel":"0x1000"}]}],
+//!    "sancov":{"pcs":4,"bits":64,"unresolved":0,
+//!              "functions":[{"name":"add","pcs":1},{"name":"main","pcs":3}]}}
+//!   ```
+//!
+//!   `"sancov"` is present for sancov dumps that could be read (`null` when
+//!   the file could not be read).
+
+use std::collections::BTreeMap;
+use std::fs::OpenOptions;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use crate::context::{Context, Module, Region};
+use crate::demangle::demangle_full;
+use crate::symbols::{ModuleKey, Symbolizer};
+use crate::xray::{self, Mapped, account};
+
+/// Most modules written in a human context line.
+const MAX_LISTED_MODULES: usize = 256;
+
+/// SanitizerCoverage magic for 64-bit PCs.
+pub const SANCOV_MAGIC_64: u64 = 0xC0BF_FFFF_FFFF_FF64;
+/// SanitizerCoverage magic for 32-bit PCs.
+pub const SANCOV_MAGIC_32: u64 = 0xC0BF_FFFF_FFFF_FF32;
+
+/// Dumpfile settings.
+#[derive(Clone, Debug, Default)]
+pub struct DumpOptions {
+    /// Where dump files are looked for after their name as given (default:
+    /// the input file's directory, or the current directory for stdin).
+    pub dir: Option<PathBuf>,
+    /// File the full reports are appended to.
+    pub report: Option<PathBuf>,
+}
+
+/// Why a sancov file could not be read.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SancovError {
+    #[error("too short for a sancov file ({0} bytes, the magic alone is 8)")]
+    TooShort(usize),
+    #[error("not a sancov file (magic {0:#018x})")]
+    BadMagic(u64),
+    #[error("truncated: {len} bytes of PCs is not a multiple of {width}")]
+    Truncated { len: usize, width: usize },
+}
+
+/// A parsed sancov file: the PCs, borrowed from the file bytes.
+#[derive(Clone, Copy, Debug)]
+pub struct Sancov<'a> {
+    /// 32 or 64.
+    pub bits: u32,
+    data: &'a [u8],
+}
+
+impl<'a> Sancov<'a> {
+    pub fn parse(data: &'a [u8]) -> Result<Sancov<'a>, SancovError> {
+        let Some((magic, rest)) = data.split_first_chunk::<8>() else {
+            return Err(SancovError::TooShort(data.len()));
+        };
+        let bits = match u64::from_le_bytes(*magic) {
+            SANCOV_MAGIC_64 => 64,
+            SANCOV_MAGIC_32 => 32,
+            m => return Err(SancovError::BadMagic(m)),
+        };
+        let width = bits as usize / 8;
+        if rest.len() % width != 0 {
+            return Err(SancovError::Truncated {
+                len: rest.len(),
+                width,
+            });
+        }
+        Ok(Sancov { bits, data: rest })
+    }
+
+    /// Number of PCs.
+    pub fn len(&self) -> usize {
+        self.data.len() / (self.bits as usize / 8)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.data.is_empty()
+    }
+
+    /// The PCs in file order.
+    pub fn pcs(&self) -> impl Iterator<Item = u64> + 'a {
+        let wide = self.bits == 64;
+        let width = self.bits as usize / 8;
+        self.data.chunks_exact(width).map(move |c| {
+            let mut b = [0u8; 8];
+            b[..c.len()].copy_from_slice(c);
+            if wide {
+                u64::from_le_bytes(b)
+            } else {
+                u64::from(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            }
+        })
+    }
+}
+
+/// Covered functions of a sancov dump.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Coverage {
+    pub pcs: usize,
+    pub bits: u32,
+    /// PCs that resolved to no function.
+    pub unresolved: usize,
+    /// Demangled function name -> number of PCs.
+    pub functions: BTreeMap<String, usize>,
+}
+
+/// One dumpfile element to handle.
+pub struct Dump<'a> {
+    pub kind: &'a [u8],
+    pub name: &'a [u8],
+    /// The input's name (a path, or `<stdin>`).
+    pub input: &'a str,
+    /// Line of the element in the input.
+    pub line: u64,
+}
+
+/// What handling a dump gave.
+#[derive(Debug, Default)]
+pub struct Outcome {
+    /// Lines to print after the element line (human format), each ending
+    /// in `\n`.
+    pub text: String,
+    /// One-line diagnostics (without location).
+    pub diagnostics: Vec<String>,
+}
+
+/// The dumpfile handler the filter owns.
+#[derive(Debug, Default)]
+pub struct Dumps {
+    opts: DumpOptions,
+    /// The report file could not be written: reported once, then skipped.
+    report_failed: bool,
+}
+
+impl Dumps {
+    pub fn new(opts: DumpOptions) -> Dumps {
+        Dumps {
+            opts,
+            report_failed: false,
+        }
+    }
+
+    /// True when dumps are written to a report file.
+    pub fn reporting(&self) -> bool {
+        self.opts.report.is_some() && !self.report_failed
+    }
+
+    /// Handle one dump. `text` is wanted for the human format.
+    pub fn handle(
+        &mut self,
+        dump: &Dump<'_>,
+        context: &Context,
+        symbolizer: &mut Symbolizer,
+        text: bool,
+    ) -> Outcome {
+        let mut out = Outcome::default();
+        let kind = String::from_utf8_lossy(dump.kind);
+        let name = String::from_utf8_lossy(dump.name);
+        let mut report = String::new();
+        if dump.kind == b"xray" {
+            match self.locate(dump) {
+                Err(e) => out.diagnostics.push(format!("dumpfile xray:{name}: {e}")),
+                Ok(path) => self.xray(
+                    dump,
+                    &path,
+                    context,
+                    symbolizer,
+                    text,
+                    &mut out,
+                    &mut report,
+                ),
+            }
+        } else {
+            if text {
+                out.text = context_line(&kind, &name, context);
+            }
+            let mut coverage = None;
+            if dump.kind == b"sancov" {
+                match self.sancov(dump, context, symbolizer) {
+                    Ok(cov) => {
+                        if text {
+                            write_coverage(&mut out.text, &name, &cov);
+                        }
+                        if cov.unresolved > 0 {
+                            out.diagnostics.push(format!(
+                                "dumpfile sancov:{name}: {} of {} PCs resolved to no function",
+                                cov.unresolved, cov.pcs
+                            ));
+                        }
+                        coverage = Some(cov);
+                    }
+                    Err(e) => out.diagnostics.push(format!("dumpfile sancov:{name}: {e}")),
+                }
+            }
+            if self.reporting() {
+                report = report_json(dump, context, coverage.as_ref());
+                report.push('\n');
+            }
+        }
+        if !report.is_empty()
+            && let Err(e) = self.append_report(&report)
+        {
+            self.report_failed = true;
+            out.diagnostics.push(e);
+        }
+        out
+    }
+
+    /// Find the dump file: NAME as given, then DIR/NAME.
+    fn locate(&self, dump: &Dump<'_>) -> Result<PathBuf, String> {
+        if dump.name.is_empty() {
+            return Err("empty file name".into());
+        }
+        if dump.name.contains(&0) {
+            return Err("file name holds a NUL byte".into());
+        }
+        let name = bytes_path(dump.name);
+        if name.is_file() {
+            return Ok(name);
+        }
+        let dir = match &self.opts.dir {
+            Some(d) => d.clone(),
+            None if dump.input == "<stdin>" => PathBuf::from("."),
+            None => Path::new(dump.input)
+                .parent()
+                .map(Path::to_path_buf)
+                .unwrap_or_else(|| PathBuf::from(".")),
+        };
+        let joined = dir.join(&name);
+        if joined.is_file() {
+            return Ok(joined);
+        }
+        if joined == name {
+            Err(format!("no such file {}", name.display()))
+        } else {
+            Err(format!(
+                "no such file (tried {} and {})",
+                name.display(),
+                joined.display()
+            ))
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn xray(
+        &self,
+        dump: &Dump<'_>,
+        path: &Path,
+        context: &Context,
+        symbolizer: &mut Symbolizer,
+        text: bool,
+        out: &mut Outcome,
+        report: &mut String,
+    ) {
+        let keys = module_keys(context);
+        let name = String::from_utf8_lossy(dump.name);
+        if text {
+            match xray::summarize(path, &keys, symbolizer) {
+                Ok(s) => {
+                    for l in s.lines() {
+                        out.text.push_str("    ");
+                        out.text.push_str(l);
+                        out.text.push('\n');
+                    }
+                }
+                Err(e) => {
+                    out.diagnostics.push(format!("dumpfile xray:{name}: {e}"));
+                    return;
+                }
+            }
+        }
+        if self.reporting() {
+            match full_account(path, &keys, symbolizer) {
+                Ok(table) => {
+                    *report = format!(
+                        "# dumpfile xray:{name} ({}:{})\n{table}\n",
+                        dump.input, dump.line
+                    );
+                }
+                Err(e) => {
+                    if !text {
+                        out.diagnostics.push(format!("dumpfile xray:{name}: {e}"));
+                    }
+                }
+            }
+        }
+    }
+
+    fn sancov(
+        &self,
+        dump: &Dump<'_>,
+        context: &Context,
+        symbolizer: &mut Symbolizer,
+    ) -> Result<Coverage, String> {
+        let path = self.locate(dump)?;
+        let mapped = Mapped::open(&path).map_err(|e| e.to_string())?;
+        let sancov =
+            Sancov::parse(mapped.bytes()).map_err(|e| format!("{}: {e}", path.display()))?;
+        Ok(resolve_coverage(&sancov, &path, context, symbolizer))
+    }
+
+    fn append_report(&self, text: &str) -> Result<(), String> {
+        let Some(path) = &self.opts.report else {
+            return Ok(());
+        };
+        OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .and_then(|mut f| f.write_all(text.as_bytes()))
+            .map_err(|e| {
+                format!(
+                    "cannot write dumpfile report {}: {e}; no more reports",
+                    path.display()
+                )
+            })
+    }
+}
+
+/// Write `text` (lines ending in `\n`) after a rendered line: a line that
+/// had no ending gets one first, and CRLF lines get CRLF lines.
+pub fn write_after(
+    out: &mut dyn Write,
+    line: &crate::render::Line<'_>,
+    text: &str,
+) -> std::io::Result<()> {
+    let crlf = line.crlf();
+    if line.ending.is_empty() {
+        out.write_all(if crlf { b"\r\n" } else { b"\n" })?;
+    }
+    if !crlf {
+        return out.write_all(text.as_bytes());
+    }
+    for l in text.split_inclusive('\n') {
+        match l.strip_suffix('\n') {
+            Some(body) => {
+                out.write_all(body.as_bytes())?;
+                out.write_all(b"\r\n")?;
+            }
+            None => out.write_all(l.as_bytes())?,
+        }
+    }
+    Ok(())
+}
+
+#[cfg(unix)]
+fn bytes_path(b: &[u8]) -> PathBuf {
+    use std::os::unix::ffi::OsStrExt;
+    PathBuf::from(std::ffi::OsStr::from_bytes(b))
+}
+
+#[cfg(not(unix))]
+fn bytes_path(b: &[u8]) -> PathBuf {
+    PathBuf::from(String::from_utf8_lossy(b).into_owned())
+}
+
+/// Modules of the context by ID, with their regions.
+fn modules_with_regions(context: &Context) -> Vec<(&Module, Vec<&Region>)> {
+    let mut by_id: BTreeMap<u64, (&Module, Vec<&Region>)> =
+        context.modules().map(|m| (m.id, (m, Vec::new()))).collect();
+    for r in context.regions() {
+        if let Some((_, v)) = by_id.get_mut(&r.module) {
+            v.push(r);
+        }
+    }
+    by_id.into_values().collect()
+}
+
+fn module_keys(context: &Context) -> Vec<ModuleKey> {
+    let mut mods: Vec<&Module> = context.modules().collect();
+    mods.sort_by_key(|m| m.id);
+    mods.into_iter().map(Module::key).collect()
+}
+
+fn mode_str(r: &Region) -> &'static str {
+    match r.mode.as_str() {
+        "" => "-",
+        s => s,
+    }
+}
+
+/// The human context line (with its `\n`).
+pub fn context_line(kind: &str, name: &str, context: &Context) -> String {
+    use std::fmt::Write as _;
+    let mut s = format!("[dumpfile {kind}:{name}: context");
+    let mods = modules_with_regions(context);
+    if mods.is_empty() {
+        s.push_str(" empty");
+    }
+    for (i, (m, regions)) in mods.iter().enumerate() {
+        if i == MAX_LISTED_MODULES {
+            let _ = write!(s, "; ... {} more modules", mods.len() - i);
+            break;
+        }
+        let sep = if i == 0 { " " } else { "; " };
+        let _ = write!(
+            s,
+            "{sep}module {} \"{}\" build-id {}",
+            m.id,
+            m.name_lossy(),
+            m.build_id
+        );
+        for (j, r) in regions.iter().enumerate() {
+            let sep = if j == 0 { " " } else { ", " };
+            let _ = write!(
+                s,
+                "{sep}{:#x}-{:#x} {} +{:#x}",
+                r.start,
+                r.last(),
+                mode_str(r),
+                r.rel
+            );
+        }
+    }
+    s.push_str("]\n");
+    s
+}
+
+fn write_coverage(out: &mut String, name: &str, cov: &Coverage) {
+    use std::fmt::Write as _;
+    let plural = |n: usize, one: &str, many: &str| {
+        if n == 1 {
+            format!("{n} {one}")
+        } else {
+            format!("{n} {many}")
+        }
+    };
+    let _ = write!(
+        out,
+        "    sancov {name}: {}, {}",
+        plural(cov.pcs, "PC", "PCs"),
+        plural(cov.functions.len(), "function", "functions")
+    );
+    if cov.unresolved > 0 {
+        let _ = write!(out, ", {} unresolved", cov.unresolved);
+    }
+    out.push('\n');
+    for (f, n) in &cov.functions {
+        let _ = writeln!(out, "    {f} ({})", plural(*n, "PC", "PCs"));
+    }
+}
+
+/// The module a Linux `MODULE.PID.sancov` file belongs to, else the only
+/// module of the context.
+fn file_module<'c>(path: &Path, context: &'c Context) -> Option<&'c Module> {
+    let file = path.file_name()?.to_string_lossy().into_owned();
+    let stem = file.strip_suffix(".sancov").unwrap_or(&file);
+    let stem = match stem.rsplit_once('.') {
+        Some((m, pid)) if !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()) => m,
+        _ => stem,
+    };
+    let base = |m: &Module| {
+        let n = m.name_lossy().into_owned();
+        match n.rsplit_once('/') {
+            Some((_, b)) => b.to_string(),
+            None => n,
+        }
+    };
+    let mut mods: Vec<&Module> = context.modules().collect();
+    mods.sort_by_key(|m| m.id);
+    if let Some(m) = mods.iter().find(|m| base(m) == stem) {
+        return Some(m);
+    }
+    match mods.as_slice() {
+        [only] => Some(only),
+        _ => None,
+    }
+}
+
+/// Resolve every PC of a sancov dump to its function.
+pub fn resolve_coverage(
+    sancov: &Sancov<'_>,
+    path: &Path,
+    context: &Context,
+    symbolizer: &mut Symbolizer,
+) -> Coverage {
+    let fallback = file_module(path, context).map(|m| m.key());
+    let mut cov = Coverage {
+        pcs: sancov.len(),
+        bits: sancov.bits,
+        ..Coverage::default()
+    };
+    for pc in sancov.pcs() {
+        let (key, rel) = match context.lookup(pc) {
+            Some(loc) if loc.region.mode.exec => (loc.module.key(), loc.rel),
+            _ => match &fallback {
+                Some(k) => (k.clone(), pc),
+                None => {
+                    cov.unresolved += 1;
+                    continue;
+                }
+            },
+        };
+        let name = match symbolizer.open(&key).source {
+            Ok(src) => match src.lookup_code(rel) {
+                Ok(info) => info
+                    .frames
+                    .first()
+                    .and_then(|f| f.function.clone())
+                    .or(info.symbol.map(|s| s.name)),
+                Err(_) => None,
+            },
+            Err(_) => None,
+        };
+        match name {
+            Some(n) => *cov.functions.entry(demangle_full(&n)).or_insert(0) += 1,
+            None => cov.unresolved += 1,
+        }
+    }
+    cov
+}
+
+/// The full account table of a trace.
+fn full_account(
+    path: &Path,
+    modules: &[ModuleKey],
+    symbolizer: &mut Symbolizer,
+) -> Result<String, xray::XrayError> {
+    let mapped = Mapped::open(path)?;
+    let trace = xray::Trace::parse(mapped.bytes()).map_err(|source| xray::XrayError::Trace {
+        path: path.display().to_string(),
+        source,
+    })?;
+    let acc = account::Accountant::run(&trace, account::AccountOptions::default());
+    let mut rows = acc.total_rows();
+    let functions = rows.len();
+    let mut names = xray::Names::default();
+    for m in modules {
+        if let Ok(bin) = xray::Binary::find(&m.build_id, &m.name, symbolizer) {
+            names = bin.names_for(Some(symbolizer), rows.iter().map(|r| r.func_id));
+            break;
+        }
+    }
+    account::sort_rows(&mut rows, account::SortField::Sum, true, None, &names);
+    let mut out = String::new();
+    account::write_text(
+        &mut out,
+        functions,
+        &rows,
+        trace.header.cycle_frequency,
+        &names,
+    );
+    Ok(out)
+}
+
+fn report_json(dump: &Dump<'_>, context: &Context, cov: Option<&Coverage>) -> String {
+    use serde_json::json;
+    let modules: Vec<serde_json::Value> = modules_with_regions(context)
+        .into_iter()
+        .map(|(m, regions)| {
+            json!({
+                "id": m.id,
+                "name": m.name_lossy(),
+                "build_id": m.build_id.to_hex(),
+                "regions": regions.iter().map(|r| json!({
+                    "start": format!("{:#x}", r.start),
+                    "size": format!("{:#x}", r.size),
+                    "mode": r.mode.as_str(),
+                    "rel": format!("{:#x}", r.rel),
+                })).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    let mut v = json!({
+        "kind": String::from_utf8_lossy(dump.kind),
+        "name": String::from_utf8_lossy(dump.name),
+        "input": dump.input,
+        "line": dump.line,
+        "modules": modules,
+    });
+    if dump.kind == b"sancov" {
+        v["sancov"] = match cov {
+            None => serde_json::Value::Null,
+            Some(c) => json!({
+                "pcs": c.pcs,
+                "bits": c.bits,
+                "unresolved": c.unresolved,
+                "functions": c.functions.iter().map(|(n, k)| json!({"name": n, "pcs": k})).collect::<Vec<_>>(),
+            }),
+        };
+    }
+    v.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file(magic: u64, pcs: &[u8]) -> Vec<u8> {
+        let mut v = magic.to_le_bytes().to_vec();
+        v.extend_from_slice(pcs);
+        v
+    }
+
+    #[test]
+    fn sancov_64_and_32() {
+        let mut pcs = Vec::new();
+        pcs.extend_from_slice(&0x1234u64.to_le_bytes());
+        pcs.extend_from_slice(&0xffff_0000_0000_0001u64.to_le_bytes());
+        let data = file(SANCOV_MAGIC_64, &pcs);
+        let s = Sancov::parse(&data).expect("valid");
+        assert_eq!(s.bits, 64);
+        assert_eq!(s.pcs().collect::<Vec<_>>(), [0x1234, 0xffff_0000_0000_0001]);
+
+        let data = file(SANCOV_MAGIC_32, &[1, 0, 0, 0, 0xff, 0xff, 0xff, 0xff]);
+        let s = Sancov::parse(&data).expect("valid");
+        assert_eq!(s.bits, 32);
+        assert_eq!(s.pcs().collect::<Vec<_>>(), [1, 0xffff_ffff]);
+    }
+
+    #[test]
+    fn sancov_bad() {
+        assert_eq!(
+            Sancov::parse(&[1, 2, 3]).err(),
+            Some(SancovError::TooShort(3))
+        );
+        assert_eq!(Sancov::parse(&[0; 8]).err(), Some(SancovError::BadMagic(0)));
+        assert_eq!(
+            Sancov::parse(&file(SANCOV_MAGIC_64, &[0; 12])).err(),
+            Some(SancovError::Truncated { len: 12, width: 8 })
+        );
+        assert_eq!(
+            Sancov::parse(&file(SANCOV_MAGIC_32, &[0; 6])).err(),
+            Some(SancovError::Truncated { len: 6, width: 4 })
+        );
+        let empty = file(SANCOV_MAGIC_64, &[]);
+        assert!(Sancov::parse(&empty).expect("valid").is_empty());
+    }
+}
