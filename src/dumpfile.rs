@@ -322,10 +322,26 @@ impl Dumps {
         if text {
             match xray::summarize(path, &keys, symbolizer) {
                 Ok(s) => {
+                    // Decoding problems go to the diagnostics (one line),
+                    // the table to the output.
+                    let mut problems = Vec::new();
                     for l in s.lines() {
+                        if let Some(w) = l.strip_prefix("warning: ") {
+                            problems.push(w);
+                            continue;
+                        }
                         out.text.push_str("    ");
                         out.text.push_str(l);
                         out.text.push('\n');
+                    }
+                    if let Some(first) = problems.first() {
+                        let more = match problems.len() - 1 {
+                            0 => String::new(),
+                            1 => " (and 1 more problem)".to_string(),
+                            n => format!(" (and {n} more problems)"),
+                        };
+                        out.diagnostics
+                            .push(format!("dumpfile xray:{name}: {first}{more}"));
                     }
                 }
                 Err(e) => {
