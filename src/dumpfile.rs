@@ -40,6 +40,13 @@
 //!   (inlined) function at the PC is the one counted; PCs that resolve to
 //!   nothing are counted as `unresolved`.
 //!
+//! In `--format=json` the element's span gets a `"dumpfile"` member: the
+//! JSON object described under `--dumpfile-report` below (without `input`
+//! and `line`), where an xray dump carries `"xray": {"threads", "functions",
+//! "top": [the top 10 rows as `symfilter xray account --format=json`]}` and
+//! a dump that could not be read an `"error"` message. `--format=llvm`
+//! prints the element exactly as LLVM does (as written) and nothing more.
+//!
 //! Finding NAME: as given (relative to the current directory), then
 //! `DIR/NAME` where DIR is `--dumpfile-dir`, by default the directory of the
 //! log file being read (the current directory for standard input). A file
@@ -179,12 +186,25 @@ pub struct Dump<'a> {
     pub line: u64,
 }
 
+/// What the output format wants of a dump.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Want {
+    /// Lines after the element (`--format=human`).
+    Text,
+    /// A `"dumpfile"` member for the element's span (`--format=json`).
+    Json,
+    /// Nothing in the output (`--format=llvm`; reports only).
+    Nothing,
+}
+
 /// What handling a dump gave.
 #[derive(Debug, Default)]
 pub struct Outcome {
     /// Lines to print after the element line (human format), each ending
     /// in `\n`.
     pub text: String,
+    /// The JSON description of the dump (json format).
+    pub json: Option<serde_json::Value>,
     /// One-line diagnostics (without location).
     pub diagnostics: Vec<String>,
 }
@@ -210,27 +230,34 @@ impl Dumps {
         self.opts.report.is_some() && !self.report_failed
     }
 
-    /// Handle one dump. `text` is wanted for the human format.
+    /// Handle one dump.
     pub fn handle(
         &mut self,
         dump: &Dump<'_>,
         context: &Context,
         symbolizer: &mut Symbolizer,
-        text: bool,
+        want: Want,
     ) -> Outcome {
+        let text = want == Want::Text;
         let mut out = Outcome::default();
         let kind = String::from_utf8_lossy(dump.kind);
         let name = String::from_utf8_lossy(dump.name);
         let mut report = String::new();
         if dump.kind == b"xray" {
             match self.locate(dump) {
-                Err(e) => out.diagnostics.push(format!("dumpfile xray:{name}: {e}")),
+                Err(e) => {
+                    if want == Want::Json {
+                        out.json =
+                            Some(dump_json(dump, context, Some(("error", e.clone().into()))));
+                    }
+                    out.diagnostics.push(format!("dumpfile xray:{name}: {e}"))
+                }
                 Ok(path) => self.xray(
                     dump,
                     &path,
                     context,
                     symbolizer,
-                    text,
+                    want,
                     &mut out,
                     &mut report,
                 ),
@@ -240,6 +267,7 @@ impl Dumps {
                 out.text = context_line(&kind, &name, context);
             }
             let mut coverage = None;
+            let mut error = None;
             if dump.kind == b"sancov" {
                 match self.sancov(dump, context, symbolizer) {
                     Ok(cov) => {
@@ -254,11 +282,32 @@ impl Dumps {
                         }
                         coverage = Some(cov);
                     }
-                    Err(e) => out.diagnostics.push(format!("dumpfile sancov:{name}: {e}")),
+                    Err(e) => {
+                        out.diagnostics.push(format!("dumpfile sancov:{name}: {e}"));
+                        error = Some(e);
+                    }
                 }
             }
+            let cov_json = (dump.kind == b"sancov").then(|| {
+                (
+                    "sancov",
+                    coverage
+                        .as_ref()
+                        .map_or(serde_json::Value::Null, coverage_json),
+                )
+            });
+            if want == Want::Json {
+                let mut v = dump_json(dump, context, cov_json.clone());
+                if let Some(e) = error {
+                    v["error"] = e.into();
+                }
+                out.json = Some(v);
+            }
             if self.reporting() {
-                report = report_json(dump, context, coverage.as_ref());
+                let mut v = dump_json(dump, context, cov_json);
+                v["input"] = dump.input.into();
+                v["line"] = dump.line.into();
+                report = v.to_string();
                 report.push('\n');
             }
         }
@@ -313,12 +362,38 @@ impl Dumps {
         path: &Path,
         context: &Context,
         symbolizer: &mut Symbolizer,
-        text: bool,
+        want: Want,
         out: &mut Outcome,
         report: &mut String,
     ) {
+        let text = want == Want::Text;
         let keys = module_keys(context);
         let name = String::from_utf8_lossy(dump.name);
+        if want == Want::Json {
+            let member = match account_table(path, &keys, symbolizer, Some(10)) {
+                Ok(t) => {
+                    if let Some(first) = t.problems.first() {
+                        out.diagnostics.push(format!(
+                            "dumpfile xray:{name}: {first}{}",
+                            more_problems(t.problems.len() - 1)
+                        ));
+                    }
+                    (
+                        "xray",
+                        serde_json::json!({
+                            "threads": t.threads,
+                            "functions": t.functions,
+                            "top": account::json_rows(&t.rows, t.freq, &t.names),
+                        }),
+                    )
+                }
+                Err(e) => {
+                    out.diagnostics.push(format!("dumpfile xray:{name}: {e}"));
+                    ("error", e.to_string().into())
+                }
+            };
+            out.json = Some(dump_json(dump, context, Some(member)));
+        }
         if text {
             match xray::summarize(path, &keys, symbolizer) {
                 Ok(s) => {
@@ -335,11 +410,7 @@ impl Dumps {
                         out.text.push('\n');
                     }
                     if let Some(first) = problems.first() {
-                        let more = match problems.len() - 1 {
-                            0 => String::new(),
-                            1 => " (and 1 more problem)".to_string(),
-                            n => format!(" (and {n} more problems)"),
-                        };
+                        let more = more_problems(problems.len() - 1);
                         out.diagnostics
                             .push(format!("dumpfile xray:{name}: {first}{more}"));
                     }
@@ -351,15 +422,17 @@ impl Dumps {
             }
         }
         if self.reporting() {
-            match full_account(path, &keys, symbolizer) {
-                Ok(table) => {
+            match account_table(path, &keys, symbolizer, None) {
+                Ok(t) => {
+                    let mut table = String::new();
+                    account::write_text(&mut table, t.functions, &t.rows, t.freq, &t.names);
                     *report = format!(
                         "# dumpfile xray:{name} ({}:{})\n{table}\n",
                         dump.input, dump.line
                     );
                 }
                 Err(e) => {
-                    if !text {
+                    if want == Want::Nothing {
                         out.diagnostics.push(format!("dumpfile xray:{name}: {e}"));
                     }
                 }
@@ -591,12 +664,33 @@ pub fn resolve_coverage(
     cov
 }
 
-/// The full account table of a trace.
-fn full_account(
+/// An account of a trace, sorted by total time.
+struct Table {
+    rows: Vec<account::Row>,
+    /// Functions in the trace (before `top`).
+    functions: usize,
+    threads: usize,
+    freq: u64,
+    names: xray::Names,
+    problems: Vec<String>,
+}
+
+fn more_problems(n: usize) -> String {
+    match n {
+        0 => String::new(),
+        1 => " (and 1 more problem)".to_string(),
+        n => format!(" (and {n} more problems)"),
+    }
+}
+
+/// Account a trace; names from the first module whose binary carries an
+/// instrumentation map.
+fn account_table(
     path: &Path,
     modules: &[ModuleKey],
     symbolizer: &mut Symbolizer,
-) -> Result<String, xray::XrayError> {
+    top: Option<usize>,
+) -> Result<Table, xray::XrayError> {
     let mapped = Mapped::open(path)?;
     let trace = xray::Trace::parse(mapped.bytes()).map_err(|source| xray::XrayError::Trace {
         path: path.display().to_string(),
@@ -612,19 +706,33 @@ fn full_account(
             break;
         }
     }
-    account::sort_rows(&mut rows, account::SortField::Sum, true, None, &names);
-    let mut out = String::new();
-    account::write_text(
-        &mut out,
+    account::sort_rows(&mut rows, account::SortField::Sum, true, top, &names);
+    Ok(Table {
+        rows,
         functions,
-        &rows,
-        trace.header.cycle_frequency,
-        &names,
-    );
-    Ok(out)
+        threads: acc.threads.len(),
+        freq: trace.header.cycle_frequency,
+        names,
+        problems: acc.diagnostics.iter().map(|d| d.to_string()).collect(),
+    })
 }
 
-fn report_json(dump: &Dump<'_>, context: &Context, cov: Option<&Coverage>) -> String {
+fn coverage_json(c: &Coverage) -> serde_json::Value {
+    serde_json::json!({
+        "pcs": c.pcs,
+        "bits": c.bits,
+        "unresolved": c.unresolved,
+        "functions": c.functions.iter().map(|(n, k)| serde_json::json!({"name": n, "pcs": k})).collect::<Vec<_>>(),
+    })
+}
+
+/// The JSON description of a dump: kind, name, module context, and
+/// `extra` (a member name and value) when given.
+fn dump_json(
+    dump: &Dump<'_>,
+    context: &Context,
+    extra: Option<(&str, serde_json::Value)>,
+) -> serde_json::Value {
     use serde_json::json;
     let modules: Vec<serde_json::Value> = modules_with_regions(context)
         .into_iter()
@@ -645,22 +753,12 @@ fn report_json(dump: &Dump<'_>, context: &Context, cov: Option<&Coverage>) -> St
     let mut v = json!({
         "kind": String::from_utf8_lossy(dump.kind),
         "name": String::from_utf8_lossy(dump.name),
-        "input": dump.input,
-        "line": dump.line,
         "modules": modules,
     });
-    if dump.kind == b"sancov" {
-        v["sancov"] = match cov {
-            None => serde_json::Value::Null,
-            Some(c) => json!({
-                "pcs": c.pcs,
-                "bits": c.bits,
-                "unresolved": c.unresolved,
-                "functions": c.functions.iter().map(|(n, k)| json!({"name": n, "pcs": k})).collect::<Vec<_>>(),
-            }),
-        };
+    if let Some((k, x)) = extra {
+        v[k] = x;
     }
-    v.to_string()
+    v
 }
 
 #[cfg(test)]

@@ -588,8 +588,13 @@ impl Filter {
     /// Hand a dumpfile element to [`crate::dumpfile`]; its lines are
     /// printed after the element's line (human format only).
     fn dumpfile(&mut self, bytes: &[u8], number: u64, raw: &RawElement, kind: &[u8], id: &[u8]) {
-        let text = self.opts.format == Format::Human;
-        if !text && !self.dumps.reporting() {
+        use crate::dumpfile::Want;
+        let want = match self.opts.format {
+            Format::Human => Want::Text,
+            Format::Json => Want::Json,
+            Format::Llvm => Want::Nothing,
+        };
+        if want == Want::Nothing && !self.dumps.reporting() {
             return;
         }
         let (line, col) = locate(bytes, number, raw.fields[1].start);
@@ -601,12 +606,15 @@ impl Filter {
         };
         let outcome = self
             .dumps
-            .handle(&dump, &self.context, &mut self.symbolizer, text);
+            .handle(&dump, &self.context, &mut self.symbolizer, want);
         let input = self.input.clone();
         for msg in &outcome.diagnostics {
             self.diag.at(&input, line, col, msg);
         }
         self.after_line.push_str(&outcome.text);
+        if let Some(v) = outcome.json {
+            self.render.dumpfile_note(v);
+        }
     }
 
     fn report_unresolved(&mut self, bytes: &[u8], number: u64, at: usize, res: &Resolved) {

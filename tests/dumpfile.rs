@@ -366,3 +366,61 @@ fn odd_names_do_not_panic() {
         "symfilter: <stdin>:1:20: dumpfile sancov:: empty file name"
     );
 }
+
+#[test]
+fn json_dumpfile_member() {
+    let r = run(
+        &[
+            "--format=json",
+            "--symbol-path",
+            "testdata/dumpfile/bin",
+            "testdata/dumpfile/sancov.log",
+        ],
+        b"",
+    );
+    let lines: Vec<serde_json::Value> = r
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("JSON line"))
+        .collect();
+    assert_eq!(lines.len(), 13);
+    let span = &lines[7]["spans"][1];
+    assert_eq!(span["element"], "dumpfile");
+    assert_eq!(
+        span["dumpfile"]["sancov"],
+        serde_json::json!({
+            "pcs": 4, "bits": 64, "unresolved": 0,
+            "functions": [{"name": "add", "pcs": 1}, {"name": "main", "pcs": 3}],
+        })
+    );
+    assert_eq!(
+        span["dumpfile"]["modules"][0]["regions"][1]["rel"],
+        "0x1000"
+    );
+    let bad = &lines[8]["spans"][0]["dumpfile"];
+    assert_eq!(
+        bad["error"],
+        "testdata/dumpfile/truncated.sancov: truncated: 11 bytes of PCs is not a multiple of 8"
+    );
+    assert_eq!(bad["sancov"], serde_json::Value::Null);
+    // Same diagnostics as in human format.
+    assert_eq!(r.stderr.lines().count(), 3);
+
+    let r = run(
+        &[
+            "--format=json",
+            "--symbol-path",
+            "testdata/xray/bin",
+            "testdata/dumpfile/xray.log",
+        ],
+        b"",
+    );
+    let line: serde_json::Value =
+        serde_json::from_str(r.stdout.lines().nth(7).expect("line 8")).expect("JSON");
+    let x = &line["spans"][1]["dumpfile"]["xray"];
+    assert_eq!(x["functions"], 7);
+    assert_eq!(x["threads"], 1);
+    assert_eq!(x["top"][0]["function"], "demo::fib(int)");
+    assert_eq!(x["top"][0]["count"], 72);
+    assert_eq!(x["top"].as_array().map(Vec::len), Some(7));
+}

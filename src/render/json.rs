@@ -34,6 +34,10 @@
 //!     `"decl_line"`.
 //!   * `hexdict`: `"values": [{"key", "value", ...as for pc or data}]` for
 //!     values that fall in a region.
+//!   * `dumpfile`: `"type"`, `"id"`, and `"dumpfile"`: what symfilter made
+//!     of the dump (`"kind"`, `"name"`, `"modules"` with their regions, and
+//!     `"sancov"` covered functions, `"xray"` top functions, or `"error"`;
+//!     see [`crate::dumpfile`]).
 //!   * `module`: `"id"`, `"name"`, `"build_id"`; `mmap`: `"start"`, `"size"`,
 //!     `"module"`, `"mode"`, `"offset"`; `reset`: nothing more. A refused
 //!     contextual element has `"refused": true`.
@@ -48,11 +52,16 @@ use crate::markup::RawElement;
 
 pub struct Json {
     _opts: RenderOptions,
+    /// `dumpfile` members for the dumpfile spans of the coming line.
+    dump_notes: std::collections::VecDeque<Value>,
 }
 
 impl Json {
     pub fn new(opts: RenderOptions) -> Json {
-        Json { _opts: opts }
+        Json {
+            _opts: opts,
+            dump_notes: Default::default(),
+        }
     }
 }
 
@@ -246,8 +255,22 @@ impl Render for Json {
         line: &Line<'_>,
         events: &[Event<'_>],
     ) -> io::Result<()> {
-        let spans: Vec<Value> = events.iter().map(|e| span(e, line.bytes)).collect();
+        let mut spans: Vec<Value> = events.iter().map(|e| span(e, line.bytes)).collect();
+        if !self.dump_notes.is_empty() {
+            for (e, sp) in events.iter().zip(spans.iter_mut()) {
+                if let Event::Dumpfile(_) = e
+                    && let Some(note) = self.dump_notes.pop_front()
+                {
+                    sp["dumpfile"] = note;
+                }
+            }
+            self.dump_notes.clear();
+        }
         write_obj(out, &json!({ "line": line.number, "spans": spans }))
+    }
+
+    fn dumpfile_note(&mut self, note: Value) {
+        self.dump_notes.push_back(note);
     }
 
     fn raw(&mut self, out: &mut dyn Write, bytes: &[u8]) -> io::Result<()> {

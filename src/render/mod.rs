@@ -157,6 +157,9 @@ pub trait Render {
     fn multiline(&self) -> bool {
         true
     }
+    /// What became of the next `dumpfile` element of the coming line (see
+    /// [`crate::dumpfile`]); given before [`Render::line`], in element order.
+    fn dumpfile_note(&mut self, _note: serde_json::Value) {}
 }
 
 /// Which renderer.
