@@ -114,6 +114,8 @@ pub struct Location<'a> {
 pub struct Context {
     modules: HashMap<u64, Arc<Module>>,
     regions: BTreeMap<u64, Region>,
+    /// Bumped by every change (see [`Context::generation`]).
+    generation: u64,
 }
 
 impl Context {
@@ -129,6 +131,7 @@ impl Context {
     /// Forget everything. Returns whether there was anything to forget.
     pub fn reset(&mut self) -> bool {
         let was = !self.is_empty();
+        self.generation = self.generation.wrapping_add(1);
         self.modules.clear();
         self.regions.clear();
         was
@@ -152,6 +155,12 @@ impl Context {
         self.regions.values()
     }
 
+    /// A number that changes whenever the context does (reset, module or
+    /// region added): lets callers cache what they derive from it.
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
     pub fn region_count(&self) -> usize {
         self.regions.len()
     }
@@ -165,7 +174,10 @@ impl Context {
         }
         match self.modules.entry(module.id) {
             Entry::Occupied(_) => Err(ContextError::DuplicateModule(module.id)),
-            Entry::Vacant(v) => Ok(v.insert(Arc::new(module))),
+            Entry::Vacant(v) => {
+                self.generation = self.generation.wrapping_add(1);
+                Ok(v.insert(Arc::new(module)))
+            }
         }
     }
 
@@ -184,7 +196,10 @@ impl Context {
         use std::collections::btree_map::Entry;
         match self.regions.entry(region.start) {
             Entry::Occupied(o) => Ok(MmapAdded::Duplicate(*o.get())),
-            Entry::Vacant(v) => Ok(MmapAdded::Stored(*v.insert(region))),
+            Entry::Vacant(v) => {
+                self.generation = self.generation.wrapping_add(1);
+                Ok(MmapAdded::Stored(*v.insert(region)))
+            }
         }
     }
 

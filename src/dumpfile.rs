@@ -70,7 +70,8 @@
 //!              "functions":[{"name":"add","pcs":1},{"name":"main","pcs":3}]}}
 //!   ```
 //!
-//!   `"sancov"` is present for sancov dumps that could be read (`null` when
+//!   At most 4096 modules are listed (by ID); `"modules_omitted": N` counts
+//!   the rest. `"sancov"` is present for sancov dumps that could be read (`null` when
 //!   the file could not be read).
 
 use std::collections::BTreeMap;
@@ -85,6 +86,9 @@ use crate::xray::{self, Mapped, account};
 
 /// Most modules written in a human context line.
 const MAX_LISTED_MODULES: usize = 256;
+/// Most modules in a JSON description (hostile logs declare up to 65536
+/// per reset; each dump would repeat them all).
+const MAX_JSON_MODULES: usize = 4096;
 
 /// SanitizerCoverage magic for 64-bit PCs.
 pub const SANCOV_MAGIC_64: u64 = 0xC0BF_FFFF_FFFF_FF64;
@@ -215,13 +219,18 @@ pub struct Dumps {
     opts: DumpOptions,
     /// The report file could not be written: reported once, then skipped.
     report_failed: bool,
+    /// The context as written out, for the context generation it was made
+    /// from (a log with many dumps and a big context is not walked again
+    /// for each).
+    human_ctx: Option<(u64, String)>,
+    json_ctx: Option<(u64, serde_json::Value, usize)>,
 }
 
 impl Dumps {
     pub fn new(opts: DumpOptions) -> Dumps {
         Dumps {
             opts,
-            report_failed: false,
+            ..Dumps::default()
         }
     }
 
@@ -248,7 +257,7 @@ impl Dumps {
                 Err(e) => {
                     if want == Want::Json {
                         out.json =
-                            Some(dump_json(dump, context, Some(("error", e.clone().into()))));
+                            Some(self.dump_json(dump, context, Some(("error", e.clone().into()))));
                     }
                     out.diagnostics.push(format!("dumpfile xray:{name}: {e}"))
                 }
@@ -264,7 +273,13 @@ impl Dumps {
             }
         } else {
             if text {
-                out.text = context_line(&kind, &name, context);
+                let g = context.generation();
+                if self.human_ctx.as_ref().map(|c| c.0) != Some(g) {
+                    self.human_ctx = Some((g, context_text(context)));
+                }
+                if let Some((_, c)) = &self.human_ctx {
+                    out.text = format!("[dumpfile {kind}:{name}: {c}]\n");
+                }
             }
             let mut coverage = None;
             let mut error = None;
@@ -297,14 +312,14 @@ impl Dumps {
                 )
             });
             if want == Want::Json {
-                let mut v = dump_json(dump, context, cov_json.clone());
+                let mut v = self.dump_json(dump, context, cov_json.clone());
                 if let Some(e) = error {
                     v["error"] = e.into();
                 }
                 out.json = Some(v);
             }
             if self.reporting() {
-                let mut v = dump_json(dump, context, cov_json);
+                let mut v = self.dump_json(dump, context, cov_json);
                 v["input"] = dump.input.into();
                 v["line"] = dump.line.into();
                 report = v.to_string();
@@ -357,7 +372,7 @@ impl Dumps {
 
     #[allow(clippy::too_many_arguments)]
     fn xray(
-        &self,
+        &mut self,
         dump: &Dump<'_>,
         path: &Path,
         context: &Context,
@@ -392,7 +407,7 @@ impl Dumps {
                     ("error", e.to_string().into())
                 }
             };
-            out.json = Some(dump_json(dump, context, Some(member)));
+            out.json = Some(self.dump_json(dump, context, Some(member)));
         }
         if text {
             match xray::summarize(path, &keys, symbolizer) {
@@ -533,10 +548,10 @@ fn mode_str(r: &Region) -> &'static str {
     }
 }
 
-/// The human context line (with its `\n`).
-pub fn context_line(kind: &str, name: &str, context: &Context) -> String {
+/// The human context description (`context module 0 ...`).
+fn context_text(context: &Context) -> String {
     use std::fmt::Write as _;
-    let mut s = format!("[dumpfile {kind}:{name}: context");
+    let mut s = String::from("context");
     let mods = modules_with_regions(context);
     if mods.is_empty() {
         s.push_str(" empty");
@@ -566,7 +581,6 @@ pub fn context_line(kind: &str, name: &str, context: &Context) -> String {
             );
         }
     }
-    s.push_str("]\n");
     s
 }
 
@@ -726,16 +740,15 @@ fn coverage_json(c: &Coverage) -> serde_json::Value {
     })
 }
 
-/// The JSON description of a dump: kind, name, module context, and
-/// `extra` (a member name and value) when given.
-fn dump_json(
-    dump: &Dump<'_>,
-    context: &Context,
-    extra: Option<(&str, serde_json::Value)>,
-) -> serde_json::Value {
+/// The JSON modules of a context (at most [`MAX_JSON_MODULES`]) and the
+/// number left out.
+fn modules_json(context: &Context) -> (serde_json::Value, usize) {
     use serde_json::json;
-    let modules: Vec<serde_json::Value> = modules_with_regions(context)
+    let all = modules_with_regions(context);
+    let omitted = all.len().saturating_sub(MAX_JSON_MODULES);
+    let modules: Vec<serde_json::Value> = all
         .into_iter()
+        .take(MAX_JSON_MODULES)
         .map(|(m, regions)| {
             json!({
                 "id": m.id,
@@ -750,15 +763,40 @@ fn dump_json(
             })
         })
         .collect();
-    let mut v = json!({
-        "kind": String::from_utf8_lossy(dump.kind),
-        "name": String::from_utf8_lossy(dump.name),
-        "modules": modules,
-    });
-    if let Some((k, x)) = extra {
-        v[k] = x;
+    (serde_json::Value::Array(modules), omitted)
+}
+
+impl Dumps {
+    /// The JSON description of a dump: kind, name, module context, and
+    /// `extra` (a member name and value) when given.
+    fn dump_json(
+        &mut self,
+        dump: &Dump<'_>,
+        context: &Context,
+        extra: Option<(&str, serde_json::Value)>,
+    ) -> serde_json::Value {
+        let g = context.generation();
+        if self.json_ctx.as_ref().map(|c| c.0) != Some(g) {
+            let (m, omitted) = modules_json(context);
+            self.json_ctx = Some((g, m, omitted));
+        }
+        let (modules, omitted) = match &self.json_ctx {
+            Some((_, m, o)) => (m.clone(), *o),
+            None => (serde_json::Value::Array(Vec::new()), 0),
+        };
+        let mut v = serde_json::json!({
+            "kind": String::from_utf8_lossy(dump.kind),
+            "name": String::from_utf8_lossy(dump.name),
+            "modules": modules,
+        });
+        if omitted > 0 {
+            v["modules_omitted"] = omitted.into();
+        }
+        if let Some((k, x)) = extra {
+            v[k] = x;
+        }
+        v
     }
-    v
 }
 
 #[cfg(test)]
