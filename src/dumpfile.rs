@@ -642,37 +642,48 @@ pub fn resolve_coverage(
     context: &Context,
     symbolizer: &mut Symbolizer,
 ) -> Coverage {
-    let fallback = file_module(path, context).map(|m| m.key());
+    let fallback = file_module(path, context).map(|m| m.id);
     let mut cov = Coverage {
         pcs: sancov.len(),
         bits: sancov.bits,
         ..Coverage::default()
     };
+    // Module-relative PCs by module, so each module is opened once and each
+    // distinct PC looked up once.
+    let mut by_module: BTreeMap<u64, Vec<u64>> = BTreeMap::new();
     for pc in sancov.pcs() {
-        let (key, rel) = match context.lookup(pc) {
-            Some(loc) if loc.region.mode.exec => (loc.module.key(), loc.rel),
-            _ => match &fallback {
-                Some(k) => (k.clone(), pc),
+        let (id, rel) = match context.lookup(pc) {
+            Some(loc) if loc.region.mode.exec => (loc.module.id, loc.rel),
+            _ => match fallback {
+                Some(id) => (id, pc),
                 None => {
                     cov.unresolved += 1;
                     continue;
                 }
             },
         };
-        let name = match symbolizer.open(&key).source {
-            Ok(src) => match src.lookup_code(rel) {
+        by_module.entry(id).or_default().push(rel);
+    }
+    for (id, mut rels) in by_module {
+        let Some(module) = context.module(id) else {
+            cov.unresolved += rels.len();
+            continue;
+        };
+        rels.sort_unstable();
+        let src = symbolizer.open(&module.key()).source.ok();
+        for run in rels.chunk_by(|a, b| a == b) {
+            let name = src.and_then(|src| match src.lookup_code(run[0]) {
                 Ok(info) => info
                     .frames
                     .first()
                     .and_then(|f| f.function.clone())
                     .or(info.symbol.map(|s| s.name)),
                 Err(_) => None,
-            },
-            Err(_) => None,
-        };
-        match name {
-            Some(n) => *cov.functions.entry(demangle_full(&n)).or_insert(0) += 1,
-            None => cov.unresolved += 1,
+            });
+            match name {
+                Some(n) => *cov.functions.entry(demangle_full(&n)).or_insert(0) += run.len(),
+                None => cov.unresolved += run.len(),
+            }
         }
     }
     cov
