@@ -836,6 +836,21 @@ mod tests {
         assert_eq!(s.pcs().collect::<Vec<_>>(), [1, 0xffff_ffff]);
     }
 
+    proptest::proptest! {
+        #[test]
+        fn sancov_any_bytes(data in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..64),
+                            wide in proptest::prelude::any::<bool>()) {
+            let magic = if wide { SANCOV_MAGIC_64 } else { SANCOV_MAGIC_32 };
+            for bytes in [data.clone(), file(magic, &data)] {
+                if let Ok(s) = Sancov::parse(&bytes) {
+                    let width = s.bits as usize / 8;
+                    proptest::prop_assert_eq!(s.pcs().count(), (bytes.len() - 8) / width);
+                    proptest::prop_assert_eq!(s.len(), s.pcs().count());
+                }
+            }
+        }
+    }
+
     #[test]
     fn sancov_bad() {
         assert_eq!(
