@@ -374,7 +374,12 @@ impl Filter {
             // A multi-line hexdict?
             let mut group_end = None;
             if self.render.multiline() && opens_multiline(&self.lexer, &buf[ls..le]) && le < end {
-                match self.lexer.find_close(&buf[le..end]) {
+                // The dump ends at the first `}}}`; a `{{{` before it means
+                // it never closed (its lines are then plain lines).
+                let next_open = self.lexer.find_open(&buf[le..end]).map(|o| le + o);
+                let search_end = next_open.unwrap_or(end);
+                match self.lexer.find_close(&buf[le..search_end]) {
+                    None if next_open.is_some() => {}
                     Some(c) => {
                         let close = le + c;
                         let ge = match memchr::memchr(b'\n', &buf[close..end]) {

@@ -450,3 +450,25 @@ fn summarize_for_the_filter() {
     assert!(rows[0].ends_with("demo::fib(int)"), "{}", rows[0]);
     assert!(text.contains("xray_demo.cc:0:0: demo::run_thread(int, int)"));
 }
+
+#[test]
+fn convert_writes_to_a_file() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let path = tmp.path().join("st.yaml");
+    let p = path.to_str().expect("utf-8");
+    let (out, _) = symfilter(&[
+        "xray",
+        "convert",
+        "traces/st.xray",
+        "-m",
+        "bin/xray_demo",
+        "-y",
+        "-o",
+        p,
+    ]);
+    assert_eq!(out, "");
+    assert_eq!(
+        std::fs::read_to_string(&path).expect("written"),
+        expected("st.convert.yaml")
+    );
+}

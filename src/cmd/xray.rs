@@ -335,7 +335,17 @@ fn run_convert(a: ConvertArgs) -> anyhow::Result<ExitCode> {
     warn(&a.trace, &diags);
     let ids: BTreeSet<u32> = recs.iter().map(|r| r.func_id).collect();
     let names = names(&a.names, ids)?;
-    let mut out = String::new();
+    // Streamed: the output of a large trace is many times its size.
+    let sink: Box<dyn Write> = match a.output.as_deref() {
+        Some(p) if p != Path::new("-") => {
+            Box::new(std::fs::File::create(p).with_context(|| format!("writing {}", p.display()))?)
+        }
+        _ => Box::new(std::io::stdout().lock()),
+    };
+    let mut out = IoFmt {
+        inner: std::io::BufWriter::with_capacity(1 << 16, sink),
+        error: None,
+    };
     match a.format {
         ConvertFormat::Yaml => convert::write_yaml(
             &mut out,
@@ -347,7 +357,14 @@ fn run_convert(a: ConvertArgs) -> anyhow::Result<ExitCode> {
             convert::write_trace_event(&mut out, &trace.header, &recs, &names)
         }
     }
-    write_out(a.output.as_deref(), &out)?;
+    let result = match out.error.take() {
+        Some(e) => Err(e),
+        None => out.inner.flush(),
+    };
+    match result {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
+        r => r.context("writing the converted trace")?,
+    }
     Ok(ExitCode::SUCCESS)
 }
 
@@ -417,4 +434,22 @@ fn run_extract(a: ExtractArgs) -> anyhow::Result<ExitCode> {
     out.push_str("...\n");
     write_out(None, &out)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// `fmt::Write` over an `io::Write`, keeping the first I/O error.
+struct IoFmt<W: Write> {
+    inner: W,
+    error: Option<std::io::Error>,
+}
+
+impl<W: Write> std::fmt::Write for IoFmt<W> {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        if self.error.is_some() {
+            return Err(std::fmt::Error);
+        }
+        self.inner.write_all(s.as_bytes()).map_err(|e| {
+            self.error = Some(e);
+            std::fmt::Error
+        })
+    }
 }

@@ -107,32 +107,40 @@ fn kind_name(k: RecKind, args: bool) -> &'static str {
 
 /// YAML as `llvm-xray convert -f yaml` writes it. With `symbolize`, the
 /// `function` field holds names; otherwise the ID again.
-pub fn write_yaml(out: &mut String, header: &Header, recs: &[Record<'_>], names: Option<&Names>) {
-    out.push_str("---\nheader:\n");
+pub fn write_yaml<W: std::fmt::Write>(
+    out: &mut W,
+    header: &Header,
+    recs: &[Record<'_>],
+    names: Option<&Names>,
+) {
+    let _ = out.write_str("---\nheader:\n");
     let _ = writeln!(out, "  version:         {}", header.version);
     let _ = writeln!(out, "  type:            {}", header.trace_type);
     let _ = writeln!(out, "  constant-tsc:    {}", header.constant_tsc);
     let _ = writeln!(out, "  nonstop-tsc:     {}", header.nonstop_tsc);
     let _ = writeln!(out, "  cycle-frequency: {}", header.cycle_frequency);
     if recs.is_empty() {
-        out.push_str("records:         []\n...\n");
+        let _ = out.write_str("records:         []\n...\n");
         return;
     }
-    out.push_str("records:\n");
+    let _ = out.write_str("records:\n");
+    let mut quoted: HashMap<u32, String> = HashMap::new();
     for r in recs {
         let rtype = match r.kind {
             RecKind::Typed(t) => t,
             _ => 0,
         };
-        let function = match names {
-            Some(n) => n.name(r.func_id),
-            None => r.func_id.to_string(),
-        };
+        let function = quoted.entry(r.func_id).or_insert_with(|| {
+            let name = match names {
+                Some(n) => n.name(r.func_id),
+                None => r.func_id.to_string(),
+            };
+            yaml_scalar(name.as_bytes())
+        });
         let _ = write!(
             out,
-            "  - {{ type: {rtype}, func-id: {}, function: {}",
+            "  - {{ type: {rtype}, func-id: {}, function: {function}",
             r.func_id,
-            yaml_scalar(function.as_bytes())
         );
         if !r.args.is_empty() {
             let list: Vec<String> = r.args.iter().map(|a| a.to_string()).collect();
@@ -153,7 +161,7 @@ pub fn write_yaml(out: &mut String, header: &Header, recs: &[Record<'_>], names:
             yaml_scalar(r.data)
         );
     }
-    out.push_str("...\n");
+    let _ = out.write_str("...\n");
 }
 
 /// Quote a scalar the way LLVM's YAML writer decides to.
@@ -248,7 +256,12 @@ fn json_str(s: &str) -> String {
 /// Chrome trace_event JSON: a `B`/`E` pair per call (exits close every
 /// frame up to the matching entry), instant events for custom and typed
 /// events, timestamps in microseconds.
-pub fn write_trace_event(out: &mut String, header: &Header, recs: &[Record<'_>], names: &Names) {
+pub fn write_trace_event<W: std::fmt::Write>(
+    out: &mut W,
+    header: &Header,
+    recs: &[Record<'_>],
+    names: &Names,
+) {
     let freq = if header.cycle_frequency == 0 {
         1_000_000.0
     } else {
@@ -258,13 +271,13 @@ pub fn write_trace_event(out: &mut String, header: &Header, recs: &[Record<'_>],
     let mut stacks: HashMap<ThreadKey, OpenStack<()>> = HashMap::new();
     let mut name_cache: HashMap<u32, String> = HashMap::new();
     let mut first = true;
-    out.push_str("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n");
-    let mut emit = |out: &mut String, line: String| {
+    let _ = out.write_str("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n");
+    let mut emit = |out: &mut W, line: String| {
         if !first {
-            out.push_str(",\n");
+            let _ = out.write_str(",\n");
         }
         first = false;
-        out.push_str(&line);
+        let _ = out.write_str(&line);
     };
     let mut name_of = |id: u32| -> String {
         name_cache
@@ -335,5 +348,5 @@ pub fn write_trace_event(out: &mut String, header: &Header, recs: &[Record<'_>],
             }
         }
     }
-    out.push_str("\n]}\n");
+    let _ = out.write_str("\n]}\n");
 }
