@@ -20,6 +20,10 @@
 # "SanitizerCoverage: DIR/cov.PID.sancov: N PCs written". The logs
 # (*.log) are therefore written by hand around these real files, with the
 # module/mmap context of the binary's real LOAD segments (llvm-readelf -l).
+# The script prints the build ID and LOAD segments at the end: if a rebuild
+# changes them (another compiler, another checkout path in the debug info),
+# update the {{{module}}}/{{{mmap}}} lines of *.log and the expected outputs
+# in tests/dumpfile.rs.
 set -eu
 cd "$(dirname "$0")"
 CC=${CC:-clang-22}
