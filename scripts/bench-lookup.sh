@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# `symfilter lookup --file` against blazesym's blazecli, gimli's addr2line and llvm-symbolizer on
+# 10,000 random .text addresses of ripgrep 14 with full DWARF (inline frames, demangling on).
+# Needs the ripgrep build of scripts/bench-filter.sh, and `cargo install blazecli` and
+# `cargo install addr2line --features bin` (pass their paths in BLAZECLI / ADDR2LINE).
+# usage: scripts/bench-lookup.sh [WORKDIR]
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+work=${1:-/tmp/symfilter-bench}
+cd "$work"
+RG=rg/bin/rg
+BLAZECLI=${BLAZECLI:-blazecli}
+ADDR2LINE=${ADDR2LINE:-addr2line}
+LLVM=${LLVM_SYMBOLIZER:-/usr/lib/llvm-22/bin/llvm-symbolizer}
+[ -f addrs10k.txt ] || python3 - <<'PY'
+import random, subprocess
+out = subprocess.run(["/usr/lib/llvm-22/bin/llvm-nm", "-S", "--defined-only", "rg/bin/rg"],
+                     capture_output=True, text=True).stdout
+funcs = [(int(f[0], 16), int(f[1], 16)) for f in (l.split() for l in out.splitlines())
+         if len(f) == 4 and f[2] in "tT" and int(f[1], 16) > 0]
+rng = random.Random(1)
+with open("addrs10k.txt", "w") as o:
+    for _ in range(10000):
+        a, s = rng.choice(funcs)
+        o.write(hex(a + rng.randrange(0, s)) + "\n")
+PY
+SF="$root/target/release/symfilter"
+hyperfine -w 1 -r 5 \
+  -n "symfilter lookup" "$SF lookup --file $RG < addrs10k.txt" \
+  -n blazecli "$BLAZECLI symbolize elf --path $RG \$(cat addrs10k.txt)" \
+  -n addr2line "$ADDR2LINE -f -i -C -e $RG < addrs10k.txt" \
+  -n llvm-symbolizer "$LLVM --obj=$RG < addrs10k.txt"
+for c in "$SF lookup --file $RG" "$ADDR2LINE -f -i -C -e $RG" "$LLVM --obj=$RG"; do
+  /usr/bin/time -f "%M KB peak  $c" $c < addrs10k.txt > /dev/null
+done
+/usr/bin/time -f "%M KB peak  blazecli" "$BLAZECLI" symbolize elf --path $RG $(cat addrs10k.txt) > /dev/null
+first=$(head -1 addrs10k.txt)
+hyperfine -w 2 -r 10 -n "symfilter one address" "$SF lookup --file $RG $first" \
+  -n "blazecli one address" "$BLAZECLI symbolize elf --path $RG $first" \
+  -n "addr2line one address" "$ADDR2LINE -f -i -C -e $RG $first" \
+  -n "llvm one address" "$LLVM --obj=$RG $first"
