@@ -441,7 +441,7 @@ impl Filter {
                 Node::Text(r) => events.push(Event::Text(&bytes[r.clone()])),
                 Node::Sgr(sgr, r) => events.push(Event::Sgr(*sgr, &bytes[r.clone()])),
                 Node::Element(raw) => {
-                    let ev = self.element(bytes, number, raw);
+                    let ev = self.element(bytes, number, raw, out);
                     let contextual = matches!(ev, Event::Context(..));
                     events.push(ev);
                     if contextual && stop_after_context {
@@ -471,7 +471,13 @@ impl Filter {
         self.diag.at(&input, line, col, msg);
     }
 
-    fn element<'a>(&mut self, bytes: &'a [u8], number: u64, raw: &'a RawElement) -> Event<'a> {
+    fn element<'a>(
+        &mut self,
+        bytes: &'a [u8],
+        number: u64,
+        raw: &'a RawElement,
+        out: &mut dyn Write,
+    ) -> Event<'a> {
         let tag = raw.tag(bytes);
         let contextual = matches!(tag, b"reset" | b"module" | b"mmap");
         let el = match parse_element(bytes, raw) {
@@ -548,18 +554,21 @@ impl Filter {
             }
             Element::Symbol { name } => Event::Symbol(raw, name),
             Element::Pc { addr, kind } => {
+                self.flush_before_first_open(addr, out);
                 self.at = locate(bytes, number, raw.fields[0].start);
                 let res = self.resolve_code(addr, kind, false);
                 self.report_unresolved(bytes, number, raw.fields[0].start, &res);
                 Event::Pc(raw, res)
             }
             Element::Bt { frame, addr, kind } => {
+                self.flush_before_first_open(addr, out);
                 self.at = locate(bytes, number, raw.fields[1].start);
                 let res = self.resolve_code(addr, kind, true);
                 self.report_unresolved(bytes, number, raw.fields[1].start, &res);
                 Event::Bt(raw, frame, res)
             }
             Element::Data { addr } => {
+                self.flush_before_first_open(addr, out);
                 self.at = locate(bytes, number, raw.fields[0].start);
                 let res = self.resolve_data(addr);
                 self.report_unresolved(bytes, number, raw.fields[0].start, &res);
@@ -635,6 +644,17 @@ impl Filter {
                 format!("no mmap covers address {:#x}", res.addr)
             };
             self.report(bytes, number, at, &msg);
+        }
+    }
+
+    /// Opening a module may take long (a debuginfod download): write out
+    /// what earlier lines produced first, so a reader sees them meanwhile.
+    /// A write error shows up again at the next write and is handled there.
+    fn flush_before_first_open(&mut self, addr: u64, out: &mut dyn Write) {
+        if let Some(loc) = self.context.lookup(addr)
+            && !self.symbolizer.is_opened(&loc.module.build_id)
+        {
+            let _ = out.flush();
         }
     }
 

@@ -1366,3 +1366,54 @@ fn stale_cache_entries_are_cleaned_once_due_but_never_offline() {
         .expect("marker");
     assert!(cleaned_at > long_ago);
 }
+
+/// The whole log arrives in one read: the lines before the element that
+/// starts a download must still come out before the download ends (the
+/// server takes 2.5 s), not after it.
+#[test]
+fn filter_writes_earlier_lines_of_the_same_read_before_a_download() {
+    use std::process::{Command, Stdio};
+    let server = FaultServer::start();
+    let cache = tempfile::tempdir().expect("tempdir");
+    let empty = tempfile::tempdir().expect("tempdir");
+    let log = std::fs::read(fixture("markup.log")).expect("log");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_symfilter"))
+        .args(["--format", "llvm", "--build-id-dir"])
+        .arg(empty.path())
+        .args(["--debuginfod", &server.url("delayed")])
+        .env("DEBUGINFOD_CACHE_PATH", cache.path())
+        .env_remove("DEBUGINFOD_URLS")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("run symfilter");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let mut stdout = child.stdout.take().expect("stdout");
+    let started = Instant::now();
+    stdin.write_all(&log).expect("write");
+    drop(stdin);
+    let mut first = Vec::new();
+    let mut byte = [0u8; 1];
+    while !first.ends_with(b"\n") && stdout.read(&mut byte).unwrap_or(0) == 1 {
+        first.push(byte[0]);
+    }
+    let first_at = started.elapsed();
+    let mut rest = Vec::new();
+    stdout.read_to_end(&mut rest).expect("read");
+    let status = child.wait().expect("wait");
+    let done_at = started.elapsed();
+    assert!(status.success());
+    assert_eq!(first, b"first plain line\n");
+    assert!(
+        done_at >= Duration::from_millis(2500),
+        "the download was not delayed: {done_at:?}"
+    );
+    assert!(
+        first_at < Duration::from_millis(2000),
+        "the first line waited for the download: {first_at:?} of {done_at:?}"
+    );
+    first.extend_from_slice(&rest);
+    let expected = std::fs::read(fixture("markup.llvm.expected")).expect("expected");
+    assert_eq!(first, expected);
+}

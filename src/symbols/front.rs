@@ -68,6 +68,12 @@ impl Symbolizer {
         Opened { source, first_time }
     }
 
+    /// Whether `id` was asked for already (its source is open, or known
+    /// missing): asking again will not block.
+    pub fn is_opened(&self, id: &BuildId) -> bool {
+        self.slots.contains_key(id)
+    }
+
     /// Every place tried for `id` (for `--explain`), if it was asked for.
     pub fn trail(&self, id: &BuildId) -> Option<&[Attempt]> {
         self.trails.get(id).map(Vec::as_slice)
