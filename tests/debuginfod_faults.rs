@@ -1417,3 +1417,38 @@ fn filter_writes_earlier_lines_of_the_same_read_before_a_download() {
     let expected = std::fs::read(fixture("markup.llvm.expected")).expect("expected");
     assert_eq!(first, expected);
 }
+
+/// `-q` silences the debuginfod source too: a failing server and a bad
+/// `DEBUGINFOD_URLS` entry print nothing, and the output is unchanged.
+#[test]
+fn quiet_filter_prints_no_debuginfod_warnings() {
+    let server = FaultServer::start();
+    let cache = tempfile::tempdir().expect("tempdir");
+    let empty = tempfile::tempdir().expect("tempdir");
+    let run = |quiet: bool| {
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_symfilter"));
+        cmd.args(["--format", "llvm", "--build-id-dir"])
+            .arg(empty.path())
+            .args(["--debuginfod", &server.url("error500")])
+            .arg(fixture("markup.log"))
+            .env("DEBUGINFOD_CACHE_PATH", cache.path())
+            .env("DEBUGINFOD_URLS", "ftp://not-http.invalid");
+        if quiet {
+            cmd.arg("-q");
+        }
+        cmd.output().expect("run symfilter")
+    };
+    let loud = run(false);
+    assert!(
+        !loud.stderr.is_empty(),
+        "the failures are reported without -q"
+    );
+    let quiet = run(true);
+    assert!(quiet.status.success());
+    assert_eq!(String::from_utf8_lossy(&quiet.stderr), "");
+    assert_eq!(quiet.stdout, loud.stdout);
+    assert_eq!(
+        String::from_utf8_lossy(&quiet.stdout),
+        std::fs::read_to_string(fixture("markup.llvm.nosyms.expected")).expect("expected")
+    );
+}

@@ -115,7 +115,9 @@ pub fn run(args: FilterArgs) -> anyhow::Result<ExitCode> {
         },
         ..Options::default()
     };
-    let symbolizer = args.sources.symbolizer()?;
+    let mut sources = args.sources.clone();
+    sources.quiet = args.quiet;
+    let symbolizer = sources.symbolizer()?;
     let mut filter = Filter::new(opts, symbolizer);
     let mut out = io::BufWriter::with_capacity(64 << 10, stdout.lock());
     let mut failed = false;

@@ -36,6 +36,9 @@ pub struct SourceArgs {
     /// Use no network at all (debuginfod cache only).
     #[arg(long)]
     pub offline: bool,
+    /// Set by the command (`-q`): sources print no warnings or progress.
+    #[arg(skip)]
+    pub quiet: bool,
 }
 
 impl SourceArgs {

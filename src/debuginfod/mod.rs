@@ -50,13 +50,19 @@ pub fn providers(args: &SourceArgs) -> anyhow::Result<Vec<Box<dyn Provider>>> {
     if config.servers.is_empty() && !config.cache_root.as_deref().is_some_and(Path::is_dir) {
         return Ok(Vec::new());
     }
-    for w in &config.warnings {
-        eprintln!("symfilter: {w}");
+    if !args.quiet {
+        for w in &config.warnings {
+            eprintln!("symfilter: {w}");
+        }
     }
     let dirs = args.build_id_dirs.clone();
-    let provider = DebuginfodProvider::new(config).with_opener(Arc::new(
+    let mut provider = DebuginfodProvider::new(config).with_opener(Arc::new(
         move |path: &Path, extra: &[PathBuf]| open_elf(path, &dirs, extra),
     ));
+    if args.quiet {
+        provider = provider.with_warn(Arc::new(|_: &str| {}));
+        provider.progress = false;
+    }
     Ok(vec![Box::new(provider)])
 }
 
