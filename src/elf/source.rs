@@ -320,7 +320,10 @@ impl SymbolSource for ElfSource {
                     "DWARF nested deeper than {MAX_DEPTH} levels here; ignored"
                 ));
             }
-            if let Some(ctx) = loaded.ctx.as_ref().filter(|_| guarded) {
+            // addr2line probes `[addr, addr + 1)`: the last address of the
+            // space cannot be asked (and no code lives there).
+            let askable = guarded && addr != u64::MAX;
+            if let Some(ctx) = loaded.ctx.as_ref().filter(|_| askable) {
                 let mut lookup = ctx.find_frames(addr);
                 let found = loop {
                     match lookup {

@@ -303,3 +303,16 @@ fn byte_flips_anywhere_never_panic() {
         }
     }
 }
+
+#[test]
+fn the_last_address_of_the_space_is_a_miss_not_a_panic() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/bin/app_c_O2");
+    let src = crate::elf::open_file(&path, &[]).expect("open fixture");
+    // No DWARF frames there; the size-0 `_end` symbol still covers it, as
+    // LLVM's symbol-table rule has it.
+    for addr in [u64::MAX, u64::MAX - 1] {
+        let info = src.lookup_code(addr).expect("symbol-table answer");
+        assert!(info.frames.is_empty());
+        assert_eq!(info.symbol.map(|s| s.name), Some("_end".to_string()));
+    }
+}
