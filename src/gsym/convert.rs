@@ -1173,10 +1173,8 @@ fn hex_field(s: Option<&str>) -> Option<u64> {
 /// A Breakpad debug ID (GUID with the first three fields byte-swapped,
 /// plus an age) back to the first 16 bytes of the ELF build ID.
 fn breakpad_id_to_build_id(id: &str) -> Option<Vec<u8>> {
-    if id.len() < 32 {
-        return None;
-    }
-    let guid = BuildId::from_hex(&id[..32])?.0;
+    // `get` refuses a cut inside a multi-byte character (hostile input).
+    let guid = BuildId::from_hex(id.get(..32)?)?.0;
     let mut out = guid.clone();
     out[0..4].copy_from_slice(&[guid[3], guid[2], guid[1], guid[0]]);
     out[4..6].copy_from_slice(&[guid[5], guid[4]]);
@@ -1188,6 +1186,20 @@ fn breakpad_id_to_build_id(id: &str) -> Option<Vec<u8>> {
 mod tests {
     use super::*;
     use crate::gsym::parser::{GsymView, Layout};
+
+    #[test]
+    fn debug_id_cut_inside_a_character_is_refused() {
+        // Found by cargo fuzz: byte 32 falls inside a 3-byte character.
+        let id = format!("{}\u{fffd}{}", "0".repeat(30), "0".repeat(8));
+        assert_eq!(breakpad_id_to_build_id(&id), None);
+        assert_eq!(
+            breakpad_id_to_build_id("0A0162BCF65D8ACC5BE5FE9C025165F60"),
+            Some(vec![
+                0xbc, 0x62, 0x01, 0x0a, 0x5d, 0xf6, 0xcc, 0x8a, 0x5b, 0xe5, 0xfe, 0x9c, 0x02, 0x51,
+                0x65, 0xf6
+            ])
+        );
+    }
     use crate::gsym::writer::EncodeOptions;
 
     const SYM: &str = "MODULE Linux x86_64 0A0162BCF65D8ACC5BE5FE9C025165F60 t\n\
