@@ -12,7 +12,8 @@ pub struct SymbolizerConfig {
 
 enum Slot {
     Found(Box<dyn SymbolSource>),
-    Missing(Vec<Attempt>),
+    /// Not found; the places tried are in `trails`.
+    Missing,
 }
 
 /// The front every consumer (filter, `lookup`, `xray`) goes through: opens a
@@ -53,17 +54,19 @@ impl Symbolizer {
                     break;
                 }
             }
-            self.trails.insert(key.build_id.clone(), trail.clone());
+            self.trails.insert(key.build_id.clone(), trail);
             let slot = match found {
                 Some(src) => Slot::Found(Box::new(Memo::new(src))),
-                None => Slot::Missing(trail),
+                None => Slot::Missing,
             };
             self.slots.insert(key.build_id.clone(), slot);
         }
         let source = match self.slots.get(&key.build_id) {
             Some(Slot::Found(src)) => Ok(src.as_ref()),
-            Some(Slot::Missing(trail)) => Err(trail.as_slice()),
-            None => Err(&[][..]),
+            Some(Slot::Missing) | None => Err(self
+                .trails
+                .get(&key.build_id)
+                .map_or(&[][..], Vec::as_slice)),
         };
         Opened { source, first_time }
     }
