@@ -335,32 +335,23 @@ fn csv_quote(s: &str) -> String {
 /// times in seconds.
 pub fn write_csv(out: &mut String, rows: &[Row], freq: u64, names: &Names) {
     out.push_str("funcid,count,min,median,90p,99p,max,sum,function\n");
-    for r in rows {
-        let s = |t| fmt_exp(seconds(t, freq));
-        let _ = writeln!(
-            out,
-            "{},{},{},{},{},{},{},{},{}",
-            r.func_id,
-            r.count,
-            s(r.min),
-            s(r.median),
-            s(r.p90),
-            s(r.p99),
-            s(r.max),
-            s(r.sum),
-            csv_quote(&names.name(r.func_id))
-        );
-    }
+    write_csv_rows(out, rows, freq, names, false);
 }
 
 /// CSV exactly as `llvm-xray account --format=csv` (LLVM 22) writes it.
 pub fn write_llvm_csv(out: &mut String, rows: &[Row], freq: u64, names: &Names) {
     out.push_str("funcid,count,min,median,90%ile,99%ile,max,sum,debug,function\n");
+    write_csv_rows(out, rows, freq, names, true);
+}
+
+/// The rows of both CSV forms; llvm-xray's has a `debug` (location) column
+/// before the name.
+fn write_csv_rows(out: &mut String, rows: &[Row], freq: u64, names: &Names, debug: bool) {
     for r in rows {
         let s = |t| fmt_exp(seconds(t, freq));
-        let _ = writeln!(
+        let _ = write!(
             out,
-            "{},{},{},{},{},{},{},{},{},{}",
+            "{},{},{},{},{},{},{},{},",
             r.func_id,
             r.count,
             s(r.min),
@@ -369,9 +360,11 @@ pub fn write_llvm_csv(out: &mut String, rows: &[Row], freq: u64, names: &Names) 
             s(r.p99),
             s(r.max),
             s(r.sum),
-            csv_quote(&names.location(r.func_id)),
-            csv_quote(&names.name(r.func_id))
         );
+        if debug {
+            let _ = write!(out, "{},", csv_quote(&names.location(r.func_id)));
+        }
+        let _ = writeln!(out, "{}", csv_quote(&names.name(r.func_id)));
     }
 }
 
