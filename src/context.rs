@@ -33,6 +33,7 @@ impl Module {
         ModuleKey {
             build_id: self.build_id.clone(),
             name: self.name_lossy().into_owned(),
+            image_base_hint: None,
         }
     }
 }

@@ -674,7 +674,12 @@ impl Filter {
         module: &Module,
         f: impl FnOnce(&dyn crate::symbols::SymbolSource) -> T,
     ) -> Option<T> {
-        let key = module.key();
+        let mut key = module.key();
+        if !self.symbolizer.is_opened(&key.build_id) {
+            // Where the module's image starts: .sym addresses of non-PIE
+            // executables are relative to it.
+            key.image_base_hint = self.context.regions_of(module.id).map(|r| r.rel).min();
+        }
         let explain = self.opts.explain;
         let opened = self.symbolizer.open(&key);
         let first = opened.first_time;

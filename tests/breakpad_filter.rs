@@ -29,11 +29,15 @@ fn zero_column(line: &str) -> String {
 }
 
 fn check(name: &str) {
+    check_with_store(name, &dir().join("store"));
+}
+
+fn check_with_store(name: &str, store: &Path) {
     let log = dir().join("filter").join(format!("{name}.log"));
     let out = Command::new(env!("CARGO_BIN_EXE_symfilter"))
         .arg("--format=llvm")
         .arg("--breakpad-store")
-        .arg(dir().join("store"))
+        .arg(store)
         .arg("--no-debuginfod")
         .arg(&log)
         .output()
@@ -77,6 +81,107 @@ fn plain_o2() {
 #[test]
 fn plain_non_pie() {
     check("plain-nopie-O1");
+}
+
+/// plain-nopie-O1's .sym in a store of its own, without the lines that
+/// match `drop`; returns the store, the .sym text as written, and the
+/// module's build ID.
+fn nopie_store_without(drop: &str) -> (tempfile::TempDir, String, String) {
+    let id_dir = std::fs::read_dir(dir().join("store/plain-nopie-O1"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let text = std::fs::read_to_string(id_dir.join("plain-nopie-O1.sym")).unwrap();
+    let kept: String = text
+        .lines()
+        .filter(|l| !l.contains(drop))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let tmp = tempfile::tempdir().unwrap();
+    let out_dir = tmp
+        .path()
+        .join("plain-nopie-O1")
+        .join(id_dir.file_name().unwrap());
+    std::fs::create_dir_all(&out_dir).unwrap();
+    std::fs::write(out_dir.join("plain-nopie-O1.sym"), &kept).unwrap();
+    let build_id = text
+        .lines()
+        .find_map(|l| l.strip_prefix("INFO CODE_ID "))
+        .unwrap()
+        .to_ascii_lowercase();
+    (tmp, kept, build_id)
+}
+
+/// dump_syms 2.3.9 writes a non-PIE executable's addresses relative to its
+/// first PT_LOAD (0x400000) and adds section pseudo-symbols at raw section
+/// addresses, from which the image base is inferred. Without them, the
+/// base comes from the log: the module's lowest mmap load address.
+#[test]
+fn plain_non_pie_without_section_symbols() {
+    let (_with, text, _) = nopie_store_without("no line has this");
+    assert!(text.contains("\nPUBLIC 401000 0 <.init ELF section in plain-nopie-O1>\n"));
+    assert!(text.contains("\nPUBLIC 1000 0 _init\n"));
+    assert!(text.contains("\nFUNC 1140 4d 0 hash\n"));
+    let (store, text, _) = nopie_store_without(" ELF section in ");
+    assert!(!text.contains("section"));
+    check_with_store("plain-nopie-O1", store.path());
+}
+
+/// `lookup` has no log to take the image base from: `--image-base` gives
+/// it; without it, addresses are read as image-relative.
+#[test]
+fn lookup_non_pie_without_section_symbols() {
+    let (store, _, build_id) = nopie_store_without(" ELF section in ");
+    let run = |extra: &[&str], addrs: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_symfilter"))
+            .args(["lookup", "--no-debuginfod", "--build-id", &build_id])
+            .arg("--breakpad-store")
+            .arg(store.path())
+            .args(extra)
+            .args(addrs)
+            .output()
+            .unwrap();
+        assert_eq!(String::from_utf8_lossy(&out.stderr), "");
+        assert!(out.status.success());
+        String::from_utf8(out.stdout).unwrap()
+    };
+    assert_eq!(
+        run(
+            &["--image-base", "0x400000"],
+            &["0x401170", "0x4011a5", "0x401000"]
+        ),
+        "0x401170 mix /symfilter/src/plain.c:8\n\
+0x401170 hash /symfilter/src/plain.c:16\n\
+0x4011a5 depth /symfilter/src/plain.c:20\n\
+0x401000 _init ??:0\n"
+    );
+    assert_eq!(
+        run(&[], &["0x1170", "0x11a5"]),
+        "0x1170 mix /symfilter/src/plain.c:8\n\
+0x1170 hash /symfilter/src/plain.c:16\n\
+0x11a5 depth /symfilter/src/plain.c:20\n"
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_symfilter"))
+        .args([
+            "lookup",
+            "--build-id",
+            &build_id,
+            "--image-base",
+            "0xzz",
+            "0x1",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        stderr.contains(
+            "invalid value '0xzz' for '--image-base <HEX>': '0xzz' is not a hexadecimal address"
+        ),
+        "{stderr}"
+    );
 }
 
 #[test]

@@ -42,6 +42,7 @@ fn find(roots: Vec<PathBuf>, build_id: &BuildId, name: &str) -> (bool, Vec<Attem
     let key = ModuleKey {
         build_id: build_id.clone(),
         name: name.to_string(),
+        image_base_hint: None,
     };
     let found = provider.find(&key, &mut trail);
     (found.is_some(), trail)
@@ -163,6 +164,7 @@ fn corrupt_lines_are_skipped_and_reported_once() {
     let key = ModuleKey {
         build_id: id,
         name: "plain-O2".into(),
+        image_base_hint: None,
     };
     let src = provider.find(&key, &mut Vec::new()).unwrap();
     let warnings = src.warnings();
@@ -219,6 +221,7 @@ fn symbolizer_front_uses_the_provider() {
     let key = ModuleKey {
         build_id: id,
         name: "plain-O2".into(),
+        image_base_hint: None,
     };
     let opened = sym.open(&key);
     let src = opened.source.unwrap();

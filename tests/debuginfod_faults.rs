@@ -292,6 +292,7 @@ fn key(id: &BuildId) -> ModuleKey {
     ModuleKey {
         build_id: id.clone(),
         name: "hello".to_owned(),
+        image_base_hint: None,
     }
 }
 
