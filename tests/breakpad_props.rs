@@ -187,7 +187,7 @@ proptest! {
 fn inline_records_with_bad_nesting_do_not_panic() {
     let text = "MODULE Linux x86_64 ID m\nINLINE_ORIGIN 0 a\nFUNC 100 50 0 f\n\
 INLINE 3 1 0 0 100 10\nINLINE 0 1 9 7 100 10\nINLINE 1 2 0 0 ffffffffffffffff 10\n\
-INLINE 0 1 0 0 100\nINLINE 0 1 0 0\n100 50 1 0\n";
+INLINE 0 1 0 0 1g0\nINLINE 0 1 0 0\n100 50 1 0\n";
     let syms = BreakpadSymbols::parse(Bytes::Owned(text.as_bytes().to_vec())).unwrap();
     assert_eq!(syms.corruption().count, 2);
     let info = syms.lookup(0x101).unwrap();

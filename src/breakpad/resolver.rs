@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use memmap2::Mmap;
 
 use super::parser::{self, Corruption, ParseError, SymIndex};
-use super::types::{Func, Inline, Span};
+use super::types::{Func, Inline, Origin, Span};
 use crate::symbols::{CodeInfo, DataInfo, Frame, Miss, SymbolHit, SymbolSource};
 
 /// The bytes of a symbol file: memory-mapped, or owned (tests, fuzzing).
@@ -169,10 +169,53 @@ impl BreakpadSymbols {
         files.get(i).map(|e| self.text(e.1))
     }
 
-    fn origin(&self, id: u32) -> Option<String> {
+    fn origin_record(&self, id: u32) -> Option<&Origin> {
         let origins = &self.idx.origins;
-        let i = origins.binary_search_by_key(&id, |e| e.0).ok()?;
-        origins.get(i).map(|e| self.text(e.1))
+        let i = origins.binary_search_by_key(&id, |o| o.id).ok()?;
+        origins.get(i)
+    }
+
+    fn origin(&self, id: u32) -> Option<String> {
+        self.origin_record(id).map(|o| self.text(o.name))
+    }
+
+    /// The file of an INLINE record's call site. The old form of the
+    /// record does not name it; the call is then in the body of the
+    /// caller: the parent inlined function, whose file the old
+    /// INLINE_ORIGIN form gives, or the FUNC itself, whose file is that of
+    /// its own code: the first of its (first few) line records that no
+    /// inline range covers, else its first line record.
+    fn call_file(&self, f: &Func, rec: &Inline, parent: Option<&Inline>) -> Option<String> {
+        if rec.has_call_file {
+            return self.file(rec.call_file);
+        }
+        if let Some(p) = parent {
+            return self.file(self.origin_record(p.origin)?.file);
+        }
+        let lines = self
+            .idx
+            .lines
+            .get(f.first_line as usize..f.end_line as usize)?;
+        let ranges = self
+            .idx
+            .inlines
+            .get(f.first_inline as usize..f.end_inline as usize)
+            .unwrap_or_default()
+            .iter()
+            .flat_map(|i| {
+                self.idx
+                    .inline_ranges
+                    .get(i.first_range as usize..i.end_range as usize)
+                    .unwrap_or_default()
+            });
+        // Bounded: hostile files may have many of both.
+        let own = lines.iter().take(16).find(|l| {
+            !ranges
+                .clone()
+                .take(256)
+                .any(|&(a, s)| l.address >= a && l.address - a < s)
+        });
+        self.file(own.or(lines.first())?.file)
     }
 
     /// The FUNC with the highest address not above `addr` (it may not
@@ -242,13 +285,14 @@ impl BreakpadSymbols {
         });
         // Each inline record gives its caller's call site.
         for (k, i) in chain.iter().enumerate().rev() {
-            let function = match k.checked_sub(1).and_then(|j| chain.get(j)) {
+            let parent = k.checked_sub(1).and_then(|j| chain.get(j)).copied();
+            let function = match parent {
                 Some(parent) => self.origin(parent.origin),
                 None => Some(self.text(f.name)),
             };
             frames.push(Frame {
                 function,
-                file: self.file(i.call_file),
+                file: self.call_file(f, i, parent),
                 line: i.call_line,
                 column: 0,
             });
