@@ -737,6 +737,19 @@ impl Filter {
                 for a in trail {
                     let what = match &a.failure {
                         None => "found".to_string(),
+                        // These name their file: the place, printed already.
+                        Some(crate::symbols::Miss::BuildIdMismatch {
+                            path,
+                            found,
+                            expected,
+                        }) if *path == a.place => {
+                            format!("build ID is {found}, expected {expected}")
+                        }
+                        Some(crate::symbols::Miss::Unreadable { path, reason })
+                            if *path == a.place =>
+                        {
+                            reason.clone()
+                        }
                         Some(m) => m.to_string(),
                     };
                     lines.push(format!("  [{}] {}: {}", a.provider, a.place, what));
