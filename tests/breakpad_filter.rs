@@ -10,6 +10,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+mod common;
+
 fn dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/breakpad")
 }
@@ -87,31 +89,15 @@ fn plain_non_pie() {
 /// match `drop`; returns the store, the .sym text as written, and the
 /// module's build ID.
 fn nopie_store_without(drop: &str) -> (tempfile::TempDir, String, String) {
-    let id_dir = std::fs::read_dir(dir().join("store/plain-nopie-O1"))
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
-    let text = std::fs::read_to_string(id_dir.join("plain-nopie-O1.sym")).unwrap();
+    let (sym, debug_id) = common::breakpad_fixture_sym("plain-nopie-O1");
+    let text = std::fs::read_to_string(sym).unwrap();
     let kept: String = text
         .lines()
         .filter(|l| !l.contains(drop))
         .map(|l| format!("{l}\n"))
         .collect();
-    let tmp = tempfile::tempdir().unwrap();
-    let out_dir = tmp
-        .path()
-        .join("plain-nopie-O1")
-        .join(id_dir.file_name().unwrap());
-    std::fs::create_dir_all(&out_dir).unwrap();
-    std::fs::write(out_dir.join("plain-nopie-O1.sym"), &kept).unwrap();
-    let build_id = text
-        .lines()
-        .find_map(|l| l.strip_prefix("INFO CODE_ID "))
-        .unwrap()
-        .to_ascii_lowercase();
-    (tmp, kept, build_id)
+    let store = common::breakpad_store_with("plain-nopie-O1", &debug_id, kept.as_bytes());
+    (store, kept, common::sym_build_id(&text))
 }
 
 /// dump_syms 2.3.9 writes a non-PIE executable's addresses relative to its
@@ -135,17 +121,7 @@ fn plain_non_pie_without_section_symbols() {
 fn lookup_non_pie_without_section_symbols() {
     let (store, _, build_id) = nopie_store_without(" ELF section in ");
     let run = |extra: &[&str], addrs: &[&str]| {
-        let out = Command::new(env!("CARGO_BIN_EXE_symfilter"))
-            .args(["lookup", "--no-debuginfod", "--build-id", &build_id])
-            .arg("--breakpad-store")
-            .arg(store.path())
-            .args(extra)
-            .args(addrs)
-            .output()
-            .unwrap();
-        assert_eq!(String::from_utf8_lossy(&out.stderr), "");
-        assert!(out.status.success());
-        String::from_utf8(out.stdout).unwrap()
+        common::breakpad_lookup(store.path(), &build_id, &[extra, addrs].concat())
     };
     assert_eq!(
         run(
@@ -197,25 +173,13 @@ fn zero_column_only_touches_the_column() {
 /// from the rest and says so once, on stderr, however many frames use it.
 #[test]
 fn corrupt_records_are_reported_once() {
-    let store = dir().join("store");
-    let sym_dir = std::fs::read_dir(store.join("plain-O2"))
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
-    let text = std::fs::read_to_string(sym_dir.join("plain-O2.sym")).unwrap();
-    let tmp = tempfile::tempdir().unwrap();
-    let id_dir = tmp
-        .path()
-        .join("plain-O2")
-        .join(sym_dir.file_name().unwrap());
-    std::fs::create_dir_all(&id_dir).unwrap();
-    std::fs::write(
-        id_dir.join("plain-O2.sym"),
-        text.replacen("FILE 0 ", "FILE x ", 1),
-    )
-    .unwrap();
+    let (sym, debug_id) = common::breakpad_fixture_sym("plain-O2");
+    let text = std::fs::read_to_string(sym).unwrap();
+    let tmp = common::breakpad_store_with(
+        "plain-O2",
+        &debug_id,
+        text.replacen("FILE 0 ", "FILE x ", 1).as_bytes(),
+    );
     let out = Command::new(env!("CARGO_BIN_EXE_symfilter"))
         .arg("--format=llvm")
         .arg("--breakpad-store")
@@ -242,29 +206,15 @@ fn corrupt_records_are_reported_once() {
 /// for the debug ID. Inline chain, PUBLIC fallback and a miss.
 #[test]
 fn lookup_subcommand_by_build_id() {
-    let sym = std::fs::read_dir(dir().join("store/inline-O2"))
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path()
-        .join("inline-O2.sym");
-    let text = std::fs::read_to_string(sym).unwrap();
-    let build_id = text
-        .lines()
-        .find_map(|l| l.strip_prefix("INFO CODE_ID "))
-        .unwrap()
-        .to_ascii_lowercase();
-    let out = Command::new(env!("CARGO_BIN_EXE_symfilter"))
-        .args(["lookup", "--no-debuginfod", "--build-id", &build_id])
-        .arg("--breakpad-store")
-        .arg(dir().join("store"))
-        .args(["0x11a5", "0x1150", "0x10"])
-        .output()
-        .unwrap();
-    assert_eq!(String::from_utf8_lossy(&out.stderr), "");
+    let (sym, _) = common::breakpad_fixture_sym("inline-O2");
+    let build_id = common::sym_build_id(&std::fs::read_to_string(sym).unwrap());
+    let out = common::breakpad_lookup(
+        &dir().join("store"),
+        &build_id,
+        &["0x11a5", "0x1150", "0x10"],
+    );
     assert_eq!(
-        String::from_utf8(out.stdout).unwrap(),
+        out,
         "0x11a5 geo::dot(geo::Point, geo::Point) /symfilter/src/shapes.h:10\n\
 0x11a5 geo::norm2(geo::Point) /symfilter/src/shapes.h:12\n\
 0x11a5 (anonymous namespace)::score(geo::Point) /symfilter/src/inline.cc:18\n\

@@ -5,22 +5,17 @@
 //! lookup gives what the current form gives.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use symfilter::breakpad::BreakpadSymbols;
+
+mod common;
 
 fn dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/breakpad")
 }
 
 fn current_sym() -> PathBuf {
-    std::fs::read_dir(dir().join("store/inline-O2"))
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path()
-        .join("inline-O2.sym")
+    common::breakpad_fixture_sym("inline-O2").0
 }
 
 #[test]
@@ -48,41 +43,19 @@ fn old_forms_answer_like_the_current_form() {
 
 #[test]
 fn lookup_cli_reads_the_old_forms() {
-    let text = std::fs::read_to_string(current_sym()).unwrap();
-    let build_id = text
-        .lines()
-        .find_map(|l| l.strip_prefix("INFO CODE_ID "))
-        .unwrap()
-        .to_ascii_lowercase();
-    let debug_id = current_sym()
-        .parent()
-        .unwrap()
-        .file_name()
-        .unwrap()
-        .to_owned();
-    let store = tempfile::tempdir().unwrap();
-    let id_dir = store.path().join("inline-O2").join(debug_id);
-    std::fs::create_dir_all(&id_dir).unwrap();
-    std::fs::copy(
-        dir().join("old-forms/inline-O2.sym"),
-        id_dir.join("inline-O2.sym"),
-    )
-    .unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_symfilter"))
-        .args(["lookup", "--no-debuginfod", "--build-id", &build_id])
-        .arg("--breakpad-store")
-        .arg(store.path())
-        .args(["0x11a5", "0x1400", "0x12e8"])
-        .output()
-        .unwrap();
-    assert_eq!(String::from_utf8_lossy(&out.stderr), "");
+    let (sym, debug_id) = common::breakpad_fixture_sym("inline-O2");
+    let build_id = common::sym_build_id(&std::fs::read_to_string(sym).unwrap());
+    let old = std::fs::read(dir().join("old-forms/inline-O2.sym")).unwrap();
+    let store = common::breakpad_store_with("inline-O2", &debug_id, &old);
+    let addrs = ["0x11a5", "0x1400", "0x12e8"];
+    // 0x11a5 as in breakpad_filter's lookup_subcommand_by_build_id.
     assert_eq!(
-        String::from_utf8(out.stdout).unwrap(),
-        "0x11a5 geo::dot(geo::Point, geo::Point) /symfilter/src/shapes.h:10\n\
-0x11a5 geo::norm2(geo::Point) /symfilter/src/shapes.h:12\n\
-0x11a5 (anonymous namespace)::score(geo::Point) /symfilter/src/inline.cc:18\n\
-0x11a5 total_score(geo::Point const*, int) /symfilter/src/inline.cc:27\n\
-0x1400 (anonymous namespace)::clamp(int, int, int) /symfilter/src/inline.cc:10\n\
+        common::breakpad_lookup(store.path(), &build_id, &addrs[..1]),
+        common::breakpad_lookup(&dir().join("store"), &build_id, &addrs[..1]),
+    );
+    assert_eq!(
+        common::breakpad_lookup(store.path(), &build_id, &addrs[1..]),
+        "0x1400 (anonymous namespace)::clamp(int, int, int) /symfilter/src/inline.cc:10\n\
 0x1400 main::$_0::operator()(int) const /symfilter/src/inline.cc:60\n\
 0x1400 apply_all<main::$_0>(main::$_0, int) /symfilter/src/inline.cc:38\n\
 0x12e8 atoi /usr/include/stdlib.h:364\n\

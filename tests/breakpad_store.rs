@@ -5,6 +5,8 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
+mod common;
+
 use symfilter::breakpad::{StoreProvider, debug_id_for, providers};
 use symfilter::symbols::{
     Attempt, BuildId, Miss, ModuleKey, Provider, Symbolizer, SymbolizerConfig,
@@ -257,30 +259,22 @@ fn explain_prints_each_path_once() {
 {{{{{{mmap:0x3000:0x1000:load:1:rx:0x0}}}}}}\n\
 {{{{{{pc:0x1140}}}}}}\n{{{{{{pc:0x3000}}}}}}\n"
     );
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_symfilter"))
-        .args([
+    let (_, stderr, _) = common::symfilter(
+        &[
             "--format=llvm",
             "--explain",
             "--no-debuginfod",
             "--breakpad-store",
-        ])
-        .arg(root)
-        .arg("--build-id-dir")
-        .arg(no_debug.path())
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .and_then(|mut child| {
-            use std::io::Write;
-            child.stdin.take().unwrap().write_all(log.as_bytes())?;
-            child.wait_with_output()
-        })
-        .unwrap();
+            root.to_str().unwrap(),
+            "--build-id-dir",
+            no_debug.path().to_str().unwrap(),
+        ],
+        log.as_bytes(),
+    );
     let r = root.display();
     let d = no_debug.path().display();
     assert_eq!(
-        String::from_utf8(out.stderr).unwrap(),
+        stderr,
         format!(
             "symfilter: explain: module #0 \"plain-O2\" build ID {other}:\n\
 symfilter:   [build-id-dir] {d}/.build-id/{h0}/{t0}.debug: no file found\n\
