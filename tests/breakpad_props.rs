@@ -170,10 +170,17 @@ proptest! {
     fn damaged_dump_syms_output_never_panics(
         edits in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..40),
         cut in any::<prop::sample::Index>(),
+        old_forms in any::<bool>(),
     ) {
-        let store = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/breakpad/store/inline-O2");
-        let dir = std::fs::read_dir(&store).unwrap().next().unwrap().unwrap().path();
-        let mut data = std::fs::read(dir.join("inline-O2.sym")).unwrap();
+        let breakpad = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/breakpad");
+        let path = if old_forms {
+            breakpad.join("old-forms/inline-O2.sym")
+        } else {
+            let store = breakpad.join("store/inline-O2");
+            let dir = std::fs::read_dir(&store).unwrap().next().unwrap().unwrap().path();
+            dir.join("inline-O2.sym")
+        };
+        let mut data = std::fs::read(path).unwrap();
         for (at, byte) in edits {
             let i = at.index(data.len());
             data[i] = byte;
