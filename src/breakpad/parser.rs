@@ -285,6 +285,50 @@ fn file_number(tok: &[u8]) -> Option<u32> {
     (i == tok.len()).then_some(v)
 }
 
+/// An `INLINE` record in the current form (`has_call_file`) or the old
+/// one, its ranges appended to `ranges` (left as they were on error).
+fn parse_inline(
+    line: &[u8],
+    has_call_file: bool,
+    ranges: &mut Vec<(u64, u64)>,
+) -> Result<Inline, &'static str> {
+    let mut f = Fields::new(line, 7);
+    let depth = f.dec().ok_or("bad INLINE depth")?;
+    let call_line = f.dec().ok_or("bad INLINE call line")?;
+    let call_file = if has_call_file {
+        f.token()
+            .and_then(file_number)
+            .ok_or("bad INLINE call file")?
+    } else {
+        NO_FILE
+    };
+    let origin = f.dec().ok_or("bad INLINE origin")?;
+    let first_range = len_u32(ranges);
+    while !f.at_end() {
+        match (f.hex(), f.hex()) {
+            (Some(a), Some(s)) => ranges.push((a, s)),
+            _ => {
+                ranges.truncate(first_range as usize);
+                return Err("bad INLINE range");
+            }
+        }
+    }
+    let end_range = len_u32(ranges);
+    if end_range == first_range {
+        return Err("INLINE record without ranges");
+    }
+    Ok(Inline {
+        depth,
+        call_line,
+        call_file,
+        has_call_file,
+        origin,
+        first_range,
+        end_range,
+        subtree_end: 0,
+    })
+}
+
 fn scan_hex(s: &[u8], i: &mut usize) -> Option<u64> {
     let start = *i;
     let mut v: u64 = 0;
@@ -438,48 +482,23 @@ fn parse_line(b: &mut Builder, line: &[u8], line_start: usize) -> Result<(), &'s
             // The current form has a call-site file field, the old one not:
             // with the address/size pairs, the current form has an even
             // number of fields, the old one an odd number (as Breakpad's
-            // processor tells them apart).
-            let mut fields = Fields::new(line, 7);
-            let mut count = 0usize;
-            while fields.token().is_some() {
-                count += 1;
-            }
-            let has_call_file = count.is_multiple_of(2);
-            let mut f = Fields::new(line, 7);
-            let depth = f.dec().ok_or("bad INLINE depth")?;
-            let call_line = f.dec().ok_or("bad INLINE call line")?;
-            let call_file = if has_call_file {
-                f.token()
-                    .and_then(file_number)
-                    .ok_or("bad INLINE call file")?
-            } else {
-                NO_FILE
-            };
-            let origin = f.dec().ok_or("bad INLINE origin")?;
-            let first_range = len_u32(&b.idx.inline_ranges);
-            while !f.at_end() {
-                match (f.hex(), f.hex()) {
-                    (Some(a), Some(s)) => b.idx.inline_ranges.push((a, s)),
-                    _ => {
-                        b.idx.inline_ranges.truncate(first_range as usize);
-                        return Err("bad INLINE range");
+            // processor tells them apart). Current files need no count: a
+            // line is counted only when it does not read as the current form.
+            let rec = match parse_inline(line, true, &mut b.idx.inline_ranges) {
+                Ok(rec) => rec,
+                Err(e) => {
+                    let mut fields = Fields::new(line, 7);
+                    let mut count = 0usize;
+                    while fields.token().is_some() {
+                        count += 1;
                     }
+                    if count.is_multiple_of(2) {
+                        return Err(e);
+                    }
+                    parse_inline(line, false, &mut b.idx.inline_ranges)?
                 }
-            }
-            let end_range = len_u32(&b.idx.inline_ranges);
-            if end_range == first_range {
-                return Err("INLINE record without ranges");
-            }
-            b.idx.inlines.push(Inline {
-                depth,
-                call_line,
-                call_file,
-                has_call_file,
-                origin,
-                first_range,
-                end_range,
-                subtree_end: 0,
-            });
+            };
+            b.idx.inlines.push(rec);
             Ok(())
         }
         Some(b'I') if line.starts_with(b"INFO ") => {
