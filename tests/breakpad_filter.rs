@@ -139,22 +139,26 @@ fn lookup_non_pie_without_section_symbols() {
 0x1170 hash /symfilter/src/plain.c:16\n\
 0x11a5 depth /symfilter/src/plain.c:20\n"
     );
-    let out = Command::new(env!("CARGO_BIN_EXE_symfilter"))
-        .args([
-            "lookup",
-            "--build-id",
-            &build_id,
-            "--image-base",
-            "0xzz",
-            "0x1",
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let stderr = String::from_utf8(out.stderr).unwrap();
+    let (_, stderr, code) = common::lookup(
+        &["--build-id", &build_id, "--image-base", "0xzz", "0x1"],
+        b"",
+    );
+    assert_eq!(code, 2);
     assert!(
         stderr.contains(
             "invalid value '0xzz' for '--image-base <HEX>': '0xzz' is not a hexadecimal address"
+        ),
+        "{stderr}"
+    );
+    // An ELF file read directly has its own addresses: no image base.
+    let (_, stderr, code) = common::lookup(
+        &["--file", "/nonexistent", "--image-base", "0x400000", "0x1"],
+        b"",
+    );
+    assert_eq!(code, 2);
+    assert!(
+        stderr.starts_with(
+            "error: the argument '--file <PATH>' cannot be used with '--image-base <HEX>'\n"
         ),
         "{stderr}"
     );

@@ -38,7 +38,7 @@ pub struct LookupArgs {
     /// The module's image base (its first `PT_LOAD`'s `p_vaddr`, hex, e.g.
     /// 0x400000 for a non-PIE executable), for Breakpad `.sym` files that do
     /// not tell it themselves.
-    #[arg(long, value_name = "HEX", value_parser = parse_image_base)]
+    #[arg(long, value_name = "HEX", value_parser = parse_image_base, conflicts_with = "file")]
     pub image_base: Option<u64>,
     #[command(flatten)]
     pub sources: Box<SourceArgs>,
