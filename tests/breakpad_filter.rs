@@ -115,6 +115,44 @@ fn plain_non_pie_without_section_symbols() {
     check_with_store("plain-nopie-O1", store.path());
 }
 
+/// `text` with every address moved up by `base` (FUNC, PUBLIC, line and
+/// INLINE records), as a writer of absolute ELF addresses would write it.
+fn shift_addresses(text: &str, base: u64) -> String {
+    let hex = |t: &str| format!("{:x}", u64::from_str_radix(t, 16).unwrap() + base);
+    let mut out = String::new();
+    for line in text.lines() {
+        let mut f: Vec<String> = line.split(' ').map(str::to_owned).collect();
+        let m = usize::from(f.get(1).is_some_and(|t| t == "m"));
+        match f[0].as_str() {
+            "FUNC" | "PUBLIC" => f[1 + m] = hex(&f[1 + m]),
+            "INLINE" => {
+                for i in (5..f.len()).step_by(2) {
+                    f[i] = hex(&f[i]);
+                }
+            }
+            t if f.len() == 4 && t.bytes().all(|c| c.is_ascii_hexdigit()) => f[0] = hex(t),
+            _ => {}
+        }
+        out.push_str(&f.join(" "));
+        out.push('\n');
+    }
+    out
+}
+
+/// A `.sym` whose addresses are already ELF virtual addresses (no section
+/// pseudo-symbols): the log's image base is not applied to it.
+#[test]
+fn plain_non_pie_with_absolute_addresses() {
+    let (_, text, _) = nopie_store_without(" ELF section in ");
+    let shifted = shift_addresses(&text, 0x400000);
+    assert!(shifted.contains("\nFUNC 401140 4d 0 hash\n"));
+    assert!(shifted.contains("\n401140 4 12 0\n"));
+    assert!(shifted.contains("\nINLINE 0 16 0 0 401164 1d\n"));
+    let (_, debug_id) = common::breakpad_fixture_sym("plain-nopie-O1");
+    let store = common::breakpad_store_with("plain-nopie-O1", &debug_id, shifted.as_bytes());
+    check_with_store("plain-nopie-O1", store.path());
+}
+
 /// `lookup` has no log to take the image base from: `--image-base` gives
 /// it; without it, addresses are read as image-relative.
 #[test]
