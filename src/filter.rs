@@ -672,7 +672,7 @@ impl Filter {
     fn with_source<T>(
         &mut self,
         module: &Module,
-        f: impl FnOnce(&dyn crate::symbols::SymbolSource) -> T,
+        f: impl FnOnce(&crate::symbols::Memo) -> T,
     ) -> Option<T> {
         let key = module.key();
         let explain = self.opts.explain;

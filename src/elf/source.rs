@@ -373,22 +373,23 @@ impl SymbolSource for ElfSource {
     fn lookup_data(&self, addr: u64) -> Result<DataInfo, Miss> {
         self.cell.with_dependent(|_owner, loaded| {
             let symbol = loaded.symbols.find(addr).map(hit).ok_or(Miss::NoInfo)?;
-            let global = loaded.dwarf.as_ref().and_then(|dwarf| {
-                loaded
-                    .globals
-                    .get_or_init(|| Globals::build(dwarf))
-                    .find(addr)
-                    .filter(|g| g.line != 0)
-            });
-            let (decl_file, decl_line) = match global {
-                Some(g) => (g.file.clone(), g.line),
-                None => (symbol.file.clone(), 0),
-            };
             Ok(DataInfo {
-                decl_file,
+                decl_file: symbol.file.clone(),
                 symbol: Some(symbol),
-                decl_line,
+                decl_line: 0,
             })
+        })
+    }
+
+    fn data_declaration(&self, addr: u64) -> Option<(Option<String>, u32)> {
+        self.cell.with_dependent(|_owner, loaded| {
+            let dwarf = loaded.dwarf.as_ref()?;
+            let global = loaded
+                .globals
+                .get_or_init(|| Globals::build(dwarf))
+                .find(addr)
+                .filter(|g| g.line != 0)?;
+            Some((global.file.clone(), global.line))
         })
     }
 

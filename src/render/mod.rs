@@ -15,8 +15,10 @@
 pub mod human;
 pub mod json;
 pub mod llvm;
+mod num;
 
 use std::io::{self, Write};
+use std::sync::Arc;
 
 use crate::context::{Module, Region};
 use crate::markup::{HexPair, RawElement, Sgr};
@@ -58,8 +60,8 @@ pub enum Lookup {
     NoSource,
     /// The source could not answer.
     Failed(Miss),
-    Code(CodeInfo),
-    Data(DataInfo),
+    Code(Arc<CodeInfo>),
+    Data(Arc<DataInfo>),
 }
 
 /// A resolved address.

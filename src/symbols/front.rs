@@ -1,7 +1,7 @@
 use std::collections::HashMap;
 
 use super::memo::Memo;
-use super::{Attempt, BuildId, ModuleKey, Provider, SymbolSource};
+use super::{Attempt, BuildId, ModuleKey, Provider};
 
 /// Which sources to ask, in order. Local sources come first; network
 /// sources (debuginfod) last.
@@ -11,7 +11,7 @@ pub struct SymbolizerConfig {
 }
 
 enum Slot {
-    Found(Box<dyn SymbolSource>),
+    Found(Box<Memo>),
     /// Not found; the places tried are in `trails`.
     Missing,
 }
@@ -24,11 +24,12 @@ pub struct Symbolizer {
     providers: Vec<Box<dyn Provider>>,
     slots: HashMap<BuildId, Slot>,
     trails: HashMap<BuildId, Vec<Attempt>>,
+    data_declarations: bool,
 }
 
 /// The outcome of asking for a module's source.
 pub struct Opened<'a> {
-    pub source: Result<&'a dyn SymbolSource, &'a [Attempt]>,
+    pub source: Result<&'a Memo, &'a [Attempt]>,
     /// True the first time this build ID was asked for (callers report a
     /// miss only then).
     pub first_time: bool,
@@ -40,7 +41,15 @@ impl Symbolizer {
             providers: config.providers,
             slots: HashMap::new(),
             trails: HashMap::new(),
+            data_declarations: true,
         }
+    }
+
+    /// Whether data answers carry declaration file and line. Finding them
+    /// may cost an index over all of a module's DWARF; output formats that
+    /// do not print them (`--format=llvm`) turn this off.
+    pub fn set_data_declarations(&mut self, on: bool) {
+        self.data_declarations = on;
     }
 
     pub fn open(&mut self, key: &ModuleKey) -> Opened<'_> {
@@ -56,7 +65,7 @@ impl Symbolizer {
             }
             self.trails.insert(key.build_id.clone(), trail);
             let slot = match found {
-                Some(src) => Slot::Found(Box::new(Memo::new(src))),
+                Some(src) => Slot::Found(Box::new(Memo::new(src, self.data_declarations))),
                 None => Slot::Missing,
             };
             self.slots.insert(key.build_id.clone(), slot);
