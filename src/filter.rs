@@ -674,9 +674,8 @@ impl Filter {
         module: &Module,
         f: impl FnOnce(&crate::symbols::Memo) -> T,
     ) -> Option<T> {
-        let key = module.key();
         let explain = self.opts.explain;
-        let opened = self.symbolizer.open(&key);
+        let opened = self.symbolizer.open_with(&module.build_id, || module.key());
         let first = opened.first_time;
         let (result, miss_trail_len, warnings) = match opened.source {
             Ok(src) => {

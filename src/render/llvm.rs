@@ -49,6 +49,9 @@ struct LFrame {
     file: String,
     line: u32,
     column: u32,
+    /// `FUNCTION FILE:LINE:COLUMN ` as a `bt` frame prints it without
+    /// colour (empty for an empty frame), made once per kept answer.
+    body: Box<[u8]>,
 }
 
 impl LFrame {
@@ -58,10 +61,27 @@ impl LFrame {
             file: BAD.into(),
             line: 0,
             column: 0,
+            body: Box::default(),
         }
     }
     fn is_empty(&self) -> bool {
         self.function == BAD && self.file == BAD && self.line == 0 && self.column == 0
+    }
+    fn plain_body(&self) -> Box<[u8]> {
+        if self.is_empty() {
+            return Box::default();
+        }
+        let mut num = itoa::Buffer::new();
+        let mut b = Vec::with_capacity(self.function.len() + self.file.len() + 24);
+        b.extend_from_slice(self.function.as_bytes());
+        b.push(b' ');
+        b.extend_from_slice(self.file.as_bytes());
+        b.push(b':');
+        b.extend_from_slice(dec(self.line, &mut num));
+        b.push(b':');
+        b.extend_from_slice(dec(self.column, &mut num));
+        b.push(b' ');
+        b.into_boxed_slice()
     }
 }
 
@@ -77,6 +97,7 @@ fn llvm_frames(info: &CodeInfo) -> Vec<LFrame> {
             file: f.file.clone().unwrap_or_else(|| BAD.into()),
             line: f.line,
             column: f.column,
+            body: Box::default(),
         })
         .collect();
     if frames.is_empty() {
@@ -119,7 +140,11 @@ impl Llvm {
         if let Some((_, frames)) = self.kept.get(&key) {
             return Rc::clone(frames);
         }
-        let frames: Rc<[LFrame]> = llvm_frames(info).into();
+        let mut frames = llvm_frames(info);
+        for f in &mut frames {
+            f.body = f.plain_body();
+        }
+        let frames: Rc<[LFrame]> = frames.into();
         if self.kept.len() >= MAX_KEPT {
             self.kept.clear();
         }
@@ -343,7 +368,9 @@ impl Llvm {
                 self.value_fmt(out, format_args!("{:<2}", i + 1))?;
             }
             self.value(out, &addr)?;
-            if !f.is_empty() {
+            if !self.colors {
+                out.write_all(&f.body)?;
+            } else if !f.is_empty() {
                 self.value(out, f.function.as_bytes())?;
                 out.write_all(b" ")?;
                 self.value(out, f.file.as_bytes())?;

@@ -1,4 +1,4 @@
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use super::memo::Memo;
 use super::{Attempt, BuildId, ModuleKey, Provider};
@@ -39,8 +39,8 @@ impl Symbolizer {
     pub fn new(config: SymbolizerConfig) -> Symbolizer {
         Symbolizer {
             providers: config.providers,
-            slots: HashMap::new(),
-            trails: HashMap::new(),
+            slots: HashMap::default(),
+            trails: HashMap::default(),
             data_declarations: true,
         }
     }
@@ -53,8 +53,15 @@ impl Symbolizer {
     }
 
     pub fn open(&mut self, key: &ModuleKey) -> Opened<'_> {
-        let first_time = !self.slots.contains_key(&key.build_id);
+        self.open_with(&key.build_id, || key.clone())
+    }
+
+    /// [`Self::open`], making the key only when `id` was not asked for
+    /// before (the filter asks for every element; keys own strings).
+    pub fn open_with(&mut self, id: &BuildId, key: impl FnOnce() -> ModuleKey) -> Opened<'_> {
+        let first_time = !self.slots.contains_key(id);
         if first_time {
+            let key = &key();
             let mut trail = Vec::new();
             let mut found = None;
             for p in &self.providers {
@@ -70,12 +77,9 @@ impl Symbolizer {
             };
             self.slots.insert(key.build_id.clone(), slot);
         }
-        let source = match self.slots.get(&key.build_id) {
+        let source = match self.slots.get(id) {
             Some(Slot::Found(src)) => Ok(src.as_ref()),
-            Some(Slot::Missing) | None => Err(self
-                .trails
-                .get(&key.build_id)
-                .map_or(&[][..], Vec::as_slice)),
+            Some(Slot::Missing) | None => Err(self.trails.get(id).map_or(&[][..], Vec::as_slice)),
         };
         Opened { source, first_time }
     }
