@@ -720,6 +720,20 @@ impl Filter {
         result
     }
 
+    /// Why `module` has no source: none found, or a file found for it could
+    /// not be read (`first`: this lookup was the first to try).
+    fn no_source(&self, module: &Module, first: bool) -> Lookup {
+        let unreadable = self.symbolizer.trail(&module.build_id).is_some_and(|t| {
+            t.iter()
+                .any(|a| matches!(a.failure, Some(crate::symbols::Miss::Unreadable { .. })))
+        });
+        if unreadable {
+            Lookup::Unreadable { first }
+        } else {
+            Lookup::NoSource
+        }
+    }
+
     fn explain(&mut self, module: &Module) {
         let mut lines = vec![format!(
             "explain: module #{} \"{}\" build ID {}:",
@@ -772,8 +786,9 @@ impl Filter {
             };
         };
         let rel = place.rel;
+        let first = !self.symbolizer.is_opened(&place.module.build_id);
         let lookup = match self.with_source(&place.module, |src| src.lookup_code(rel)) {
-            None => Lookup::NoSource,
+            None => self.no_source(&place.module, first),
             Some(Ok(info)) => Lookup::Code(info),
             Some(Err(miss)) => Lookup::Failed(miss),
         };
@@ -795,8 +810,9 @@ impl Filter {
             };
         };
         let rel = place.rel;
+        let first = !self.symbolizer.is_opened(&place.module.build_id);
         let lookup = match self.with_source(&place.module, |src| src.lookup_data(rel)) {
-            None => Lookup::NoSource,
+            None => self.no_source(&place.module, first),
             Some(Ok(info)) => Lookup::Data(info),
             Some(Err(miss)) => Lookup::Failed(miss),
         };

@@ -284,6 +284,11 @@ impl Llvm {
         let (place, frames) = match (&res.place, &res.lookup) {
             (Some(place), Lookup::Code(info)) => (place, llvm_frames(info)),
             (Some(place), Lookup::Failed(_)) => (place, vec![LFrame::bad()]),
+            // LLVM caches the module as bad after the first error: no frames.
+            (Some(_), Lookup::Unreadable { first: false }) => {
+                self.highlight(out)?;
+                return self.restore(out);
+            }
             _ => return self.raw_element(out, line.bytes, el),
         };
         self.highlight(out)?;
@@ -334,7 +339,7 @@ impl Llvm {
                 .symbol
                 .as_ref()
                 .map_or(BAD.to_string(), |s| demangle_llvm(&s.name)),
-            Lookup::Failed(_) => BAD.to_string(),
+            Lookup::Failed(_) | Lookup::Unreadable { first: false } => BAD.to_string(),
             _ => return self.raw_element(out, line, el),
         };
         self.highlight(out)?;

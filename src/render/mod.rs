@@ -56,6 +56,13 @@ pub enum Lookup {
     NoRegion,
     /// The module's symbols could not be found (the trail is in `--explain`).
     NoSource,
+    /// Like `NoSource`, but a file found for the module could not be read
+    /// (LLVM prints nothing for `bt` and `<invalid>` for `data` then, except
+    /// for the first element that tried it). `first`: this element was the
+    /// first to try.
+    Unreadable {
+        first: bool,
+    },
     /// The source could not answer.
     Failed(Miss),
     Code(CodeInfo),
