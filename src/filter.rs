@@ -721,14 +721,14 @@ impl Filter {
     }
 
     /// Why `module` has no source: none found, or a file found for it could
-    /// not be read (`first`: this lookup was the first to try).
-    fn no_source(&self, module: &Module, first: bool) -> Lookup {
+    /// not be read.
+    fn no_source(&self, module: &Module) -> Lookup {
         let unreadable = self.symbolizer.trail(&module.build_id).is_some_and(|t| {
             t.iter()
                 .any(|a| matches!(a.failure, Some(crate::symbols::Miss::Unreadable { .. })))
         });
         if unreadable {
-            Lookup::Unreadable { first }
+            Lookup::Unreadable
         } else {
             Lookup::NoSource
         }
@@ -786,9 +786,8 @@ impl Filter {
             };
         };
         let rel = place.rel;
-        let first = !self.symbolizer.is_opened(&place.module.build_id);
         let lookup = match self.with_source(&place.module, |src| src.lookup_code(rel)) {
-            None => self.no_source(&place.module, first),
+            None => self.no_source(&place.module),
             Some(Ok(info)) => Lookup::Code(info),
             Some(Err(miss)) => Lookup::Failed(miss),
         };
@@ -810,9 +809,8 @@ impl Filter {
             };
         };
         let rel = place.rel;
-        let first = !self.symbolizer.is_opened(&place.module.build_id);
         let lookup = match self.with_source(&place.module, |src| src.lookup_data(rel)) {
-            None => self.no_source(&place.module, first),
+            None => self.no_source(&place.module),
             Some(Ok(info)) => Lookup::Data(info),
             Some(Err(miss)) => Lookup::Failed(miss),
         };

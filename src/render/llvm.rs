@@ -3,13 +3,14 @@
 //! elision, `[[[...]]]` reprints, line endings and `--color=always` escape
 //! forms. See `/work/shared/reference/llvm-filter-markup-22.md`.
 
+use std::collections::HashSet;
 use std::io::{self, Write};
 
 use super::{ContextEvent, Event, Line, Lookup, Render, Resolved};
 use crate::context::{Module, Region};
 use crate::demangle::demangle_llvm;
 use crate::markup::{RawElement, Sgr};
-use crate::symbols::CodeInfo;
+use crate::symbols::{BuildId, CodeInfo};
 
 const BLUE: u8 = 4;
 const CYAN: u8 = 6;
@@ -29,6 +30,9 @@ pub struct Llvm {
     info: Option<InfoLine>,
     /// Whether the last line seen ended in `\r\n` (for output at EOF).
     last_crlf: bool,
+    /// Modules whose file was found unreadable by an element printed
+    /// already: LLVM has cached them as bad since (see [`Llvm::bad_module`]).
+    bad_modules: HashSet<BuildId>,
 }
 
 /// One frame as LLVM's `DILineInfo` holds it.
@@ -97,6 +101,21 @@ impl Llvm {
             bold: false,
             info: None,
             last_crlf: false,
+            bad_modules: HashSet::new(),
+        }
+    }
+
+    /// For a lookup whose module file is unreadable: whether LLVM has
+    /// already cached the module as bad. The first element that needs it
+    /// gets the error (and prints raw); later ones get an empty answer. Only
+    /// elements that are printed count: LLVM looks nothing up for the
+    /// elements of a line it elides.
+    fn bad_module(&mut self, res: &Resolved) -> bool {
+        match (&res.lookup, &res.place) {
+            (Lookup::Unreadable, Some(place)) => {
+                !self.bad_modules.insert(place.module.build_id.clone())
+            }
+            _ => false,
         }
     }
 
@@ -252,6 +271,7 @@ impl Llvm {
         el: &RawElement,
         res: &Resolved,
     ) -> io::Result<()> {
+        self.bad_module(res);
         let info = match &res.lookup {
             Lookup::Code(info) => info,
             _ => return self.raw_element(out, line, el),
@@ -284,8 +304,8 @@ impl Llvm {
         let (place, frames) = match (&res.place, &res.lookup) {
             (Some(place), Lookup::Code(info)) => (place, llvm_frames(info)),
             (Some(place), Lookup::Failed(_)) => (place, vec![LFrame::bad()]),
-            // LLVM caches the module as bad after the first error: no frames.
-            (Some(_), Lookup::Unreadable { first: false }) => {
+            // A module cached as bad gives no frames at all.
+            (Some(_), Lookup::Unreadable) if self.bad_module(res) => {
                 self.highlight(out)?;
                 return self.restore(out);
             }
@@ -339,7 +359,8 @@ impl Llvm {
                 .symbol
                 .as_ref()
                 .map_or(BAD.to_string(), |s| demangle_llvm(&s.name)),
-            Lookup::Failed(_) | Lookup::Unreadable { first: false } => BAD.to_string(),
+            Lookup::Failed(_) => BAD.to_string(),
+            Lookup::Unreadable if self.bad_module(res) => BAD.to_string(),
             _ => return self.raw_element(out, line, el),
         };
         self.highlight(out)?;

@@ -57,12 +57,9 @@ pub enum Lookup {
     /// The module's symbols could not be found (the trail is in `--explain`).
     NoSource,
     /// Like `NoSource`, but a file found for the module could not be read
-    /// (LLVM prints nothing for `bt` and `<invalid>` for `data` then, except
-    /// for the first element that tried it). `first`: this element was the
-    /// first to try.
-    Unreadable {
-        first: bool,
-    },
+    /// (LLVM prints the first element that needs it raw, then caches the
+    /// module as bad: `bt` prints nothing and `data` prints `<invalid>`).
+    Unreadable,
     /// The source could not answer.
     Failed(Miss),
     Code(CodeInfo),
