@@ -720,17 +720,23 @@ impl Filter {
         result
     }
 
-    /// Why `module` has no source: none found, or a file found for it could
-    /// not be read.
+    /// Why `module` has no source: none found, or the file LLVM would have
+    /// read for it could not be read. LLVM reads the first
+    /// `DIR/.build-id/xx/rest.debug` that exists and looks nowhere else; a
+    /// valid object there with another build ID is used, not refused.
     fn no_source(&self, module: &Module) -> Lookup {
-        let unreadable = self.symbolizer.trail(&module.build_id).is_some_and(|t| {
-            t.iter()
-                .any(|a| matches!(a.failure, Some(crate::symbols::Miss::Unreadable { .. })))
+        use crate::symbols::Miss;
+        let llvm_file = self.symbolizer.trail(&module.build_id).and_then(|trail| {
+            trail.iter().find(|a| {
+                a.provider == "build-id-dir"
+                    && a.place.ends_with(".debug")
+                    && a.place.contains("/.build-id/")
+                    && !matches!(a.failure, Some(Miss::NotFound))
+            })
         });
-        if unreadable {
-            Lookup::Unreadable
-        } else {
-            Lookup::NoSource
+        match llvm_file.and_then(|a| a.failure.as_ref()) {
+            Some(Miss::Unreadable { .. }) => Lookup::Unreadable,
+            _ => Lookup::NoSource,
         }
     }
 
