@@ -719,6 +719,26 @@ impl Filter {
         result
     }
 
+    /// Why `module` has no source: none found, or the file LLVM would have
+    /// read for it could not be read. LLVM reads the first
+    /// `DIR/.build-id/xx/rest.debug` that exists and looks nowhere else; a
+    /// valid object there with another build ID is used, not refused.
+    fn no_source(&self, module: &Module) -> Lookup {
+        use crate::symbols::Miss;
+        let llvm_file = self.symbolizer.trail(&module.build_id).and_then(|trail| {
+            trail.iter().find(|a| {
+                a.provider == "build-id-dir"
+                    && a.place.ends_with(".debug")
+                    && a.place.contains("/.build-id/")
+                    && !matches!(a.failure, Some(Miss::NotFound))
+            })
+        });
+        match llvm_file.and_then(|a| a.failure.as_ref()) {
+            Some(Miss::Unreadable { .. }) => Lookup::Unreadable,
+            _ => Lookup::NoSource,
+        }
+    }
+
     fn explain(&mut self, module: &Module) {
         let mut lines = vec![format!(
             "explain: module #{} \"{}\" build ID {}:",
@@ -772,7 +792,7 @@ impl Filter {
         };
         let rel = place.rel;
         let lookup = match self.with_source(&place.module, |src| src.lookup_code(rel)) {
-            None => Lookup::NoSource,
+            None => self.no_source(&place.module),
             Some(Ok(info)) => Lookup::Code(info),
             Some(Err(miss)) => Lookup::Failed(miss),
         };
@@ -795,7 +815,7 @@ impl Filter {
         };
         let rel = place.rel;
         let lookup = match self.with_source(&place.module, |src| src.lookup_data(rel)) {
-            None => Lookup::NoSource,
+            None => self.no_source(&place.module),
             Some(Ok(info)) => Lookup::Data(info),
             Some(Err(miss)) => Lookup::Failed(miss),
         };

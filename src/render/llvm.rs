@@ -3,6 +3,7 @@
 //! elision, `[[[...]]]` reprints, line endings and `--color=always` escape
 //! forms. See `/work/shared/reference/llvm-filter-markup-22.md`.
 
+use std::collections::HashSet;
 use std::fmt;
 use std::io::{self, Write};
 use std::rc::Rc;
@@ -15,7 +16,7 @@ use super::{ContextEvent, Event, Line, Lookup, Render, Resolved};
 use crate::context::{Module, Region};
 use crate::demangle::demangle_llvm;
 use crate::markup::{RawElement, Sgr};
-use crate::symbols::CodeInfo;
+use crate::symbols::{BuildId, CodeInfo};
 
 const BLUE: u8 = 4;
 const CYAN: u8 = 6;
@@ -41,6 +42,9 @@ pub struct Llvm {
     /// Frames as LLVM prints them, per shared answer (keyed by its address;
     /// the kept `Arc` keeps that address from being reused).
     kept: FxHashMap<usize, (Arc<CodeInfo>, Rc<[LFrame]>)>,
+    /// Modules whose file was found unreadable by an element printed
+    /// already: LLVM has cached them as bad since (see [`Llvm::bad_module`]).
+    bad_modules: HashSet<BuildId>,
 }
 
 /// One frame as LLVM's `DILineInfo` holds it.
@@ -131,6 +135,21 @@ impl Llvm {
             info: None,
             last_crlf: false,
             kept: FxHashMap::default(),
+            bad_modules: HashSet::new(),
+        }
+    }
+
+    /// For a lookup whose module file is unreadable: whether LLVM has
+    /// already cached the module as bad. The first element that needs it
+    /// gets the error (and prints raw); later ones get an empty answer. Only
+    /// elements that are printed count: LLVM looks nothing up for the
+    /// elements of a line it elides.
+    fn bad_module(&mut self, res: &Resolved) -> bool {
+        match (&res.lookup, &res.place) {
+            (Lookup::Unreadable, Some(place)) => {
+                !self.bad_modules.insert(place.module.build_id.clone())
+            }
+            _ => false,
         }
     }
 
@@ -314,6 +333,7 @@ impl Llvm {
         el: &RawElement,
         res: &Resolved,
     ) -> io::Result<()> {
+        self.bad_module(res);
         let info = match &res.lookup {
             Lookup::Code(info) => info,
             _ => return self.raw_element(out, line, el),
@@ -346,6 +366,11 @@ impl Llvm {
         let (place, frames) = match (&res.place, &res.lookup) {
             (Some(place), Lookup::Code(info)) => (place, self.frames(info)),
             (Some(place), Lookup::Failed(_)) => (place, Rc::from([LFrame::bad()])),
+            // A module cached as bad gives no frames at all.
+            (Some(_), Lookup::Unreadable) if self.bad_module(res) => {
+                self.highlight(out)?;
+                return self.restore(out);
+            }
             _ => return self.raw_element(out, line.bytes, el),
         };
         self.highlight(out)?;
@@ -405,6 +430,7 @@ impl Llvm {
                 .as_ref()
                 .map_or(BAD.to_string(), |s| demangle_llvm(&s.name)),
             Lookup::Failed(_) => BAD.to_string(),
+            Lookup::Unreadable if self.bad_module(res) => BAD.to_string(),
             _ => return self.raw_element(out, line, el),
         };
         self.highlight(out)?;

@@ -58,6 +58,10 @@ pub enum Lookup {
     NoRegion,
     /// The module's symbols could not be found (the trail is in `--explain`).
     NoSource,
+    /// Like `NoSource`, but a file found for the module could not be read
+    /// (LLVM prints the first element that needs it raw, then caches the
+    /// module as bad: `bt` prints nothing and `data` prints `<invalid>`).
+    Unreadable,
     /// The source could not answer.
     Failed(Miss),
     Code(Arc<CodeInfo>),
