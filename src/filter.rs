@@ -672,16 +672,17 @@ impl Filter {
     fn with_source<T>(
         &mut self,
         module: &Module,
-        f: impl FnOnce(&dyn crate::symbols::SymbolSource) -> T,
+        f: impl FnOnce(&crate::symbols::Memo) -> T,
     ) -> Option<T> {
-        let mut key = module.key();
-        if !self.symbolizer.is_opened(&key.build_id) {
+        let explain = self.opts.explain;
+        let context = &self.context;
+        let opened = self.symbolizer.open_with(&module.build_id, || {
+            let mut key = module.key();
             // Where the module's image starts: .sym addresses of non-PIE
             // executables are relative to it.
-            key.image_base_hint = self.context.regions_of(module.id).map(|r| r.rel).min();
-        }
-        let explain = self.opts.explain;
-        let opened = self.symbolizer.open(&key);
+            key.image_base_hint = context.regions_of(module.id).map(|r| r.rel).min();
+            key
+        });
         let first = opened.first_time;
         let (result, miss_trail_len, warnings) = match opened.source {
             Ok(src) => {
@@ -723,6 +724,26 @@ impl Filter {
             }
         }
         result
+    }
+
+    /// Why `module` has no source: none found, or the file LLVM would have
+    /// read for it could not be read. LLVM reads the first
+    /// `DIR/.build-id/xx/rest.debug` that exists and looks nowhere else; a
+    /// valid object there with another build ID is used, not refused.
+    fn no_source(&self, module: &Module) -> Lookup {
+        use crate::symbols::Miss;
+        let llvm_file = self.symbolizer.trail(&module.build_id).and_then(|trail| {
+            trail.iter().find(|a| {
+                a.provider == "build-id-dir"
+                    && a.place.ends_with(".debug")
+                    && a.place.contains("/.build-id/")
+                    && !matches!(a.failure, Some(Miss::NotFound))
+            })
+        });
+        match llvm_file.and_then(|a| a.failure.as_ref()) {
+            Some(Miss::Unreadable { .. }) => Lookup::Unreadable,
+            _ => Lookup::NoSource,
+        }
     }
 
     fn explain(&mut self, module: &Module) {
@@ -791,7 +812,7 @@ impl Filter {
         };
         let rel = place.rel;
         let lookup = match self.with_source(&place.module, |src| src.lookup_code(rel)) {
-            None => Lookup::NoSource,
+            None => self.no_source(&place.module),
             Some(Ok(info)) => Lookup::Code(info),
             Some(Err(miss)) => Lookup::Failed(miss),
         };
@@ -814,7 +835,7 @@ impl Filter {
         };
         let rel = place.rel;
         let lookup = match self.with_source(&place.module, |src| src.lookup_data(rel)) {
-            None => Lookup::NoSource,
+            None => self.no_source(&place.module),
             Some(Ok(info)) => Lookup::Data(info),
             Some(Err(miss)) => Lookup::Failed(miss),
         };

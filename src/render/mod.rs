@@ -15,8 +15,10 @@
 pub mod human;
 pub mod json;
 pub mod llvm;
+mod num;
 
 use std::io::{self, Write};
+use std::sync::Arc;
 
 use crate::context::{Module, Region};
 use crate::markup::{HexPair, RawElement, Sgr};
@@ -56,10 +58,14 @@ pub enum Lookup {
     NoRegion,
     /// The module's symbols could not be found (the trail is in `--explain`).
     NoSource,
+    /// Like `NoSource`, but a file found for the module could not be read
+    /// (LLVM prints the first element that needs it raw, then caches the
+    /// module as bad: `bt` prints nothing and `data` prints `<invalid>`).
+    Unreadable,
     /// The source could not answer.
     Failed(Miss),
-    Code(CodeInfo),
-    Data(DataInfo),
+    Code(Arc<CodeInfo>),
+    Data(Arc<DataInfo>),
 }
 
 /// A resolved address.
