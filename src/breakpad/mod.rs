@@ -16,6 +16,11 @@
 //! it (see [`BreakpadSymbols::apply_image_base_hint`]); with neither, the
 //! image base is 0.
 //!
+//! Both record forms dump_syms has written for inlining are read: the
+//! current `INLINE_ORIGIN <id> <name>` / `INLINE <depth> <line> <file>
+//! <origin> <ranges>` and the older `INLINE_ORIGIN <id> <file> <name>` /
+//! `INLINE <depth> <line> <origin> <ranges>` (see [`parser`]).
+//!
 //! - [`parser`]: bytes -> sorted record tables.
 //! - [`resolver`]: lookups, and the [`SymbolSource`] implementation.
 //! - [`types`]: records, and the build ID -> debug ID mapping.
