@@ -6,7 +6,6 @@
 use std::collections::HashSet;
 use std::fmt;
 use std::io::{self, Write};
-use std::rc::Rc;
 use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
@@ -41,7 +40,7 @@ pub struct Llvm {
     last_crlf: bool,
     /// Frames as LLVM prints them, per shared answer (keyed by its address;
     /// the kept `Arc` keeps that address from being reused).
-    kept: FxHashMap<usize, (Arc<CodeInfo>, Rc<[LFrame]>)>,
+    kept: FxHashMap<usize, (Arc<CodeInfo>, Arc<[LFrame]>)>,
     /// Modules whose file was found unreadable by an element printed
     /// already: LLVM has cached them as bad since (see [`Llvm::bad_module`]).
     bad_modules: HashSet<BuildId>,
@@ -154,21 +153,21 @@ impl Llvm {
     }
 
     /// [`llvm_frames`], computed once per distinct answer.
-    fn frames(&mut self, info: &Arc<CodeInfo>) -> Rc<[LFrame]> {
+    fn frames(&mut self, info: &Arc<CodeInfo>) -> Arc<[LFrame]> {
         let key = Arc::as_ptr(info) as usize;
         if let Some((_, frames)) = self.kept.get(&key) {
-            return Rc::clone(frames);
+            return Arc::clone(frames);
         }
         let mut frames = llvm_frames(info);
         for f in &mut frames {
             f.body = f.plain_body();
         }
-        let frames: Rc<[LFrame]> = frames.into();
+        let frames: Arc<[LFrame]> = frames.into();
         if self.kept.len() >= MAX_KEPT {
             self.kept.clear();
         }
         self.kept
-            .insert(key, (Arc::clone(info), Rc::clone(&frames)));
+            .insert(key, (Arc::clone(info), Arc::clone(&frames)));
         frames
     }
 
@@ -365,7 +364,7 @@ impl Llvm {
     ) -> io::Result<()> {
         let (place, frames) = match (&res.place, &res.lookup) {
             (Some(place), Lookup::Code(info)) => (place, self.frames(info)),
-            (Some(place), Lookup::Failed(_)) => (place, Rc::from([LFrame::bad()])),
+            (Some(place), Lookup::Failed(_)) => (place, Arc::from([LFrame::bad()])),
             // A module cached as bad gives no frames at all.
             (Some(_), Lookup::Unreadable) if self.bad_module(res) => {
                 self.highlight(out)?;

@@ -137,7 +137,7 @@ pub enum Event<'a> {
 /// no markup and no escape (the fast path), `line` for every other line,
 /// `raw` for bytes of an over-long line passed through untouched, and
 /// `finish` at the end of all input.
-pub trait Render {
+pub trait Render: Send {
     /// Complete lines (each ending in `\n`) with no `{{{` and no ESC.
     /// `first_line` is the number of the first of them.
     fn plain(&mut self, out: &mut dyn Write, text: &[u8], first_line: u64) -> io::Result<()>;
