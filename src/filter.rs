@@ -747,13 +747,9 @@ impl Filter {
     ) -> Option<T> {
         let explain = self.opts.explain;
         let context = &self.context;
-        let opened = self.symbolizer.open_with(&module.build_id, || {
-            let mut key = module.key();
-            // Where the module's image starts: .sym addresses of non-PIE
-            // executables are relative to it.
-            key.image_base_hint = context.regions_of(module.id).map(|r| r.rel).min();
-            key
-        });
+        let opened = self
+            .symbolizer
+            .open_with(&module.build_id, || context.key_of(module));
         let first = opened.first_time;
         let (result, miss_trail_len, warnings) = match opened.source {
             Ok(src) => {
