@@ -196,8 +196,3 @@ pub fn renderer(format: Format, opts: &RenderOptions) -> Box<dyn Render> {
         Format::Json => Box::new(json::Json::new(opts.clone())),
     }
 }
-
-/// Lowercase hex with `0x`.
-pub(crate) fn hex(v: u64) -> String {
-    format!("{v:#x}")
-}
