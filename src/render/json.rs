@@ -127,32 +127,62 @@ const ESCAPE: [u8; 256] = {
     t
 };
 
+/// Whether any of the 8 bytes of `w` needs escaping: a control character,
+/// `"` or `\\` (exact: the tests compare with the table byte by byte).
+fn word_needs_escape(w: u64) -> bool {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const HI: u64 = 0x8080_8080_8080_8080;
+    let has_zero = |x: u64| x.wrapping_sub(LO) & !x;
+    let control = w.wrapping_sub(LO * 0x20) & !w;
+    let quote = has_zero(w ^ (LO * u64::from(b'"')));
+    let backslash = has_zero(w ^ (LO * u64::from(b'\\')));
+    (control | quote | backslash) & HI != 0
+}
+
+/// `b` escaped (one byte whose table entry is `esc`).
+fn escape(buf: &mut Vec<u8>, b: u8, esc: u8) {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    if esc == b'u' {
+        buf.extend_from_slice(&[
+            b'\\',
+            b'u',
+            b'0',
+            b'0',
+            DIGITS[usize::from(b >> 4)],
+            DIGITS[usize::from(b & 0xf)],
+        ]);
+    } else {
+        buf.extend_from_slice(&[b'\\', esc]);
+    }
+}
+
 /// A JSON string.
 fn string(buf: &mut Vec<u8>, s: &str) {
     let bytes = s.as_bytes();
     buf.reserve(bytes.len() + 2);
     buf.push(b'"');
+    // Runs of bytes that need no escape are copied whole; words of 8 bytes
+    // are checked at once.
     let mut start = 0;
-    for (i, &b) in bytes.iter().enumerate() {
-        let esc = ESCAPE[b as usize];
-        if esc == 0 {
+    let mut i = 0;
+    while i < bytes.len() {
+        if let Some(word) = bytes.get(i..i + 8)
+            && let Ok(word) = <[u8; 8]>::try_from(word)
+            && !word_needs_escape(u64::from_le_bytes(word))
+        {
+            i += 8;
             continue;
         }
-        buf.extend_from_slice(&bytes[start..i]);
-        if esc == b'u' {
-            const DIGITS: &[u8; 16] = b"0123456789abcdef";
-            buf.extend_from_slice(&[
-                b'\\',
-                b'u',
-                b'0',
-                b'0',
-                DIGITS[usize::from(b >> 4)],
-                DIGITS[usize::from(b & 0xf)],
-            ]);
-        } else {
-            buf.extend_from_slice(&[b'\\', esc]);
+        let end = bytes.len().min(i + 8);
+        for (j, &b) in bytes.iter().enumerate().take(end).skip(i) {
+            let esc = ESCAPE[usize::from(b)];
+            if esc != 0 {
+                buf.extend_from_slice(&bytes[start..j]);
+                escape(buf, b, esc);
+                start = j + 1;
+            }
         }
-        start = i + 1;
+        i = end;
     }
     buf.extend_from_slice(&bytes[start..]);
     buf.push(b'"');
@@ -533,13 +563,21 @@ fn element_raw_split(
 impl Render for Json {
     fn plain(&mut self, out: &mut dyn Write, text: &[u8], first_line: u64) -> io::Result<()> {
         let mut n = itoa::Buffer::new();
-        for (number, l) in (first_line..).zip(text.split_inclusive(|&b| b == b'\n')) {
-            let l = l.strip_suffix(b"\n").unwrap_or(l);
+        let mut number = first_line;
+        let mut start = 0;
+        let ends = memchr::memchr_iter(b'\n', text).map(|i| (i, i + 1));
+        // A last line without `\n` (never given, but kept as before).
+        let last = (text.len(), text.len());
+        for (end, next) in ends.chain((!text.ends_with(b"\n") && !text.is_empty()).then_some(last))
+        {
+            let l = &text[start..end];
+            start = next;
             self.buf.extend_from_slice(b"{\"line\":");
             self.buf.extend_from_slice(n.format(number).as_bytes());
             self.buf.extend_from_slice(b",\"spans\":[");
             text_span(&mut self.buf, l);
             self.buf.extend_from_slice(b"]}\n");
+            number = number.wrapping_add(1);
             if self.buf.len() >= FLUSH_AT {
                 self.flush_buf(out)?;
             }
@@ -1100,12 +1138,55 @@ mod tests {
         let mut out = Vec::new();
         r.plain(&mut out, big, 1).expect("plain");
         assert_eq!(out, oracle::plain(big, 1));
+        // No final newline (the filter never gives one, but it is kept).
+        for t in [&b"a\nb\"\xff"[..], b"\n", b"", b"z"] {
+            let mut out = Vec::new();
+            r.plain(&mut out, t, 7).expect("plain");
+            assert_eq!(out, oracle::plain(t, 7));
+        }
         let mut out = Vec::new();
         r.raw(&mut out, b"x\xc3(\"").expect("raw");
         assert_eq!(out, oracle::raw(b"x\xc3(\""));
     }
 
+    #[test]
+    fn word_check_is_exact() {
+        for b in 0..=255u8 {
+            for at in 0..8 {
+                let mut w = *b"abcdefgh";
+                w[at] = b;
+                assert_eq!(
+                    word_needs_escape(u64::from_le_bytes(w)),
+                    ESCAPE[usize::from(b)] != 0,
+                    "{b:#x} at {at}"
+                );
+            }
+        }
+        // Next to bytes that borrow or carry.
+        for w in [
+            [0x80u8, 0x1f, 0xff, 0, 0x21, 0x23, 0x5b, 0x5d],
+            [0xff; 8],
+            [0x20; 8],
+        ] {
+            let want = w.iter().any(|&b| ESCAPE[usize::from(b)] != 0);
+            assert_eq!(word_needs_escape(u64::from_le_bytes(w)), want, "{w:?}");
+        }
+    }
+
     proptest! {
+        #[test]
+        fn words_checked_exactly(w: [u8; 8]) {
+            let want = w.iter().any(|&b| ESCAPE[usize::from(b)] != 0);
+            prop_assert_eq!(word_needs_escape(u64::from_le_bytes(w)), want);
+        }
+
+        #[test]
+        fn mixed_strings_escape_as_serde_json(s in "[a-z\"\\\\\u{0}-\u{1f}\u{7f}é€😀 ]{0,40}") {
+            let mut ours = Vec::new();
+            string(&mut ours, &s);
+            prop_assert_eq!(ours, serde_json::to_vec(&s).unwrap_or_default());
+        }
+
         #[test]
         fn strings_escape_as_serde_json(s in any::<String>(), ctl in proptest::collection::vec(0u8..0x80, 0..40)) {
             for s in [s, String::from_utf8(ctl).unwrap_or_default()] {
