@@ -1487,4 +1487,59 @@ mod tests {
             assert_eq!(e.to_string(), "line 9: bad INLINE record", "{rec}");
         }
     }
+
+    proptest::proptest! {
+        /// Hostile mixtures of the record forms: never a panic, and what
+        /// converts encodes and reads back.
+        #[test]
+        fn mixed_record_forms_never_panic(
+            recs in proptest::collection::vec(
+                (0u64..4, 0u64..300, proptest::option::of(0u64..5), 0u64..4,
+                 proptest::collection::vec((0x0fe0u64..0x1060, 0u64..0x40), 1..4)),
+                0..12),
+            origins in proptest::collection::vec((0u64..4, proptest::option::of(-1i64..5)), 0..6),
+            lines in proptest::collection::vec((0x0ff0u64..0x1050, 0u64..0x20, 0u32..50, 0u64..5), 0..20),
+        ) {
+            let mut sym = String::from(
+                "MODULE Linux x86_64 0A0162BCF65D8ACC5BE5FE9C025165F60 t\n\
+                 FILE 0 /src/a.c\nFILE 1 /src/b.h\nFILE 2 /src/c.h\n",
+            );
+            for (id, file) in &origins {
+                match file {
+                    Some(f) => sym.push_str(&format!("INLINE_ORIGIN {id} {f} o{id}\n")),
+                    None => sym.push_str(&format!("INLINE_ORIGIN {id} o{id}\n")),
+                }
+            }
+            sym.push_str("FUNC 1000 40 0 f\n");
+            for (level, line, file, origin, ranges) in &recs {
+                let mut r = format!("INLINE {level} {line} ");
+                if let Some(file) = file {
+                    r.push_str(&format!("{file} "));
+                }
+                r.push_str(&origin.to_string());
+                for (a, n) in ranges {
+                    r.push_str(&format!(" {a:x} {n:x}"));
+                }
+                sym.push_str(&r);
+                sym.push('\n');
+            }
+            for (a, n, l, f) in &lines {
+                sym.push_str(&format!("{a:x} {n:x} {l} {f}\n"));
+            }
+            let mut b = GsymBuilder::new();
+            if from_breakpad(sym.as_bytes(), 0, &mut b).is_ok() {
+                b.finalize();
+                let bytes = b.encode(&EncodeOptions::default());
+                proptest::prop_assert!(bytes.is_ok());
+                let bytes = bytes.unwrap_or_default();
+                let layout = Layout::parse(&bytes);
+                proptest::prop_assert!(layout.is_ok());
+                if let Ok(layout) = layout {
+                    for a in (0xfe0..0x1060).step_by(3) {
+                        let _ = GsymView::new(&bytes, &layout).lookup(a);
+                    }
+                }
+            }
+        }
+    }
 }
