@@ -39,6 +39,8 @@ pub struct Options {
     /// No diagnostics on stderr.
     pub quiet: bool,
     pub strip_path_prefix: Option<String>,
+    /// Human format: no path shortening beyond `strip_path_prefix`.
+    pub full_paths: bool,
     /// Print every place tried for each module at its first use.
     pub explain: bool,
     /// Longest line interpreted; longer ones pass through unchanged.
@@ -59,6 +61,7 @@ impl Default for Options {
             keep_context: false,
             quiet: false,
             strip_path_prefix: None,
+            full_paths: false,
             explain: false,
             max_line: 16 << 20,
             max_group_lines: 256,
@@ -186,6 +189,7 @@ impl Filter {
                 color: opts.color,
                 keep_context: opts.keep_context,
                 strip_path_prefix: opts.strip_path_prefix.clone(),
+                full_paths: opts.full_paths,
             },
         );
         Filter {
@@ -266,6 +270,7 @@ impl Filter {
                     continue;
                 }
             }
+            self.render.idle(out).map_err(FilterError::Write)?;
             out.flush().map_err(FilterError::Write)?;
             let n = loop {
                 match reader.read(&mut buf[st.end..]) {

@@ -56,6 +56,13 @@ pub struct FilterArgs {
     #[arg(long, value_name = "PREFIX")]
     pub strip_path_prefix: Option<String>,
 
+    /// Show source paths in full. By default the human format shortens them:
+    /// a backtrace's paths relative to their common directory (stated above
+    /// it), toolchain sources as <rust>, <cargo>, <cargo-git> (stated before
+    /// first use), `..` removed.
+    #[arg(long)]
+    pub full_paths: bool,
+
     /// Print, for each module at its first use, every place searched for its
     /// symbols and why it did or did not serve.
     #[arg(long)]
@@ -108,6 +115,7 @@ pub fn run(args: FilterArgs) -> anyhow::Result<ExitCode> {
         keep_context: args.keep_context,
         quiet: args.quiet,
         strip_path_prefix: args.strip_path_prefix.clone(),
+        full_paths: args.full_paths,
         explain: args.explain,
         dumpfile: crate::dumpfile::DumpOptions {
             dir: args.dumpfile_dir.clone(),

@@ -15,6 +15,7 @@
 pub mod human;
 pub mod json;
 pub mod llvm;
+pub mod paths;
 
 use std::io::{self, Write};
 
@@ -146,6 +147,11 @@ pub trait Render {
     fn raw(&mut self, out: &mut dyn Write, bytes: &[u8]) -> io::Result<()> {
         out.write_all(bytes)
     }
+    /// The filter is about to wait (for input, or for a slow symbol source):
+    /// write out whatever is being held back, so output stays live.
+    fn idle(&mut self, _out: &mut dyn Write) -> io::Result<()> {
+        Ok(())
+    }
     /// End of all input.
     fn finish(&mut self, out: &mut dyn Write) -> io::Result<()>;
     /// LLVM drops everything after a line's first contextual element; the
@@ -180,6 +186,10 @@ pub struct RenderOptions {
     pub color: bool,
     pub keep_context: bool,
     pub strip_path_prefix: Option<String>,
+    /// Human format: show source paths exactly as the debug info gives them
+    /// (no common-directory or toolchain shortening; `strip_path_prefix`
+    /// still applies).
+    pub full_paths: bool,
 }
 
 /// Build the renderer for `format`.
