@@ -605,6 +605,36 @@ fn held_backtrace_is_written_before_waiting() {
     );
 }
 
+/// A relative path after a stated directory would read as relative to it:
+/// the output says that the paths are as given from there on.
+#[test]
+fn relative_path_after_a_stated_directory() {
+    let first = [bt(0, 0x100), bt(1, 0x200)].concat();
+    let (out, _) = run_pieces(opts(), &[&first, &bt(2, 0x700)]);
+    assert_eq!(
+        out,
+        "[paths relative to /home/u/work/proj/src/]\n\
+         #0     0x0000000000010100 in f0 main.rs:1 (app+0x100)\n\
+         #1     0x0000000000010200 in f1 net/conn.rs:2 (app+0x200)\n\
+         [paths as in the debug info]\n\
+         #2     0x0000000000010700 in f6 relative/dir/file.c:7 (app+0x700)\n"
+    );
+    // The same for a backtrace that directly follows one with a directory;
+    // not after other text.
+    let input = [bt(0, 0x100), bt(1, 0x200), bt(0, 0x700)].concat();
+    let out = run(opts(), &input);
+    assert!(
+        out.ends_with(
+            "[paths as in the debug info]\n\
+             #0     0x0000000000010700 in f6 relative/dir/file.c:7 (app+0x700)\n"
+        ),
+        "{out}"
+    );
+    let input = [bt(0, 0x100), bt(1, 0x200), "x\n".into(), bt(0, 0x700)].concat();
+    let out = run(opts(), &input);
+    assert!(!out.contains("[paths as"), "{out}");
+}
+
 /// A backtrace far longer than what is held is written in parts, the
 /// directory stated once.
 #[test]
@@ -666,4 +696,165 @@ fn live_backtrace_through_a_pipe() {
     }
     drop(stdin);
     assert!(child.wait().expect("wait").success());
+}
+
+// ---- Property: shortening loses nothing ------------------------------------
+
+mod property {
+    use super::*;
+    use proptest::prelude::*;
+    use symfilter::render::paths;
+
+    struct Many(Vec<String>);
+
+    impl Provider for Many {
+        fn name(&self) -> &'static str {
+            "many"
+        }
+        fn find(
+            &self,
+            _key: &ModuleKey,
+            _trail: &mut Vec<Attempt>,
+        ) -> Option<Box<dyn SymbolSource>> {
+            let mut t = BTreeMap::new();
+            for (i, file) in self.0.iter().enumerate() {
+                t.insert(
+                    0x100 * (i as u64 + 1),
+                    CodeInfo {
+                        frames: vec![Frame {
+                            function: Some("frame_fn".into()),
+                            file: Some(file.clone()),
+                            line: 1,
+                            column: 0,
+                        }],
+                        symbol: None,
+                    },
+                );
+            }
+            Some(Box::new(Source(t)))
+        }
+    }
+
+    /// Paths that often share a deep directory, with odd components mixed in.
+    fn path() -> impl Strategy<Value = String> {
+        let base = prop_oneof![
+            3 => Just("/home/someone/work/project/"),
+            1 => Just("/home/someone/work/other/"),
+            1 => Just("C:\\work\\project\\"),
+            1 => Just("/"),
+            1 => Just(""),
+            1 => Just("/rustc/0123456789abcdef/library/"),
+            1 => Just("/usr/include/"),
+        ];
+        let part = prop_oneof![
+            Just("src".to_string()),
+            Just("a".to_string()),
+            Just("é".to_string()),
+            Just("..".to_string()),
+            Just(".".to_string()),
+            Just("".to_string()),
+            Just("x\\y".to_string()),
+            "[a-z]{1,3}",
+        ];
+        (base, proptest::collection::vec(part, 0..4))
+            .prop_map(|(base, parts)| format!("{base}{}.c", parts.join("/")))
+    }
+
+    /// Render one backtrace of `files`, split into reads at `cuts`.
+    fn render(files: &[String], opts: Options, cuts: &[usize]) -> String {
+        let config = SymbolizerConfig {
+            providers: vec![Box::new(Many(files.to_vec()))],
+        };
+        let diag = Diagnostics::new(Box::new(io::sink()), true);
+        let mut f = Filter::with_diagnostics(opts, Symbolizer::new(config), diag);
+        let body: String = (0..files.len())
+            .map(|i| bt(i as u64, 0x100 * (i as u64 + 1)))
+            .collect();
+        let input = format!("{CONTEXT}{body}");
+        let mut pieces = Vec::new();
+        let mut at = 0;
+        for &c in cuts {
+            let c = c.min(input.len()).max(at);
+            if c > at {
+                pieces.push(input.as_bytes()[at..c].to_vec());
+            }
+            at = c;
+        }
+        pieces.push(input.as_bytes()[at..].to_vec());
+        let out = Shared::default();
+        let reader = Pieces {
+            pieces,
+            next: 0,
+            out: out.clone(),
+            seen: Arc::default(),
+        };
+        let mut w = out.clone();
+        f.run("t.log", reader, &mut w).expect("run");
+        f.finish(&mut w).expect("finish");
+        out.text()
+    }
+
+    /// The paths as shown, with the stated directory and tokens put back.
+    fn expand(out: &str) -> Vec<String> {
+        let mut prefix = String::new();
+        let mut roots: Vec<(String, String)> = Vec::new();
+        let mut files = Vec::new();
+        for line in out.lines() {
+            if let Some(legend) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
+                if legend.starts_with("module #") {
+                    continue;
+                }
+                for part in legend.split("; ") {
+                    if part == "paths as in the debug info" {
+                        prefix.clear();
+                    } else if let Some(p) = part.strip_prefix("paths relative to ") {
+                        prefix = p.to_string();
+                    } else if let Some((t, r)) = part.split_once(" = ") {
+                        roots.retain(|(k, _)| k != t);
+                        roots.push((t.to_string(), r.to_string()));
+                    }
+                }
+                continue;
+            }
+            let Some((_, rest)) = line.split_once(" in frame_fn ") else {
+                continue;
+            };
+            let Some((shown, _)) = rest.rsplit_once(":1 (") else {
+                continue;
+            };
+            let mut full = shown.to_string();
+            if let Some((t, r)) = roots.iter().find(|(t, _)| shown.starts_with(t.as_str())) {
+                full = format!("{r}{}", &shown[t.len()..]);
+            } else if !prefix.is_empty() && !paths::is_absolute(shown.as_bytes()) {
+                full = format!("{prefix}{shown}");
+            }
+            files.push(full);
+        }
+        files
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(300))]
+
+        /// Whatever the paths and however the input arrives, every path shown
+        /// is the (lexically normalised) original once the stated directory
+        /// and tokens are put back; `--full-paths` shows the originals.
+        #[test]
+        fn nothing_is_lost(
+            files in proptest::collection::vec(path(), 1..8),
+            cuts in proptest::collection::vec(0usize..900, 0..4),
+        ) {
+            let mut cuts = cuts;
+            cuts.sort_unstable();
+            let short = render(&files, opts(), &cuts);
+            let want: Vec<String> = files
+                .iter()
+                .map(|f| paths::normalize(f).into_owned())
+                .collect();
+            prop_assert_eq!(expand(&short), want, "{}", short);
+            let full = Options { full_paths: true, ..opts() };
+            let out = render(&files, full, &[]);
+            prop_assert_eq!(expand(&out), files.clone(), "{}", out);
+        }
+    }
 }

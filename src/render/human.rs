@@ -48,6 +48,10 @@ pub const BLOCK_MAX: usize = 64 << 10;
 /// Length of `[paths relative to ]`.
 const LEGEND_TEXT: usize = 20;
 
+/// Written when a backtrace with relative paths directly follows a stated
+/// directory (or goes on after one).
+const AS_GIVEN: &str = "[paths as in the debug info]";
+
 const FUNC: &str = "\x1b[1m";
 const LOC: &str = "\x1b[32m";
 const RESET: &str = "\x1b[0m";
@@ -85,6 +89,9 @@ struct Block {
     prefix: Option<Vec<u8>>,
     /// A relative path (from the debug info) was seen: no common directory.
     relative: bool,
+    /// The last thing written was a backtrace with a stated directory: a
+    /// relative path right after it would read as relative to it.
+    legend_active: bool,
 }
 
 pub struct Human {
@@ -213,6 +220,13 @@ impl Human {
         out.write_all(if crlf { b"\r\n" } else { b"\n" })
     }
 
+    /// The backtrace is over and something else follows.
+    fn end_backtrace(&mut self, out: &mut dyn Write) -> io::Result<()> {
+        self.flush_block(out, true)?;
+        self.block.legend_active = false;
+        Ok(())
+    }
+
     /// Write out the held backtrace lines; `end` when the backtrace is over.
     fn flush_block(&mut self, out: &mut dyn Write, end: bool) -> io::Result<()> {
         let b = &mut self.block;
@@ -231,6 +245,13 @@ impl Human {
                 }
             }
             let prefix = b.prefix.as_deref();
+            if prefix.is_none() && b.relative && b.legend_active {
+                out.write_all(&b.indent)?;
+                out.write_all(AS_GIVEN.as_bytes())?;
+                out.write_all(if b.crlf { b"\r\n" } else { b"\n" })?;
+                b.legend_active = false;
+            }
+            b.legend_active |= newly;
             Self::legend(
                 &mut self.st,
                 out,
@@ -718,7 +739,7 @@ fn has_relative_path(events: &[Event<'_>]) -> bool {
 
 impl Render for Human {
     fn plain(&mut self, out: &mut dyn Write, text: &[u8], _first_line: u64) -> io::Result<()> {
-        self.flush_block(out, true)?;
+        self.end_backtrace(out)?;
         if self.pending.is_some() {
             let first_end = memchr::memchr(b'\n', text).unwrap_or(text.len());
             let crlf = first_end > 0 && text[first_end - 1] == b'\r';
@@ -742,7 +763,7 @@ impl Render for Human {
             self.flush_summary(out, crlf)?;
             return self.bt_line(out, line, events);
         }
-        self.flush_block(out, true)?;
+        self.end_backtrace(out)?;
         let has_context = events.iter().any(|e| matches!(e, Event::Context(..)));
         let refused = events
             .iter()
@@ -787,7 +808,7 @@ impl Render for Human {
     }
 
     fn raw(&mut self, out: &mut dyn Write, bytes: &[u8]) -> io::Result<()> {
-        self.flush_block(out, true)?;
+        self.end_backtrace(out)?;
         out.write_all(bytes)
     }
 
@@ -796,7 +817,7 @@ impl Render for Human {
     }
 
     fn finish(&mut self, out: &mut dyn Write) -> io::Result<()> {
-        self.flush_block(out, true)?;
+        self.end_backtrace(out)?;
         self.flush_summary(out, false)
     }
 }
