@@ -849,7 +849,7 @@ mod property {
             let short = render(&files, opts(), &cuts);
             let want: Vec<String> = files
                 .iter()
-                .map(|f| paths::normalize(f).into_owned())
+                .map(|f| paths::normalize(f))
                 .collect();
             prop_assert_eq!(expand(&short), want, "{}", short);
             let full = Options { full_paths: true, ..opts() };

@@ -73,6 +73,7 @@ struct PathState {
     record: bool,
     /// `(start, len)` of each project path in the buffer being written.
     spans: Vec<(usize, usize)>,
+    normalizer: paths::Normalizer,
 }
 
 /// The backtrace being held.
@@ -104,9 +105,18 @@ pub struct Human {
     /// Reused buffer for a line that is not part of a backtrace.
     scratch: Vec<u8>,
     /// Module names shown by their last component after `+0x...` offsets:
-    /// base name -> the full name it stands for (`None`: two modules share
-    /// it, so both are shown in full). Cleared by `reset`.
-    short_names: HashMap<Vec<u8>, Option<Vec<u8>>>,
+    /// base name -> who uses it. Cleared by `reset`.
+    short_names: HashMap<Vec<u8>, BaseName>,
+    /// Module IDs shown by base name, sorted (looked up per frame).
+    short_ids: Vec<u64>,
+}
+
+/// Who uses a module base name.
+enum BaseName {
+    /// Modules of this one full name (the IDs it was declared with).
+    One(Vec<u8>, Vec<u64>),
+    /// Modules of different full names: all shown in full.
+    Shared,
 }
 
 /// Most module base names remembered (more are shown in full).
@@ -131,6 +141,7 @@ impl Human {
             block: Block::default(),
             scratch: Vec::new(),
             short_names: HashMap::new(),
+            short_ids: Vec::new(),
         }
     }
 
@@ -141,13 +152,33 @@ impl Human {
             return;
         }
         let room = self.short_names.len() < SHORT_NAMES_MAX;
-        match self.short_names.get_mut(base) {
-            Some(full) if full.as_deref() != Some(&m.name[..]) => *full = None,
-            Some(_) => {}
-            None if room => {
-                self.short_names.insert(base.to_vec(), Some(m.name.clone()));
+        let short = match self.short_names.get_mut(base) {
+            Some(BaseName::One(full, ids)) if *full == m.name => {
+                ids.push(m.id);
+                true
             }
-            None => {}
+            Some(entry @ BaseName::One(..)) => {
+                // A second full name: the first one's modules go back to
+                // full names (once).
+                if let BaseName::One(_, ids) = std::mem::replace(entry, BaseName::Shared) {
+                    for id in ids {
+                        if let Ok(i) = self.short_ids.binary_search(&id) {
+                            self.short_ids.remove(i);
+                        }
+                    }
+                }
+                false
+            }
+            Some(BaseName::Shared) => false,
+            None if room => {
+                self.short_names
+                    .insert(base.to_vec(), BaseName::One(m.name.clone(), vec![m.id]));
+                true
+            }
+            None => false,
+        };
+        if short && let Err(i) = self.short_ids.binary_search(&m.id) {
+            self.short_ids.insert(i, m.id);
         }
     }
 
@@ -163,28 +194,27 @@ impl Human {
             out.extend_from_slice(p.as_bytes());
             return;
         }
-        let norm = paths::normalize(p);
-        match paths::classify(&norm) {
-            Class::Token { token, root, rest } => {
+        let start = out.len();
+        st.normalizer.push(out, p);
+        match paths::classify(&out[start..]) {
+            Class::Token { token, root } => {
+                let root_text = &out[start..start + root];
                 let slot = &mut st.stated[token.index()];
-                if slot.as_deref() != Some(root) {
+                if slot.as_deref().map(str::as_bytes) != Some(root_text) {
                     if st.new_tokens.contains(&token) {
                         // Already stated differently for this same text:
-                        // show this one in full.
-                        out.extend_from_slice(norm.as_bytes());
+                        // this one stays in full.
                         return;
                     }
-                    *slot = Some(root.to_string());
+                    *slot = Some(String::from_utf8_lossy(root_text).into_owned());
                     st.new_tokens.push(token);
                 }
-                out.extend_from_slice(token.text().as_bytes());
-                out.extend_from_slice(rest.as_bytes());
+                out.splice(start..start + root, token.text().bytes());
             }
             Class::Project if st.record && self.opts.strip_path_prefix.is_none() => {
-                st.spans.push((out.len(), norm.len()));
-                out.extend_from_slice(norm.as_bytes());
+                st.spans.push((start, out.len() - start));
             }
-            _ => out.extend_from_slice(norm.as_bytes()),
+            _ => {}
         }
     }
 
@@ -347,6 +377,7 @@ impl Human {
                 // A new process: its toolchain roots are stated afresh.
                 self.st.stated = Default::default();
                 self.short_names.clear();
+                self.short_ids.clear();
                 if *had_state {
                     out.write_all(b"[reset]")?;
                     out.write_all(if crlf { b"\r\n" } else { b"\n" })?;
@@ -426,10 +457,10 @@ impl Human {
     /// unambiguous (its summary line gives the full name).
     fn module_offset(&self, out: &mut Vec<u8>, place: &Place) -> io::Result<()> {
         let name = &place.module.name;
-        let base = base_name(name);
-        let shown = match self.short_names.get(base) {
-            Some(Some(full)) if full == name => base,
-            _ => &name[..],
+        let shown = if self.short_ids.binary_search(&place.module.id).is_ok() {
+            base_name(name)
+        } else {
+            &name[..]
         };
         write!(out, "{}+{:#x}", String::from_utf8_lossy(shown), place.rel)
     }

@@ -26,8 +26,6 @@
 //! ever cut just after a separator (ASCII), so it never splits a UTF-8
 //! sequence.
 
-use std::borrow::Cow;
-
 /// An abbreviation for a toolchain source root.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Token {
@@ -59,14 +57,11 @@ impl Token {
 
 /// What kind of path this is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Class<'a> {
-    /// A toolchain source: written as the token followed by `rest` (which
-    /// starts with `/`); `root` is what the token stands for.
-    Token {
-        token: Token,
-        root: &'a str,
-        rest: &'a str,
-    },
+pub enum Class {
+    /// A toolchain source: written as the token followed by the rest of the
+    /// path (which starts with a separator); the first `root` bytes are what
+    /// the token stands for.
+    Token { token: Token, root: usize },
     /// An absolute path in a system location (`/usr/include`, `/usr/lib`,
     /// ...): shown in full, never part of a backtrace's common directory.
     System,
@@ -78,19 +73,19 @@ pub enum Class<'a> {
 
 /// Directories whose files are not the program's own sources. `/usr/src`
 /// itself is not one (containers often build in `/usr/src/app`).
-const SYSTEM_DIRS: &[&str] = &[
-    "/usr/include/",
-    "/usr/local/include/",
-    "/usr/lib/",
-    "/usr/lib32/",
-    "/usr/lib64/",
-    "/usr/libexec/",
-    "/usr/share/",
-    "/usr/src/debug/",
-    "/lib/",
-    "/lib64/",
-    "/nix/store/",
-    "/gnu/store/",
+const SYSTEM_DIRS: &[&[u8]] = &[
+    b"/usr/include/",
+    b"/usr/local/include/",
+    b"/usr/lib/",
+    b"/usr/lib32/",
+    b"/usr/lib64/",
+    b"/usr/libexec/",
+    b"/usr/share/",
+    b"/usr/src/debug/",
+    b"/lib/",
+    b"/lib64/",
+    b"/nix/store/",
+    b"/gnu/store/",
 ];
 
 /// True for `/...`, `\\...` and `C:\...` / `C:/...`.
@@ -106,75 +101,82 @@ fn is_sep(b: u8) -> bool {
     b == b'/' || b == b'\\'
 }
 
-fn is_hex(s: &str, min: usize, max: usize) -> bool {
-    (min..=max).contains(&s.len()) && s.bytes().all(|b| b.is_ascii_hexdigit())
+fn is_hex(s: &[u8], min: usize, max: usize) -> bool {
+    (min..=max).contains(&s.len()) && s.iter().all(u8::is_ascii_hexdigit)
 }
 
 /// `name-<16 hex digits>`, as cargo names its registry index and git
 /// checkout directories.
-fn cargo_hashed(component: &str) -> bool {
-    match component.rsplit_once('-') {
-        Some((name, hash)) => !name.is_empty() && is_hex(hash, 16, 16),
+fn cargo_hashed(component: &[u8]) -> bool {
+    match component.iter().rposition(|&b| b == b'-') {
+        Some(i) => i > 0 && is_hex(&component[i + 1..], 16, 16),
         None => false,
     }
 }
 
-/// Split `p` at the end of the component that starts at `at` (a byte index
-/// just after a `/`): the root up to and without the `/` after it, and the
-/// rest from that `/`. `None` when no component or nothing follows.
-fn split_after_component(p: &str, at: usize) -> Option<(&str, &str)> {
-    let end = at + p.get(at..)?.find('/')?;
-    if end == at || end + 1 >= p.len() {
-        return None;
-    }
-    Some((&p[..end], &p[end..]))
+/// The end of the component that starts at `at` (the index of the `/`
+/// after it), when it is non-empty and something follows that `/`.
+fn component_end(p: &[u8], at: usize) -> Option<usize> {
+    let end = at + memchr::memchr(b'/', p.get(at..)?)?;
+    (end > at && end + 1 < p.len()).then_some(end)
 }
 
-fn token_of(p: &str) -> Option<(Token, &str, &str)> {
-    if let Some(after) = p.strip_prefix("/rustc/") {
-        let (hash, _) = after.split_once('/')?;
-        if is_hex(hash, 7, 64) {
-            let (root, rest) = split_after_component(p, "/rustc/".len())?;
-            return Some((Token::Rust, root, rest));
-        }
-        return None;
+struct Needles {
+    rustup: memchr::memmem::Finder<'static>,
+    registry: memchr::memmem::Finder<'static>,
+    git: memchr::memmem::Finder<'static>,
+}
+
+static NEEDLES: std::sync::LazyLock<Needles> = std::sync::LazyLock::new(|| Needles {
+    rustup: memchr::memmem::Finder::new(RUSTUP),
+    registry: memchr::memmem::Finder::new(REGISTRY),
+    git: memchr::memmem::Finder::new(GIT),
+});
+
+const RUSTC: &[u8] = b"/rustc/";
+const RUSTUP: &[u8] = b"/lib/rustlib/src/rust/";
+const REGISTRY: &[u8] = b"/registry/src/";
+const GIT: &[u8] = b"/git/checkouts/";
+
+/// The toolchain root at the start of `p`: its token and length.
+fn token_of(p: &[u8]) -> Option<(Token, usize)> {
+    if let Some(after) = p.strip_prefix(RUSTC) {
+        let end = component_end(p, RUSTC.len())?;
+        return is_hex(&after[..end - RUSTC.len()], 7, 64).then_some((Token::Rust, end));
     }
-    const RUSTUP: &str = "/lib/rustlib/src/rust/";
-    if let Some(i) = p.find(RUSTUP) {
+    let n = &*NEEDLES;
+    if let Some(i) = n.rustup.find(p) {
         let cut = i + RUSTUP.len() - 1;
         if cut + 1 < p.len() {
-            return Some((Token::Rust, &p[..cut], &p[cut..]));
+            return Some((Token::Rust, cut));
         }
     }
-    const REGISTRY: &str = "/registry/src/";
-    if let Some(i) = p.find(REGISTRY) {
+    if let Some(i) = n.registry.find(p) {
         let at = i + REGISTRY.len();
-        if let Some((root, rest)) = split_after_component(p, at)
-            && cargo_hashed(&root[at..])
+        if let Some(end) = component_end(p, at)
+            && cargo_hashed(&p[at..end])
         {
-            return Some((Token::Cargo, root, rest));
+            return Some((Token::Cargo, end));
         }
     }
-    const GIT: &str = "/git/checkouts/";
-    if let Some(i) = p.find(GIT) {
+    if let Some(i) = n.git.find(p) {
         let at = i + GIT.len();
-        if let Some((dir, _)) = split_after_component(p, at)
-            && cargo_hashed(&dir[at..])
+        if let Some(end) = component_end(p, at)
+            && cargo_hashed(&p[at..end])
         {
-            let cut = at - 1;
-            return Some((Token::CargoGit, &p[..cut], &p[cut..]));
+            return Some((Token::CargoGit, at - 1));
         }
     }
     None
 }
 
 /// Classify a (normalised) path.
-pub fn classify(p: &str) -> Class<'_> {
-    if !is_absolute(p.as_bytes()) {
+pub fn classify(p: &[u8]) -> Class {
+    if !is_absolute(p) {
         return Class::Relative;
     }
-    if let Some((token, root, rest)) = token_of(p) {
-        return Class::Token { token, root, rest };
+    if let Some((token, root)) = token_of(p) {
+        return Class::Token { token, root };
     }
     if SYSTEM_DIRS.iter().any(|d| p.starts_with(d)) {
         return Class::System;
@@ -182,40 +184,87 @@ pub fn classify(p: &str) -> Class<'_> {
     Class::Project
 }
 
-/// Remove `.` and `..` components and empty ones (`//`) from an absolute
-/// `/` path, lexically. Anything else (relative, Windows, climbing above
-/// the root) comes back unchanged. Allocates only when something changes.
-pub fn normalize(p: &str) -> Cow<'_, str> {
-    if !p.starts_with('/')
-        || !(p.contains("/./")
-            || p.contains("/../")
-            || p.contains("//")
-            || p.ends_with("/.")
-            || p.ends_with("/.."))
+/// Append `p` to `out` with `.` and `..` components and empty ones (`//`)
+/// removed, lexically, when it is an absolute `/` path. Anything else
+/// (relative, Windows, climbing above the root) is appended unchanged.
+/// Allocates nothing beyond `out`'s growth.
+pub fn push_normalized(out: &mut Vec<u8>, p: &str) {
+    let b = p.as_bytes();
+    // One pass for the common case: no `/.` and no `//` at all.
+    if b.first() != Some(&b'/')
+        || !memchr::memchr_iter(b'/', b).any(|i| matches!(b.get(i + 1), Some(b'.' | b'/')))
     {
-        return Cow::Borrowed(p);
+        out.extend_from_slice(b);
+        return;
     }
-    let mut parts: Vec<&str> = Vec::new();
-    for c in p.split('/') {
+    let start = out.len();
+    for c in b[1..].split(|&c| c == b'/') {
         match c {
-            "" | "." => {}
-            ".." => {
-                if parts.pop().is_none() {
-                    return Cow::Borrowed(p);
+            b"" | b"." => {}
+            b".." => match out[start..].iter().rposition(|&c| c == b'/') {
+                Some(i) => out.truncate(start + i),
+                None => {
+                    out.truncate(start);
+                    out.extend_from_slice(b);
+                    return;
                 }
+            },
+            c => {
+                out.push(b'/');
+                out.extend_from_slice(c);
             }
-            c => parts.push(c),
         }
     }
-    let mut s = String::with_capacity(p.len());
-    for c in &parts {
-        s.push('/');
-        s.push_str(c);
+    if out.len() == start {
+        out.push(b'/');
     }
-    if s.is_empty() {
-        s.push('/');
+}
+
+/// [`push_normalized`] with the last directory normalised remembered: the
+/// frames of C++ programs repeat a few `.../12/../../../../include/c++/12/`
+/// directories, and those are then a compare and two copies.
+#[derive(Default)]
+pub struct Normalizer {
+    raw_dir: Vec<u8>,
+    norm_dir: Vec<u8>,
+}
+
+impl Normalizer {
+    pub fn push(&mut self, out: &mut Vec<u8>, p: &str) {
+        let b = p.as_bytes();
+        let Some(slash) = memchr::memrchr(b'/', b) else {
+            out.extend_from_slice(b);
+            return;
+        };
+        let (dir, name) = b.split_at(slash);
+        // A name of `.`, `..` or nothing changes the directory part.
+        if matches!(name, b"/" | b"/." | b"/..") || !dir.contains(&b'.') {
+            return push_normalized(out, p);
+        }
+        if dir != self.raw_dir.as_slice() {
+            // Only whole components of `p` go in: still UTF-8.
+            let Ok(dir_text) = std::str::from_utf8(dir) else {
+                return push_normalized(out, p);
+            };
+            self.raw_dir.clear();
+            self.raw_dir.extend_from_slice(dir);
+            self.norm_dir.clear();
+            push_normalized(&mut self.norm_dir, dir_text);
+        }
+        // A directory that normalises to the root: just `/name`.
+        if self.norm_dir.as_slice() != b"/" {
+            out.extend_from_slice(&self.norm_dir);
+        }
+        out.extend_from_slice(name);
     }
-    Cow::Owned(s)
+}
+
+/// [`push_normalized`] into a new string.
+pub fn normalize(p: &str) -> String {
+    let mut v = Vec::with_capacity(p.len());
+    push_normalized(&mut v, p);
+    // Only whole components of `p` were copied: still UTF-8.
+    String::from_utf8(v).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
 /// `p` without the user's `prefix`, when `p` is under it at a directory
@@ -355,14 +404,66 @@ mod tests {
         );
         assert_eq!(normalize("/src//a/./b.c"), "/src/a/b.c");
         assert_eq!(normalize("/src/a/.."), "/src");
-        assert!(matches!(normalize("/src/app.c"), Cow::Borrowed(_)));
+        assert_eq!(normalize("/src/app.c"), "/src/app.c");
         // Above the root, relative, Windows: unchanged.
         assert_eq!(normalize("/../etc/x"), "/../etc/x");
+        assert_eq!(normalize("/a/../../x"), "/a/../../x");
         assert_eq!(normalize("../a/./b.c"), "../a/./b.c");
         assert_eq!(normalize("C:\\a\\..\\b.c"), "C:\\a\\..\\b.c");
         assert_eq!(normalize("/a/.."), "/");
-        // Hidden directories are names, not `.`.
+        // Hidden directories and dotted names are names, not `.`.
         assert_eq!(normalize("/home/u/.cargo/x.rs"), "/home/u/.cargo/x.rs");
+        assert_eq!(normalize("/a/.../b"), "/a/.../b");
+        assert_eq!(normalize("/a/..b/c"), "/a/..b/c");
+        assert_eq!(normalize("/"), "/");
+        assert_eq!(normalize("//"), "/");
+        assert_eq!(normalize(""), "");
+        assert_eq!(normalize("/é/../ü/./x"), "/ü/x");
+        // Appends: what is already in the buffer is kept.
+        let mut out = b"at ".to_vec();
+        push_normalized(&mut out, "/a/../b");
+        assert_eq!(out, b"at /b");
+        let mut out = b"/x".to_vec();
+        push_normalized(&mut out, "/..");
+        assert_eq!(out, b"/x/..");
+    }
+
+    #[test]
+    fn normalizer_agrees() {
+        let mut n = Normalizer::default();
+        let paths = [
+            "/usr/lib/gcc/x86_64-linux-gnu/12/../../../../include/c++/12/bits/stl_vector.h",
+            "/usr/lib/gcc/x86_64-linux-gnu/12/../../../../include/c++/12/bits/alloc_traits.h",
+            "/usr/lib/gcc/x86_64-linux-gnu/12/../../../../include/c++/12/vector",
+            "/a/../x.c",
+            "/a/../x.c",
+            "/../x.c",
+            "/a/b/..",
+            "/a/b/.",
+            "/a/b/",
+            "../a/b.c",
+            "/a/./b/./c.c",
+            "/x.c",
+            "x.c",
+            "",
+            "/",
+            "/é/../ü.c",
+            "C:\\a\\..\\b.c",
+            "/usr/lib/gcc/x86_64-linux-gnu/12/../../../../include/c++/12/bits/stl_vector.h",
+        ];
+        for p in paths {
+            let mut a = b"> ".to_vec();
+            n.push(&mut a, p);
+            assert_eq!(String::from_utf8_lossy(&a[2..]), normalize(p), "{p}");
+        }
+    }
+
+    /// (token, root, rest) of a path, or its class.
+    fn split(p: &str) -> Result<(Token, &str, &str), Class> {
+        match classify(p.as_bytes()) {
+            Class::Token { token, root } => Ok((token, &p[..root], &p[root..])),
+            c => Err(c),
+        }
     }
 
     #[test]
@@ -370,67 +471,75 @@ mod tests {
         let rust =
             "/rustc/59807616e1fa2540724bfbac14d7976d7e4a3860/library/core/src/iter/adapters/map.rs";
         assert_eq!(
-            classify(rust),
-            Class::Token {
-                token: Token::Rust,
-                root: "/rustc/59807616e1fa2540724bfbac14d7976d7e4a3860",
-                rest: "/library/core/src/iter/adapters/map.rs",
-            }
+            split(rust),
+            Ok((
+                Token::Rust,
+                "/rustc/59807616e1fa2540724bfbac14d7976d7e4a3860",
+                "/library/core/src/iter/adapters/map.rs",
+            ))
         );
         let rustup = "/home/u/.rustup/toolchains/stable-x86_64-unknown-linux-gnu/lib/rustlib/src/rust/library/std/src/rt.rs";
         assert_eq!(
-            classify(rustup),
-            Class::Token {
-                token: Token::Rust,
-                root: "/home/u/.rustup/toolchains/stable-x86_64-unknown-linux-gnu/lib/rustlib/src/rust",
-                rest: "/library/std/src/rt.rs",
-            }
+            split(rustup),
+            Ok((
+                Token::Rust,
+                "/home/u/.rustup/toolchains/stable-x86_64-unknown-linux-gnu/lib/rustlib/src/rust",
+                "/library/std/src/rt.rs",
+            ))
         );
         let reg =
             "/home/u/.cargo/registry/src/index.crates.io-6f17d22bba15001f/serde-1.0.200/src/de.rs";
         assert_eq!(
-            classify(reg),
-            Class::Token {
-                token: Token::Cargo,
-                root: "/home/u/.cargo/registry/src/index.crates.io-6f17d22bba15001f",
-                rest: "/serde-1.0.200/src/de.rs",
-            }
+            split(reg),
+            Ok((
+                Token::Cargo,
+                "/home/u/.cargo/registry/src/index.crates.io-6f17d22bba15001f",
+                "/serde-1.0.200/src/de.rs",
+            ))
         );
         let git = "/usr/local/cargo/git/checkouts/mycrate-a1b2c3d4e5f6a7b8/1a2b3c4/src/lib.rs";
         assert_eq!(
-            classify(git),
-            Class::Token {
-                token: Token::CargoGit,
-                root: "/usr/local/cargo/git/checkouts",
-                rest: "/mycrate-a1b2c3d4e5f6a7b8/1a2b3c4/src/lib.rs",
-            }
+            split(git),
+            Ok((
+                Token::CargoGit,
+                "/usr/local/cargo/git/checkouts",
+                "/mycrate-a1b2c3d4e5f6a7b8/1a2b3c4/src/lib.rs",
+            ))
         );
         // Look-alikes are not tokens.
-        assert_eq!(classify("/rustc/not-a-hash/library/x.rs"), Class::Project);
-        assert_eq!(classify("/rustc/abcdef0"), Class::Project);
-        assert_eq!(classify("/rustc/abcdef0/"), Class::Project);
+        assert_eq!(split("/rustc/not-a-hash/library/x.rs"), Err(Class::Project));
+        assert_eq!(split("/rustc/abcdef0"), Err(Class::Project));
+        assert_eq!(split("/rustc/abcdef0/"), Err(Class::Project));
+        assert_eq!(split("/rustc//x.rs"), Err(Class::Project));
         assert_eq!(
-            classify("/p/registry/src/plain/serde/src/de.rs"),
-            Class::Project
+            split("/p/registry/src/plain/serde/src/de.rs"),
+            Err(Class::Project)
         );
         assert_eq!(
-            classify("/p/registry/src/index.crates.io-6f17d22bba15001f"),
-            Class::Project
+            split("/p/registry/src/index.crates.io-6f17d22bba15001f"),
+            Err(Class::Project)
         );
+        assert_eq!(
+            split("/p/registry/src/-6f17d22bba15001f/x.rs"),
+            Err(Class::Project)
+        );
+        assert_eq!(split("/p/lib/rustlib/src/rust/"), Err(Class::Project));
     }
 
     #[test]
     fn classes() {
-        assert_eq!(classify("/usr/include/stdio.h"), Class::System);
-        assert_eq!(classify("/usr/src/app/main.c"), Class::Project);
-        assert_eq!(classify("/usr/src/debug/glibc/x.c"), Class::System);
-        assert_eq!(classify("/home/u/p/a.c"), Class::Project);
-        assert_eq!(classify("crtstuff.c"), Class::Relative);
-        assert_eq!(classify("./a.c"), Class::Relative);
-        assert_eq!(classify(""), Class::Relative);
-        assert_eq!(classify("C:\\src\\a.c"), Class::Project);
-        assert_eq!(classify("\\\\srv\\share\\a.c"), Class::Project);
-        assert_eq!(classify("é/ü.c"), Class::Relative);
+        let c = |p: &str| classify(p.as_bytes());
+        assert_eq!(c("/usr/include/stdio.h"), Class::System);
+        assert_eq!(c("/usr/src/app/main.c"), Class::Project);
+        assert_eq!(c("/usr/src/debug/glibc/x.c"), Class::System);
+        assert_eq!(c("/home/u/p/a.c"), Class::Project);
+        assert_eq!(c("crtstuff.c"), Class::Relative);
+        assert_eq!(c("./a.c"), Class::Relative);
+        assert_eq!(c(""), Class::Relative);
+        assert_eq!(c("C:\\src\\a.c"), Class::Project);
+        assert_eq!(c("\\\\srv\\share\\a.c"), Class::Project);
+        assert_eq!(c("é/ü.c"), Class::Relative);
+        assert_eq!(classify(b"/\xff\xfe/x"), Class::Project);
     }
 
     #[test]
