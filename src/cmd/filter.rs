@@ -56,10 +56,11 @@ pub struct FilterArgs {
     #[arg(long, value_name = "PREFIX")]
     pub strip_path_prefix: Option<String>,
 
-    /// Show source paths in full. By default the human format shortens them:
-    /// a backtrace's paths relative to their common directory (stated above
-    /// it), toolchain sources as <rust>, <cargo>, <cargo-git> (stated before
-    /// first use), `..` removed.
+    /// Show source paths and module names in full. By default the human
+    /// format shortens them: a backtrace's paths relative to their common
+    /// directory (stated above it), toolchain sources as <rust>, <cargo>,
+    /// <cargo-git> (stated before first use), `..` removed, modules by their
+    /// base name after `+0x` offsets.
     #[arg(long)]
     pub full_paths: bool,
 

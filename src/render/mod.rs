@@ -147,8 +147,8 @@ pub trait Render {
     fn raw(&mut self, out: &mut dyn Write, bytes: &[u8]) -> io::Result<()> {
         out.write_all(bytes)
     }
-    /// The filter is about to wait (for input, or for a slow symbol source):
-    /// write out whatever is being held back, so output stays live.
+    /// The filter is about to read more input (which may block): write out
+    /// whatever is being held back, so output stays live.
     fn idle(&mut self, _out: &mut dyn Write) -> io::Result<()> {
         Ok(())
     }
