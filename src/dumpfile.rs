@@ -677,7 +677,7 @@ pub fn resolve_coverage(
                     .frames
                     .first()
                     .and_then(|f| f.function.clone())
-                    .or(info.symbol.map(|s| s.name)),
+                    .or_else(|| info.symbol.as_ref().map(|s| s.name.clone())),
                 Err(_) => None,
             });
             match name {

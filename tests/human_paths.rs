@@ -223,16 +223,28 @@ impl Shared {
 }
 
 /// Hands out the given pieces one per read, noting how much output there
-/// was when each read was asked for.
+/// was when each read was asked for. Output is written by the filter's
+/// render thread: read `n` first waits (up to 20 s) for the output to end
+/// with `until[n]`, if given.
 struct Pieces {
     pieces: Vec<Vec<u8>>,
     next: usize,
     out: Shared,
     seen: Arc<Mutex<Vec<String>>>,
+    until: Vec<Option<String>>,
 }
 
 impl Read for Pieces {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.seen.lock().expect("lock").len();
+        if let Some(Some(want)) = self.until.get(n) {
+            let start = std::time::Instant::now();
+            while !self.out.text().ends_with(want.as_str())
+                && start.elapsed() < std::time::Duration::from_secs(20)
+            {
+                std::thread::sleep(std::time::Duration::from_millis(2));
+            }
+        }
         self.seen.lock().expect("lock").push(self.out.text());
         let Some(p) = self.pieces.get_mut(self.next) else {
             return Ok(0);
@@ -257,6 +269,14 @@ fn opts() -> Options {
 /// Run `pieces` (one per read) after the context; the output without the
 /// module summary, and what had been written before each read.
 fn run_pieces(opts: Options, pieces: &[&str]) -> (String, Vec<String>) {
+    run_pieces_until(opts, pieces, Vec::new())
+}
+
+fn run_pieces_until(
+    opts: Options,
+    pieces: &[&str],
+    until: Vec<Option<String>>,
+) -> (String, Vec<String>) {
     let config = SymbolizerConfig {
         providers: vec![Box::new(Scripted(table()))],
     };
@@ -271,6 +291,7 @@ fn run_pieces(opts: Options, pieces: &[&str]) -> (String, Vec<String>) {
         next: 0,
         out: out.clone(),
         seen: Arc::clone(&seen),
+        until,
     };
     let mut w = out.clone();
     f.run("t.log", reader, &mut w).expect("run");
@@ -574,7 +595,13 @@ fn module_names_with_invalid_utf8() {
 fn held_backtrace_is_written_before_waiting() {
     let first = [bt(0, 0x100), bt(1, 0x200)].concat();
     let second = [bt(2, 0x300), bt(3, 0xd00)].concat();
-    let (out, seen) = run_pieces(opts(), &[&first, &second, "end\n"]);
+    let until = vec![
+        None,
+        None,
+        Some("in f1 net/conn.rs:2 (app+0x200)\n".to_string()),
+        Some("(app+0xd00)\n".to_string()),
+    ];
+    let (out, seen) = run_pieces_until(opts(), &[&first, &second, "end\n"], until);
     assert_eq!(
         out,
         "[paths relative to /home/u/work/proj/src/]\n\
@@ -787,6 +814,7 @@ mod property {
             next: 0,
             out: out.clone(),
             seen: Arc::default(),
+            until: Vec::new(),
         };
         let mut w = out.clone();
         f.run("t.log", reader, &mut w).expect("run");

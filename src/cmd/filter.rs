@@ -126,9 +126,10 @@ pub fn run(args: FilterArgs) -> anyhow::Result<ExitCode> {
     };
     let mut sources = args.sources.clone();
     sources.quiet = args.quiet;
-    let symbolizer = sources.symbolizer()?;
+    let mut symbolizer = sources.symbolizer()?;
+    symbolizer.set_data_declarations(args.format != crate::render::Format::Llvm);
     let mut filter = Filter::new(opts, symbolizer);
-    let mut out = io::BufWriter::with_capacity(64 << 10, stdout.lock());
+    let mut out = io::BufWriter::with_capacity(64 << 10, stdout);
     let mut failed = false;
     let stdin_path = PathBuf::from("-");
     let files = if args.files.is_empty() {

@@ -63,7 +63,7 @@ pub fn run(args: LookupArgs) -> anyhow::Result<ExitCode> {
         };
         let s = symbolizer.insert(args.sources.symbolizer()?);
         match s.open(&key).source {
-            Ok(src) => src,
+            Ok(src) => src.inner(),
             Err(trail) => {
                 let mut msg = format!("build ID {hex} not found");
                 for a in trail {
@@ -190,7 +190,7 @@ impl Printer {
             return Ok(());
         };
         if self.data {
-            let res = source.lookup_data(addr);
+            let res = source.lookup_data_declared(addr);
             return self.print_data(addr, res, out);
         }
         let res = source.lookup_code(addr);

@@ -104,7 +104,7 @@ fn resolved(m: &mut Map<String, Value>, res: &Resolved) {
     let rel = res.place.as_ref().map_or(0, |p| p.rel);
     let status = match &res.lookup {
         Lookup::NoRegion => "no_region",
-        Lookup::NoSource => "no_symbols",
+        Lookup::NoSource | Lookup::Unreadable => "no_symbols",
         Lookup::Failed(miss) => {
             m.insert("reason".into(), miss.to_string().into());
             "no_info"

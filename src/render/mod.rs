@@ -15,9 +15,11 @@
 pub mod human;
 pub mod json;
 pub mod llvm;
+mod num;
 pub mod paths;
 
 use std::io::{self, Write};
+use std::sync::Arc;
 
 use crate::context::{Module, Region};
 use crate::markup::{HexPair, RawElement, Sgr};
@@ -57,10 +59,14 @@ pub enum Lookup {
     NoRegion,
     /// The module's symbols could not be found (the trail is in `--explain`).
     NoSource,
+    /// Like `NoSource`, but a file found for the module could not be read
+    /// (LLVM prints the first element that needs it raw, then caches the
+    /// module as bad: `bt` prints nothing and `data` prints `<invalid>`).
+    Unreadable,
     /// The source could not answer.
     Failed(Miss),
-    Code(CodeInfo),
-    Data(DataInfo),
+    Code(Arc<CodeInfo>),
+    Data(Arc<DataInfo>),
 }
 
 /// A resolved address.
@@ -132,7 +138,7 @@ pub enum Event<'a> {
 /// no markup and no escape (the fast path), `line` for every other line,
 /// `raw` for bytes of an over-long line passed through untouched, and
 /// `finish` at the end of all input.
-pub trait Render {
+pub trait Render: Send {
     /// Complete lines (each ending in `\n`) with no `{{{` and no ESC.
     /// `first_line` is the number of the first of them.
     fn plain(&mut self, out: &mut dyn Write, text: &[u8], first_line: u64) -> io::Result<()>;

@@ -158,8 +158,24 @@ pub trait SymbolSource: Send {
     /// Code lookup at a module-relative address (already adjusted for
     /// return addresses by the caller).
     fn lookup_code(&self, addr: u64) -> Result<CodeInfo, Miss>;
-    /// Data lookup at a module-relative address.
+    /// Data lookup at a module-relative address. Sources for which the
+    /// declaration costs extra leave it to [`Self::data_declaration`].
     fn lookup_data(&self, addr: u64) -> Result<DataInfo, Miss>;
+    /// The declaration (file, line) of the global at `addr`, when finding it
+    /// costs more than the symbol (DWARF: an index over every DIE, built on
+    /// first use). Only asked by consumers that print declarations.
+    fn data_declaration(&self, _addr: u64) -> Option<(Option<String>, u32)> {
+        None
+    }
+    /// [`Self::lookup_data`] with the declaration filled in when known.
+    fn lookup_data_declared(&self, addr: u64) -> Result<DataInfo, Miss> {
+        let mut info = self.lookup_data(addr)?;
+        if let Some((file, line)) = self.data_declaration(addr) {
+            info.decl_file = file;
+            info.decl_line = line;
+        }
+        Ok(info)
+    }
     /// How far to move a return address back to land inside the call
     /// instruction (x86: 1, AArch64: 4, RISC-V: 2).
     fn return_address_step(&self) -> u64 {

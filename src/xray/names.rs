@@ -98,7 +98,7 @@ impl Names {
                     info.column = frame.column;
                 }
                 if info.name.is_none() {
-                    info.name = code.symbol.map(|s| demangle(&s.name));
+                    info.name = code.symbol.as_ref().map(|s| demangle(&s.name));
                 }
             }
             if info.name.is_none() {
