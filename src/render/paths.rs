@@ -237,8 +237,12 @@ impl Normalizer {
             return;
         };
         let (dir, name) = b.split_at(slash);
-        // A name of `.`, `..` or nothing changes the directory part.
-        if matches!(name, b"/" | b"/." | b"/..") || !dir.contains(&b'.') {
+        // A name of `.`, `..` or nothing changes the directory part, as
+        // does an empty last directory component (`a//name`).
+        if matches!(name, b"/" | b"/." | b"/..")
+            || dir.last() == Some(&b'/')
+            || !dir.contains(&b'.')
+        {
             return push_normalized(out, p);
         }
         if dir != self.raw_dir.as_slice() {
@@ -443,6 +447,9 @@ mod tests {
             "/a/b/",
             "../a/b.c",
             "/a/./b/./c.c",
+            "/:.//:",
+            "/a.b//c.c",
+            "/a/.//b.c",
             "/x.c",
             "x.c",
             "",
@@ -552,5 +559,34 @@ mod tests {
         assert_eq!(strip_user_prefix("/other/a.c", "/src"), None);
         assert_eq!(strip_user_prefix("/src/a.c", ""), None);
         assert_eq!(strip_user_prefix("/pé/a.c", "/p"), None);
+    }
+
+    proptest::proptest! {
+        /// Any text: no panics, normalising twice changes nothing, a token
+        /// root ends on a character boundary before a separator, and a
+        /// common directory is a prefix of every path ending in a separator.
+        #[test]
+        fn any_text(
+            p in "[/a.\\\\é:C]{0,24}",
+            q in "[/a.\\\\é:C]{0,24}",
+        ) {
+            let n = normalize(&p);
+            proptest::prop_assert_eq!(normalize(&n), n.clone());
+            let mut cached = Normalizer::default();
+            let mut out = Vec::new();
+            cached.push(&mut out, &q);
+            cached.push(&mut out, &p);
+            proptest::prop_assert_eq!(&out[normalize(&q).len()..], n.as_bytes());
+            if let Class::Token { root, .. } = classify(n.as_bytes()) {
+                proptest::prop_assert!(n.is_char_boundary(root));
+                proptest::prop_assert!(is_sep(n.as_bytes()[root]));
+            }
+            let c = common_dir([p.as_bytes(), q.as_bytes()]);
+            if c > 0 {
+                proptest::prop_assert!(p.len() > c && q.len() > c);
+                proptest::prop_assert_eq!(&p[..c], &q[..c]);
+                proptest::prop_assert!(is_sep(p.as_bytes()[c - 1]));
+            }
+        }
     }
 }
