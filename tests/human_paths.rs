@@ -886,3 +886,28 @@ mod property {
         }
     }
 }
+
+/// A base name stays short while one full name uses it (even by several
+/// modules) and goes back to full names for all once another full name
+/// shares it; `reset` forgets.
+#[test]
+fn module_base_names_change_with_the_context() {
+    let input = "{{{module:1:/c/liby.so:elf:bb}}}\n{{{mmap:0x30000:0x1000:load:1:rx:0x0}}}\n\
+                 {{{module:2:/c/liby.so:elf:cc}}}\n{{{mmap:0x40000:0x1000:load:2:rx:0x0}}}\n\
+                 a {{{pc:0x30010}}} {{{pc:0x40010}}}\n\
+                 {{{module:3:/d/liby.so:elf:dd}}}\n{{{mmap:0x50000:0x1000:load:3:rx:0x0}}}\n\
+                 b {{{pc:0x30010}}} {{{pc:0x40010}}} {{{pc:0x50010}}}\n\
+                 {{{reset}}}\n\
+                 {{{module:3:/d/liby.so:elf:dd}}}\n{{{mmap:0x50000:0x1000:load:3:rx:0x0}}}\n\
+                 c {{{pc:0x50010}}}\n";
+    let out = run(opts(), input);
+    let lines: Vec<&str> = out.lines().filter(|l| !l.starts_with('[')).collect();
+    assert_eq!(
+        lines,
+        [
+            "a liby.so+0x10 liby.so+0x10",
+            "b /c/liby.so+0x10 /c/liby.so+0x10 /d/liby.so+0x10",
+            "c liby.so+0x10",
+        ]
+    );
+}
