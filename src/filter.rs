@@ -172,6 +172,9 @@ pub struct Filter {
     /// What the renderer wants (asked once, it is away during a run).
     multiline: bool,
     context_ends_line: bool,
+    /// Reads of the input never wait (a regular file): the renderer is not
+    /// asked to write out what it holds at read boundaries.
+    never_blocks: bool,
     /// Jobs not yet handed to the render thread.
     batch: Batch,
     /// The render thread's end of the pipe, during a run.
@@ -208,6 +211,7 @@ impl Filter {
             context: Context::new(),
             symbolizer,
             multiline: render.multiline(),
+            never_blocks: false,
             context_ends_line: render.context_ends_line(),
             render: Some(render),
             batch: Batch::default(),
@@ -220,6 +224,14 @@ impl Filter {
             after_line: String::new(),
             opts,
         }
+    }
+
+    /// Say whether the next inputs are regular files, whose reads never
+    /// wait. Then output held back by the renderer (a backtrace) is not
+    /// written out early at read boundaries, and the output does not depend
+    /// on read sizes. Default false (pipes, terminals: output stays live).
+    pub fn set_input_never_blocks(&mut self, yes: bool) {
+        self.never_blocks = yes;
     }
 
     /// Number of diagnostics so far.
@@ -358,8 +370,12 @@ impl Filter {
             }
             // About to read, which may block: the renderer writes out what
             // it holds back (Render::idle), then everything is flushed.
-            self.batch.jobs.push(Job::Idle);
-            self.hand_over(false)?;
+            if self.never_blocks {
+                self.hand_over(true)?;
+            } else {
+                self.batch.jobs.push(Job::Idle);
+                self.hand_over(false)?;
+            }
             let n = loop {
                 match reader.read(&mut buf[st.end..]) {
                     Ok(n) => break n,

@@ -911,3 +911,91 @@ fn module_base_names_change_with_the_context() {
         ]
     );
 }
+
+/// Regular files never make the filter wait: a backtrace that straddles a
+/// read boundary comes out as if it had been read at once (the widget
+/// report after 256 KiB of text, the boundary inside a backtrace).
+#[test]
+fn file_input_does_not_depend_on_read_boundaries() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/human");
+    let log = std::fs::read(dir.join("widget.log")).expect("widget.log");
+    // The second backtrace's frame #2 (the first one's #2 comes earlier).
+    let at = log
+        .windows(8)
+        .enumerate()
+        .filter(|(_, w)| w == b"{{{bt:2:")
+        .map(|(i, _)| i)
+        .nth(1)
+        .expect("a second #2 frame");
+    let pad = (256 << 10) - (at + 5);
+    let mut input = Vec::new();
+    while input.len() + 100 <= pad {
+        input.extend_from_slice(&[b'x'; 99]);
+        input.push(b'\n');
+    }
+    input.resize(pad - 1, b'y');
+    input.push(b'\n');
+    input.extend_from_slice(&log);
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let path = tmp.path().join("padded.log");
+    std::fs::write(&path, &input).expect("write");
+    let empty = tempfile::tempdir().expect("tempdir");
+    let out = Command::new(env!("CARGO_BIN_EXE_symfilter"))
+        .current_dir(&dir)
+        .env_remove("DEBUGINFOD_URLS")
+        .arg("--build-id-dir")
+        .arg(empty.path())
+        .args(["--symbol-path", "bin", "--no-debuginfod", "--offline", "-q"])
+        .arg("--color=never")
+        .arg(&path)
+        .output()
+        .expect("run symfilter");
+    assert!(out.status.success());
+    let mut want = input[..pad].to_vec();
+    want.extend_from_slice(expected("widget.human").as_bytes());
+    assert!(
+        out.stdout == want,
+        "{}",
+        String::from_utf8_lossy(&out.stdout[pad..])
+    );
+}
+
+/// Through the library: with `set_input_never_blocks` a split backtrace is
+/// rendered whole; without, its first part is written at the read boundary.
+#[test]
+fn never_blocking_input_holds_the_whole_backtrace() {
+    let input = format!("{CONTEXT}{}{}", bt(0, 0x100), bt(1, 0x200));
+    let cut = CONTEXT.len() + bt(0, 0x100).len();
+    let go = |never_blocks: bool| {
+        let config = SymbolizerConfig {
+            providers: vec![Box::new(Scripted(table()))],
+        };
+        let diag = Diagnostics::new(Box::new(io::sink()), true);
+        let mut f = Filter::with_diagnostics(opts(), Symbolizer::new(config), diag);
+        f.set_input_never_blocks(never_blocks);
+        let out = Shared::default();
+        let reader = Pieces {
+            pieces: vec![
+                input.as_bytes()[..cut].to_vec(),
+                input.as_bytes()[cut..].to_vec(),
+            ],
+            next: 0,
+            out: out.clone(),
+            seen: Arc::default(),
+            until: Vec::new(),
+        };
+        let mut w = out.clone();
+        f.run("t.log", reader, &mut w).expect("run");
+        f.finish(&mut w).expect("finish");
+        out.text()
+    };
+    assert!(go(true).contains(
+        "[paths relative to /home/u/work/proj/src/]\n\
+         #0     0x0000000000010100 in f0 main.rs:1 (app+0x100)\n\
+         #1     0x0000000000010200 in f1 net/conn.rs:2 (app+0x200)\n"
+    ));
+    assert!(go(false).contains(
+        "#0     0x0000000000010100 in f0 /home/u/work/proj/src/main.rs:1 (app+0x100)\n\
+         #1     0x0000000000010200 in f1 /home/u/work/proj/src/net/conn.rs:2 (app+0x200)\n"
+    ));
+}

@@ -143,7 +143,13 @@ pub fn run(args: FilterArgs) -> anyhow::Result<ExitCode> {
         } else {
             let name = path.display().to_string();
             match File::open(path) {
-                Ok(file) => filter.run(&name, file, &mut out),
+                Ok(file) => {
+                    let regular = file.metadata().is_ok_and(|m| m.is_file());
+                    filter.set_input_never_blocks(regular);
+                    let result = filter.run(&name, file, &mut out);
+                    filter.set_input_never_blocks(false);
+                    result
+                }
                 Err(e) => {
                     let _ = out.flush();
                     eprintln!("symfilter: {name}: {e}");
