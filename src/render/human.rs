@@ -23,13 +23,15 @@
 //!   `<cargo>`, `<cargo-git>` (stated in a `[<rust> = /rustc/...]` line
 //!   before first use), and the frames of one backtrace shown relative to
 //!   their common directory, stated once above it:
-//!   `[paths relative to /home/me/proj/]`.
+//!   `[paths relative to /home/me/proj/]` (only when that makes the
+//!   backtrace shorter). After `+0x` offsets modules are named by their base
+//!   name unless two modules share it.
 //!
 //! A backtrace is the run of consecutive lines holding `bt` elements (a
 //! frame number not above the previous one starts a new one). Its lines are
-//! held until it ends (another line, the end of input, or the filter
-//! waiting for input: [`Render::idle`]) or reaches [`BLOCK_MAX`] bytes,
-//! then written. Once a part of a backtrace has been written with a common
+//! held until it ends (another line, the end of input, or the filter about
+//! to read from an input that may wait: [`Render::idle`]) or reaches
+//! [`BLOCK_MAX`] bytes, then written. Once a part of a backtrace has been written with a common
 //! directory, the rest of it keeps that directory.
 
 use std::collections::HashMap;
