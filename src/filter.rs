@@ -769,7 +769,10 @@ impl Filter {
         f: impl FnOnce(&crate::symbols::Memo) -> T,
     ) -> Option<T> {
         let explain = self.opts.explain;
-        let opened = self.symbolizer.open_with(&module.build_id, || module.key());
+        let context = &self.context;
+        let opened = self
+            .symbolizer
+            .open_with(&module.build_id, || context.key_of(module));
         let first = opened.first_time;
         let (result, miss_trail_len, warnings) = match opened.source {
             Ok(src) => {
@@ -845,6 +848,19 @@ impl Filter {
                 for a in trail {
                     let what = match &a.failure {
                         None => "found".to_string(),
+                        // These name their file: the place, printed already.
+                        Some(crate::symbols::Miss::BuildIdMismatch {
+                            path,
+                            found,
+                            expected,
+                        }) if *path == a.place => {
+                            format!("build ID is {found}, expected {expected}")
+                        }
+                        Some(crate::symbols::Miss::Unreadable { path, reason })
+                            if *path == a.place =>
+                        {
+                            reason.clone()
+                        }
                         Some(m) => m.to_string(),
                     };
                     lines.push(format!("  [{}] {}: {}", a.provider, a.place, what));

@@ -22,6 +22,7 @@ fn key(id: &BuildId) -> ModuleKey {
     ModuleKey {
         build_id: id.clone(),
         name: String::new(),
+        image_base_hint: None,
     }
 }
 

@@ -65,6 +65,23 @@ pub struct ModuleKey {
     /// The human-readable name from `{{{module}}}` (may be empty). Only a
     /// hint: Breakpad stores are laid out by debug file name.
     pub name: String,
+    /// The module-relative address of the module's lowest loaded region
+    /// (the lowest `{{{mmap}}}` load address: the first `PT_LOAD`'s
+    /// `p_vaddr`, e.g. 0x400000 for a non-PIE executable), when known.
+    /// Sources whose addresses are relative to the image base (Breakpad
+    /// `.sym`) use it when their own data does not tell the base.
+    pub image_base_hint: Option<u64>,
+}
+
+impl ModuleKey {
+    /// A key with no image base hint.
+    pub fn new(build_id: BuildId, name: impl Into<String>) -> ModuleKey {
+        ModuleKey {
+            build_id,
+            name: name.into(),
+            image_base_hint: None,
+        }
+    }
 }
 
 /// One frame of a code location. `function` is the raw (usually mangled)

@@ -75,6 +75,7 @@ impl Names {
         let key = map.build_id.as_ref().map(|b| ModuleKey {
             build_id: b.clone(),
             name: module_name.to_string(),
+            image_base_hint: None,
         });
         let mut names = Names::default();
         for id in ids {
