@@ -79,7 +79,7 @@ fn widget_shortening_is_only_a_prefix_and_base_names() {
     for (s, f) in kept.iter().zip(&full) {
         let f = f
             .replace(prefix, "")
-            .replace("/work/wt/human/testdata/human/bin/widget+", "widget+")
+            .replace("/opt/widget/bin/widget+", "widget+")
             .replace("/lib/x86_64-linux-gnu/libc.so.6+", "libc.so.6+")
             .replace(
                 "/usr/lib/llvm-22/lib/clang/22/lib/linux/libclang_rt.asan-x86_64.so+",

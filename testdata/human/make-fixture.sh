@@ -5,7 +5,8 @@
 # symbolizer markup (under `setarch -R` so addresses repeat), and the expected
 # human outputs are written from it (our own output: review the diff!):
 #
-#   widget.log          the ASan report (markup)
+#   widget.log          the ASan report (markup; the binary's path in it is
+#                       rewritten to /opt/widget/bin/widget)
 #   widget.human        symfilter (paths shortened: the default)
 #   widget.full.human   symfilter --full-paths
 #   widget.strip.human  symfilter --strip-path-prefix /home/dev/projects/widget/app
@@ -26,6 +27,9 @@ FLAGS=(-O1 -g -fno-omit-frame-pointer -fno-optimize-sibling-calls -ffile-prefix-
 RT=$(dirname "$($CC -print-file-name=libclang_rt.asan-x86_64.so)")
 LD_LIBRARY_PATH=$RT ASAN_OPTIONS=enable_symbolizer_markup=1:symbolize=0 \
   setarch -R bin/widget >widget.log 2>&1 || true
+# The module name is where the binary was run from: make it independent of
+# the checkout (symbols are found by build ID, not by this name).
+sed -i "s#$here/bin/widget#/opt/widget/bin/widget#" widget.log
 
 empty=$(mktemp -d)
 trap 'rmdir "$empty"' EXIT
