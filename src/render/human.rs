@@ -34,9 +34,14 @@
 //! [`BLOCK_MAX`] bytes, then written. Once a part of a backtrace has been written with a common
 //! directory, the rest of it keeps that directory.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::io::{self, Write};
+use std::sync::Arc;
 
+use rustc_hash::FxHashMap;
+
+use super::num::Hex;
 use super::paths::{self, Class, Token};
 use super::{ContextEvent, Event, Line, Lookup, Place, Render, RenderOptions, Resolved};
 use crate::context::{Module, Region};
@@ -111,7 +116,14 @@ pub struct Human {
     short_names: HashMap<Vec<u8>, BaseName>,
     /// Module IDs shown by base name, sorted (looked up per frame).
     short_ids: Vec<u64>,
+    /// Demangled frame names per shared answer (keyed by its address; the
+    /// kept `Arc` keeps that address from being reused): logs repeat their
+    /// frames, and demangling costs more than the rest of a frame.
+    kept: RefCell<FxHashMap<usize, (Arc<CodeInfo>, Arc<[String]>)>>,
 }
+
+/// Answers whose names are kept; refilled when full.
+const MAX_KEPT: usize = 1 << 14;
 
 /// Who uses a module base name.
 enum BaseName {
@@ -144,7 +156,23 @@ impl Human {
             scratch: Vec::new(),
             short_names: HashMap::new(),
             short_ids: Vec::new(),
+            kept: RefCell::default(),
         }
+    }
+
+    /// Each frame's demangled function (`??` when unknown), once per answer.
+    fn names(&self, info: &Arc<CodeInfo>) -> Arc<[String]> {
+        let key = Arc::as_ptr(info) as usize;
+        if let Some((_, names)) = self.kept.borrow().get(&key) {
+            return Arc::clone(names);
+        }
+        let names: Arc<[String]> = info.frames.iter().map(Self::function_of).collect();
+        let mut kept = self.kept.borrow_mut();
+        if kept.len() >= MAX_KEPT {
+            kept.clear();
+        }
+        kept.insert(key, (Arc::clone(info), Arc::clone(&names)));
+        names
     }
 
     /// Remember a declared module's base name (see `short_names`).
@@ -426,9 +454,12 @@ impl Human {
         }
         self.put_path(st, out, file);
         if line != 0 {
-            write!(out, ":{line}")?;
+            let mut num = itoa::Buffer::new();
+            out.push(b':');
+            out.extend_from_slice(num.format(line).as_bytes());
             if column != 0 {
-                write!(out, ":{column}")?;
+                out.push(b':');
+                out.extend_from_slice(num.format(column).as_bytes());
             }
         }
         if self.opts.color {
@@ -464,7 +495,10 @@ impl Human {
         } else {
             &name[..]
         };
-        write!(out, "{}+{:#x}", String::from_utf8_lossy(shown), place.rel)
+        out.extend_from_slice(String::from_utf8_lossy(shown).as_bytes());
+        out.push(b'+');
+        out.extend_from_slice(Hex::new(place.rel, 0).as_bytes());
+        Ok(())
     }
 
     /// One-line description of a code address (pc, hexdict).
@@ -477,16 +511,18 @@ impl Human {
     ) -> io::Result<()> {
         match &res.lookup {
             Lookup::Code(info) if !info.frames.is_empty() => {
+                let names = self.names(info);
                 for (i, f) in info.frames.iter().enumerate() {
                     if i > 0 {
                         out.extend_from_slice(b", inlined into ");
                     }
-                    let name = if i == info.frames.len() - 1 && f.function.is_none() {
-                        Self::symbol_offset(info, place.rel).unwrap_or_else(|| "??".into())
+                    if i == info.frames.len() - 1 && f.function.is_none() {
+                        let name =
+                            Self::symbol_offset(info, place.rel).unwrap_or_else(|| "??".into());
+                        self.paint(out, FUNC, &name);
                     } else {
-                        Self::function_of(f)
-                    };
-                    self.paint(out, FUNC, &name);
+                        self.paint(out, FUNC, names.get(i).map_or("??", String::as_str));
+                    }
                     if let Some(file) = f.file.as_deref() {
                         out.extend_from_slice(b" at ");
                         self.location(st, out, file, f.line, f.column)?;
@@ -543,11 +579,13 @@ impl Human {
         res: &Resolved,
         place: &Place,
     ) -> io::Result<()> {
-        let frames: &[Frame] = match &res.lookup {
-            Lookup::Code(info) => &info.frames,
-            _ => &[],
+        let (frames, names): (&[Frame], Arc<[String]>) = match &res.lookup {
+            Lookup::Code(info) => (&info.frames, self.names(info)),
+            _ => (&[], Arc::from([])),
         };
         let n = frames.len().max(1);
+        let addr = Hex::new(res.adjusted, 18);
+        let mut num = itoa::Buffer::new();
         for i in 0..n {
             if i > 0 {
                 out.extend_from_slice(if line.crlf() { b"\r\n" } else { b"\n" });
@@ -555,26 +593,32 @@ impl Human {
                     out.extend_from_slice(prefix);
                 }
             }
-            let label = if i == n - 1 {
-                format!("#{frame}")
-            } else {
-                format!("#{frame}.{}", i + 1)
-            };
-            write!(out, "{label:<6} {:#018x}", res.adjusted)?;
+            // `{label:<6} ` with label `#N` or `#N.K`.
+            let label_start = out.len();
+            out.push(b'#');
+            out.extend_from_slice(num.format(frame).as_bytes());
+            if i != n - 1 {
+                out.push(b'.');
+                out.extend_from_slice(num.format(i + 1).as_bytes());
+            }
+            let width = out.len() - label_start;
+            out.extend_from_slice(&b"      "[..6usize.saturating_sub(width)]);
+            out.push(b' ');
+            out.extend_from_slice(addr.as_bytes());
             match frames.get(i) {
                 Some(f) => {
                     out.extend_from_slice(b" in ");
-                    let name = if i == n - 1 && f.function.is_none() {
-                        match &res.lookup {
+                    if i == n - 1 && f.function.is_none() {
+                        let name = match &res.lookup {
                             Lookup::Code(info) => {
                                 Self::symbol_offset(info, place.rel).unwrap_or_else(|| "??".into())
                             }
                             _ => "??".into(),
-                        }
+                        };
+                        self.paint(out, FUNC, &name);
                     } else {
-                        Self::function_of(f)
-                    };
-                    self.paint(out, FUNC, &name);
+                        self.paint(out, FUNC, names.get(i).map_or("??", String::as_str));
+                    }
                     if let Some(file) = f.file.as_deref() {
                         out.push(b' ');
                         self.location(st, out, file, f.line, f.column)?;
