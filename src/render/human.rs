@@ -119,8 +119,11 @@ pub struct Human {
     /// Demangled frame names per shared answer (keyed by its address; the
     /// kept `Arc` keeps that address from being reused): logs repeat their
     /// frames, and demangling costs more than the rest of a frame.
-    kept: RefCell<FxHashMap<usize, (Arc<CodeInfo>, Arc<[String]>)>>,
+    kept: RefCell<FxHashMap<usize, KeptNames>>,
 }
+
+/// An answer and its frames' demangled names.
+type KeptNames = (Arc<CodeInfo>, Arc<[String]>);
 
 /// Answers whose names are kept; refilled when full.
 const MAX_KEPT: usize = 1 << 14;
