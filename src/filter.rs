@@ -43,6 +43,8 @@ pub struct Options {
     /// No diagnostics on stderr.
     pub quiet: bool,
     pub strip_path_prefix: Option<String>,
+    /// Human format: no path shortening beyond `strip_path_prefix`.
+    pub full_paths: bool,
     /// Print every place tried for each module at its first use.
     pub explain: bool,
     /// Longest line interpreted; longer ones pass through unchanged.
@@ -63,6 +65,7 @@ impl Default for Options {
             keep_context: false,
             quiet: false,
             strip_path_prefix: None,
+            full_paths: false,
             explain: false,
             max_line: 16 << 20,
             max_group_lines: 256,
@@ -169,6 +172,9 @@ pub struct Filter {
     /// What the renderer wants (asked once, it is away during a run).
     multiline: bool,
     context_ends_line: bool,
+    /// Reads of the input never wait (a regular file): the renderer is not
+    /// asked to write out what it holds at read boundaries.
+    never_blocks: bool,
     /// Jobs not yet handed to the render thread.
     batch: Batch,
     /// The render thread's end of the pipe, during a run.
@@ -197,6 +203,7 @@ impl Filter {
                 color: opts.color,
                 keep_context: opts.keep_context,
                 strip_path_prefix: opts.strip_path_prefix.clone(),
+                full_paths: opts.full_paths,
             },
         );
         Filter {
@@ -204,6 +211,7 @@ impl Filter {
             context: Context::new(),
             symbolizer,
             multiline: render.multiline(),
+            never_blocks: false,
             context_ends_line: render.context_ends_line(),
             render: Some(render),
             batch: Batch::default(),
@@ -216,6 +224,14 @@ impl Filter {
             after_line: String::new(),
             opts,
         }
+    }
+
+    /// Say whether the next inputs are regular files, whose reads never
+    /// wait. Then output held back by the renderer (a backtrace) is not
+    /// written out early at read boundaries, and the output does not depend
+    /// on read sizes. Default false (pipes, terminals: output stays live).
+    pub fn set_input_never_blocks(&mut self, yes: bool) {
+        self.never_blocks = yes;
     }
 
     /// Number of diagnostics so far.
@@ -352,7 +368,14 @@ impl Filter {
                     continue;
                 }
             }
-            self.hand_over(true)?;
+            // About to read, which may block: the renderer writes out what
+            // it holds back (Render::idle), then everything is flushed.
+            if self.never_blocks {
+                self.hand_over(true)?;
+            } else {
+                self.batch.jobs.push(Job::Idle);
+                self.hand_over(false)?;
+            }
             let n = loop {
                 match reader.read(&mut buf[st.end..]) {
                     Ok(n) => break n,

@@ -57,6 +57,9 @@ pub(crate) enum Job {
     Line(LineJob),
     /// Write out everything so far (the filter is about to block).
     Flush,
+    /// [`Render::idle`], then as [`Job::Flush`]: the filter is about to read
+    /// more input.
+    Idle,
 }
 
 pub(crate) struct LineJob {
@@ -199,6 +202,10 @@ fn play(render: &mut dyn Render, out: &mut dyn Write, bytes: &[u8], job: Job) ->
             Ok(())
         }
         Job::Flush => out.flush(),
+        Job::Idle => {
+            render.idle(out)?;
+            out.flush()
+        }
         Job::Line(l) => {
             let line_bytes = get(l.bytes.clone());
             let events: Vec<Event<'_>> = l

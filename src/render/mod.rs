@@ -16,6 +16,7 @@ pub mod human;
 pub mod json;
 pub mod llvm;
 mod num;
+pub mod paths;
 
 use std::io::{self, Write};
 use std::sync::Arc;
@@ -152,6 +153,11 @@ pub trait Render: Send {
     fn raw(&mut self, out: &mut dyn Write, bytes: &[u8]) -> io::Result<()> {
         out.write_all(bytes)
     }
+    /// The filter is about to read more input (which may block): write out
+    /// whatever is being held back, so output stays live.
+    fn idle(&mut self, _out: &mut dyn Write) -> io::Result<()> {
+        Ok(())
+    }
     /// End of all input.
     fn finish(&mut self, out: &mut dyn Write) -> io::Result<()>;
     /// LLVM drops everything after a line's first contextual element; the
@@ -186,6 +192,10 @@ pub struct RenderOptions {
     pub color: bool,
     pub keep_context: bool,
     pub strip_path_prefix: Option<String>,
+    /// Human format: show source paths exactly as the debug info gives them
+    /// (no common-directory or toolchain shortening; `strip_path_prefix`
+    /// still applies).
+    pub full_paths: bool,
 }
 
 /// Build the renderer for `format`.
