@@ -6,6 +6,14 @@
 //! touches a unit, we walk that unit's DIEs iteratively (once, cached) and
 //! refuse units nested deeper than [`MAX_DEPTH`]; addresses in them get
 //! symbol-table answers only, with a reason.
+//!
+//! Which units addr2line may search for an address is decided by their
+//! address ranges. Nothing is read until the first lookup; then one pass
+//! over the unit headers reads each unit's ranges from its root DIE and
+//! `.debug_aranges` (cheap), and only for a unit with neither, its line
+//! program's sequences (as addr2line does). A unit whose ranges cannot be
+//! read is taken to cover every address. Only the units covering an
+//! address asked for are walked.
 
 use std::cell::OnceCell;
 
@@ -23,7 +31,13 @@ struct UnitRange {
     unit: usize,
 }
 
+/// Refuses addresses in units nested too deeply; built on first use.
 pub(crate) struct DepthGuard<'a> {
+    index: OnceCell<Index<'a>>,
+}
+
+/// Every unit addr2line may search, with the ranges it may search it for.
+struct Index<'a> {
     headers: Vec<gimli::UnitHeader<R<'a>>>,
     /// Sorted by `begin`.
     ranges: Vec<UnitRange>,
@@ -33,72 +47,89 @@ pub(crate) struct DepthGuard<'a> {
 }
 
 impl<'a> DepthGuard<'a> {
-    /// Unit address ranges as addr2line finds them (`DW_AT_ranges` or
-    /// low/high pc, `.debug_aranges`, else the line program's sequences),
-    /// taken together so that every unit addr2line may search is covered.
-    pub(crate) fn new(dwarf: &gimli::Dwarf<R<'a>>) -> DepthGuard<'a> {
-        let mut aranges: Vec<(usize, gimli::Range)> = Vec::new();
-        let mut arange_headers = dwarf.debug_aranges.headers();
-        while let Ok(Some(h)) = arange_headers.next() {
-            let offset = h.debug_info_offset().0;
-            let mut entries = h.entries();
-            while let Ok(Some(e)) = entries.next() {
-                aranges.push((offset, e.range()));
+    /// Free: the unit ranges are read on the first [`address_ok`](Self::address_ok).
+    pub(crate) fn new() -> DepthGuard<'a> {
+        DepthGuard {
+            index: OnceCell::new(),
+        }
+    }
+
+    /// False when a unit that may cover `addr` nests too deeply.
+    pub(crate) fn address_ok(&self, dwarf: &gimli::Dwarf<R<'a>>, addr: u64) -> bool {
+        let index = self.index.get_or_init(|| Index::build(dwarf));
+        let mut i = index.ranges.partition_point(|r| r.begin <= addr);
+        while i > 0 {
+            i -= 1;
+            if index.max_end[i] <= addr {
+                break;
+            }
+            if index.ranges[i].end > addr && !index.unit_ok(dwarf, index.ranges[i].unit) {
+                return false;
             }
         }
-        aranges.sort_by_key(|a| a.0);
+        true
+    }
+}
+
+impl<'a> Index<'a> {
+    /// Unit address ranges as addr2line finds them: `DW_AT_ranges`, else
+    /// `.debug_aranges`, else low/high pc, else the line program's
+    /// sequences (cheaper than walking such a unit: they hold types).
+    fn build(dwarf: &gimli::Dwarf<R<'a>>) -> Index<'a> {
+        // (unit offset, set offset), read for the units that need them.
+        let mut aranges: Vec<(usize, gimli::DebugArangesOffset<usize>)> = Vec::new();
+        let mut arange_headers = dwarf.debug_aranges.headers();
+        // An unreadable header makes addr2line give up on the whole file.
+        while let Ok(Some(h)) = arange_headers.next() {
+            aranges.push((h.debug_info_offset().0, h.offset()));
+        }
+        aranges.sort_unstable_by_key(|a| a.0);
         let mut headers = Vec::new();
+        let mut checked = Vec::new();
         let mut ranges = Vec::new();
+        let mut found: Vec<gimli::Range> = Vec::new();
         let mut iter = dwarf.units();
         while let Ok(Some(header)) = iter.next() {
+            // Type and partial units have no ranges: addr2line searches
+            // neither (it reads names from them, never their children).
+            if matches!(
+                header.type_(),
+                gimli::UnitType::Type { .. }
+                    | gimli::UnitType::SplitType { .. }
+                    | gimli::UnitType::Partial
+            ) {
+                continue;
+            }
             let index = headers.len();
-            let mut found: Vec<gimli::Range> = Vec::new();
-            if let Some(offset) = header.debug_info_offset() {
-                let first = aranges.partition_point(|a| a.0 < offset.0);
-                for (_, r) in aranges[first..].iter().take_while(|a| a.0 == offset.0) {
-                    found.push(*r);
-                }
+            found.clear();
+            let everything = match unit_ranges(dwarf, &header, &aranges, &mut found) {
+                Ok(Declared::Yes) => false,
+                Ok(Declared::No(stmt_list)) => stmt_list
+                    .is_some_and(|offset| line_ranges(dwarf, &header, offset, &mut found).is_err()),
+                Err(_) => true,
+            };
+            if everything {
+                found.push(gimli::Range {
+                    begin: 0,
+                    end: u64::MAX,
+                });
             }
-            if let Ok(unit) = dwarf.unit(header) {
-                if let Ok(mut rs) = dwarf.unit_ranges(&unit) {
-                    while let Ok(Some(r)) = rs.next() {
-                        found.push(r);
-                    }
-                }
-                if found.is_empty()
-                    && let Some(program) = unit.line_program.clone()
-                    && let Ok((_, sequences)) = program.sequences()
-                {
-                    for seq in sequences {
-                        found.push(gimli::Range {
-                            begin: seq.start,
-                            end: seq.end,
-                        });
-                    }
-                }
-            }
-            ranges.extend(
-                found
-                    .into_iter()
-                    .filter(|r| r.begin < r.end)
-                    .map(|r| UnitRange {
-                        begin: r.begin,
-                        end: r.end,
-                        unit: index,
-                    }),
-            );
+            ranges.extend(found.iter().filter(|r| r.begin < r.end).map(|r| UnitRange {
+                begin: r.begin,
+                end: r.end,
+                unit: index,
+            }));
             headers.push(header);
+            checked.push(OnceCell::new());
         }
-        ranges.sort_by_key(|r| r.begin);
+        ranges.sort_unstable_by_key(|r| r.begin);
         let mut max_end = Vec::with_capacity(ranges.len());
         let mut m = 0;
         for r in &ranges {
             m = m.max(r.end);
             max_end.push(m);
         }
-        let mut checked = Vec::new();
-        checked.resize_with(headers.len(), OnceCell::new);
-        DepthGuard {
+        Index {
             headers,
             ranges,
             max_end,
@@ -106,31 +137,175 @@ impl<'a> DepthGuard<'a> {
         }
     }
 
-    /// False when a unit that may cover `addr` nests too deeply.
-    pub(crate) fn address_ok(&self, dwarf: &gimli::Dwarf<R<'a>>, addr: u64) -> bool {
-        let mut i = self.ranges.partition_point(|r| r.begin <= addr);
-        while i > 0 {
-            i -= 1;
-            if self.max_end[i] <= addr {
-                break;
-            }
-            if self.ranges[i].end > addr && !self.unit_ok(dwarf, self.ranges[i].unit) {
-                return false;
+    fn unit_ok(&self, dwarf: &gimli::Dwarf<R<'a>>, index: usize) -> bool {
+        *self.checked[index].get_or_init(|| depth_ok_or_unreadable(dwarf, &self.headers[index]))
+    }
+}
+
+fn depth_ok_or_unreadable<'a>(
+    dwarf: &gimli::Dwarf<R<'a>>,
+    header: &gimli::UnitHeader<R<'a>>,
+) -> bool {
+    match dwarf.abbreviations(header) {
+        Ok(abbrevs) => depth_ok(header, &abbrevs),
+        // addr2line cannot parse it either, so it will not recurse into it.
+        Err(_) => true,
+    }
+}
+
+/// Whether a unit declares address ranges (else: its line program, if any).
+enum Declared {
+    Yes,
+    No(Option<gimli::DebugLineOffset<usize>>),
+}
+
+/// Add the ranges a unit declares to `out`, by addr2line's preference:
+/// `DW_AT_ranges` of the root DIE, else its `.debug_aranges` entries, else
+/// the root's low/high pc. Reads only the root DIE's attributes. An error
+/// means the ranges are unknown.
+fn unit_ranges<'a>(
+    dwarf: &gimli::Dwarf<R<'a>>,
+    header: &gimli::UnitHeader<R<'a>>,
+    aranges: &[(usize, gimli::DebugArangesOffset<usize>)],
+    out: &mut Vec<gimli::Range>,
+) -> gimli::Result<Declared> {
+    use gimli::AttributeValue as V;
+    let abbreviations = dwarf.abbreviations(header)?;
+    let mut low = None;
+    let mut high = None;
+    let mut ranges = None;
+    let mut stmt_list = None;
+    let mut addr_base = None;
+    let mut rnglists_base = None;
+    {
+        let mut entries = header.entries_raw(&abbreviations, None)?;
+        // No root DIE: addr2line skips the unit.
+        let Some(abbrev) = entries.read_abbreviation()? else {
+            return Ok(Declared::Yes);
+        };
+        for spec in abbrev.attributes() {
+            let attr = entries.read_attribute(*spec)?;
+            match attr.name() {
+                gimli::DW_AT_low_pc => low = Some(attr.value()),
+                gimli::DW_AT_high_pc => high = Some(attr.value()),
+                gimli::DW_AT_ranges => ranges = Some(attr.value()),
+                gimli::DW_AT_stmt_list => {
+                    if let V::DebugLineRef(o) = attr.value() {
+                        stmt_list = Some(o);
+                    }
+                }
+                gimli::DW_AT_addr_base | gimli::DW_AT_GNU_addr_base => {
+                    if let V::DebugAddrBase(b) = attr.value() {
+                        addr_base = Some(b);
+                    }
+                }
+                gimli::DW_AT_rnglists_base | gimli::DW_AT_GNU_ranges_base => {
+                    if let V::DebugRngListsBase(b) = attr.value() {
+                        rnglists_base = Some(b);
+                    }
+                }
+                _ => {}
             }
         }
-        true
     }
-
-    fn unit_ok(&self, dwarf: &gimli::Dwarf<R<'a>>, index: usize) -> bool {
-        *self.checked[index].get_or_init(|| {
-            let header = &self.headers[index];
-            match dwarf.abbreviations(header) {
-                Ok(abbrevs) => depth_ok(header, &abbrevs),
-                // addr2line cannot parse it either, so it will not recurse into it.
-                Err(_) => true,
+    // A unit without its line program, enough to read ranges and addresses
+    // the way gimli's own `Unit::new` sets them up.
+    let encoding = header.encoding();
+    let mut unit = gimli::Unit {
+        header: *header,
+        abbreviations,
+        name: None,
+        comp_dir: None,
+        low_pc: 0,
+        str_offsets_base: gimli::DebugStrOffsetsBase::default_for_encoding_and_file(
+            encoding,
+            dwarf.file_type,
+        ),
+        addr_base: addr_base.unwrap_or(gimli::DebugAddrBase(0)),
+        loclists_base: gimli::DebugLocListsBase::default_for_encoding_and_file(
+            encoding,
+            dwarf.file_type,
+        ),
+        rnglists_base: rnglists_base.unwrap_or_else(|| {
+            gimli::DebugRngListsBase::default_for_encoding_and_file(encoding, dwarf.file_type)
+        }),
+        line_program: None,
+        dwo_id: None,
+    };
+    let low = match low {
+        Some(v) => dwarf.attr_address(&unit, v)?,
+        None => None,
+    };
+    unit.low_pc = low.unwrap_or(0);
+    let mut declared = false;
+    let ranges_offset = match ranges {
+        Some(v) => dwarf.attr_ranges_offset(&unit, v)?,
+        None => None,
+    };
+    if let Some(offset) = ranges_offset {
+        let mut list = dwarf.ranges(&unit, offset)?;
+        while let Some(r) = list.next()? {
+            declared |= r.begin < r.end;
+            out.push(r);
+        }
+    } else {
+        if let Some(offset) = header.debug_info_offset() {
+            let first = aranges.partition_point(|a| a.0 < offset.0);
+            for (_, set) in aranges[first..].iter().take_while(|a| a.0 == offset.0) {
+                let mut entries = dwarf.debug_aranges.header(*set)?.entries();
+                // addr2line skips bad entries and reads on: an error here
+                // makes the unit cover everything.
+                while let Some(e) = entries.next()? {
+                    declared |= e.length() != 0;
+                    out.push(e.range());
+                }
             }
-        })
+        }
+        if !declared && let Some(begin) = low {
+            let end = match high {
+                Some(V::Udata(size)) => Some(begin.wrapping_add(size)),
+                Some(v) => dwarf.attr_address(&unit, v)?,
+                None => None,
+            };
+            if let Some(end) = end {
+                declared |= begin < end;
+                out.push(gimli::Range { begin, end });
+            }
+        }
     }
+    Ok(if declared {
+        Declared::Yes
+    } else {
+        Declared::No(stmt_list)
+    })
+}
+
+/// A line program's sequences (from the first row to the end), as
+/// addr2line takes a unit's ranges when it declares none.
+fn line_ranges<'a>(
+    dwarf: &gimli::Dwarf<R<'a>>,
+    header: &gimli::UnitHeader<R<'a>>,
+    offset: gimli::DebugLineOffset<usize>,
+    out: &mut Vec<gimli::Range>,
+) -> gimli::Result<()> {
+    let program = dwarf
+        .debug_line
+        .program(offset, header.address_size(), None, None)?;
+    let mut rows = program.rows();
+    let mut start = None;
+    while let Some((_, row)) = rows.next_row()? {
+        if row.end_sequence() {
+            if let Some(begin) = start.take() {
+                out.push(gimli::Range {
+                    begin,
+                    end: row.address(),
+                });
+            }
+        } else if start.is_none() {
+            start = Some(row.address());
+        }
+    }
+    Ok(())
 }
 
 /// Walk a unit's DIEs without recursion; false if nested deeper than

@@ -16,7 +16,7 @@ use super::file::{self, Mapped};
 use super::globals::Globals;
 use super::guard::{DepthGuard, MAX_DEPTH, unit_depth_ok};
 use super::search::bytes_to_path;
-use super::symtab::{SymEntry, SymbolTable};
+use super::symtab::{SymEntry, Symbols};
 use crate::symbols::{CodeInfo, DataInfo, Frame, Miss, SymbolHit, SymbolSource};
 
 type R<'a> = EndianSlice<'a, RunTimeEndian>;
@@ -72,7 +72,7 @@ struct Loaded<'a> {
     /// Refuses units nested too deeply for addr2line's recursion.
     guard: Option<DepthGuard<'a>>,
     dwp: Option<gimli::DwarfPackage<R<'a>>>,
-    symbols: SymbolTable<'a>,
+    symbols: Symbols<'a>,
     /// Why DWARF could not be used, if it could not.
     dwarf_error: Option<String>,
 }
@@ -118,20 +118,6 @@ impl<'a> Loaded<'a> {
         for m in &parts.files {
             objects.push(file::parse(&m.map).map_err(|e| file::unreadable(&m.path, e))?);
         }
-        // Symbols: the DWARF file first, then the others (later ones win
-        // exact ties, so the found file has the last word as in LLVM).
-        let mut order: Vec<&object::File<'a>> = Vec::with_capacity(objects.len());
-        if let Some(d) = parts.dwarf {
-            order.extend(objects.get(d));
-        }
-        for (i, o) in objects.iter().enumerate() {
-            if Some(i) != parts.dwarf {
-                order.push(o);
-            }
-        }
-        order.reverse();
-        let symbols = SymbolTable::build(&order);
-
         let mut dwarf_error = None;
         let mut dwarf = None;
         let ctx = match parts.dwarf.and_then(|d| objects.get(d)) {
@@ -157,7 +143,17 @@ impl<'a> Loaded<'a> {
             )
             .ok()
         });
-        let guard = dwarf.as_deref().map(DepthGuard::new);
+        let guard = dwarf.as_ref().map(|_| DepthGuard::new());
+        // Symbols: the DWARF file first, then the others (later ones win
+        // exact ties, so the found file has the last word as in LLVM).
+        let mut objects: Vec<Option<object::File<'a>>> = objects.into_iter().map(Some).collect();
+        let mut order: Vec<object::File<'a>> = Vec::with_capacity(objects.len());
+        if let Some(d) = parts.dwarf {
+            order.extend(objects.get_mut(d).and_then(Option::take));
+        }
+        order.extend(objects.into_iter().flatten());
+        order.reverse();
+        let symbols = Symbols::new(order);
         Ok(Loaded {
             ctx,
             guard,
@@ -240,7 +236,7 @@ fn load_dwarf<'a>(
         let sup_endian = endian_of(&sup_obj);
         dwarf.load_sup(|id| section(owner, &sup_obj, id.name(), sup_endian))?;
     }
-    dwarf.populate_abbreviations_cache(gimli::AbbreviationsCacheStrategy::Duplicates);
+    dwarf.populate_abbreviations_cache(gimli::AbbreviationsCacheStrategy::All);
     let dwarf = Arc::new(dwarf);
     Ok((Context::from_arc_dwarf(dwarf.clone())?, dwarf))
 }
@@ -359,7 +355,7 @@ impl SymbolSource for ElfSource {
                     Err(e) => error = Some(format!("DWARF: {e}")),
                 }
             }
-            let symbol = loaded.symbols.find(addr).map(hit);
+            let symbol = loaded.symbols.find(addr).as_ref().map(hit);
             if frames.is_empty() && symbol.is_none() {
                 return Err(match error {
                     Some(e) => Miss::Other(e),
@@ -372,7 +368,12 @@ impl SymbolSource for ElfSource {
 
     fn lookup_data(&self, addr: u64) -> Result<DataInfo, Miss> {
         self.cell.with_dependent(|_owner, loaded| {
-            let symbol = loaded.symbols.find(addr).map(hit).ok_or(Miss::NoInfo)?;
+            let symbol = loaded
+                .symbols
+                .find(addr)
+                .as_ref()
+                .map(hit)
+                .ok_or(Miss::NoInfo)?;
             let global = loaded.dwarf.as_ref().and_then(|dwarf| {
                 loaded
                     .globals
