@@ -14,7 +14,7 @@ use typed_arena::Arena;
 
 use super::file::{self, Mapped};
 use super::globals::Globals;
-use super::guard::{DepthGuard, MAX_DEPTH, unit_depth_ok};
+use super::guard::{self, DepthGuard, MAX_DEPTH, unit_depth_ok};
 use super::search::bytes_to_path;
 use super::symtab::{SymEntry, Symbols};
 use crate::symbols::{CodeInfo, DataInfo, Frame, Miss, SymbolHit, SymbolSource};
@@ -120,10 +120,12 @@ impl<'a> Loaded<'a> {
         }
         let mut dwarf_error = None;
         let mut dwarf = None;
+        let mut guard = None;
         let ctx = match parts.dwarf.and_then(|d| objects.get(d)) {
             Some(obj) => match load_dwarf(owner, obj) {
-                Ok((ctx, d)) => {
+                Ok((ctx, d, g)) => {
                     dwarf = Some(d);
+                    guard = Some(g);
                     Some(ctx)
                 }
                 Err(LoadError(e)) => {
@@ -143,7 +145,6 @@ impl<'a> Loaded<'a> {
             )
             .ok()
         });
-        let guard = dwarf.as_ref().map(|_| DepthGuard::new());
         // Symbols: the DWARF file first, then the others (later ones win
         // exact ties, so the found file has the last word as in LLVM).
         let mut objects: Vec<Option<object::File<'a>>> = objects.into_iter().map(Some).collect();
@@ -225,10 +226,12 @@ impl<'a> Loaded<'a> {
 
 type Dwarf<'a> = Arc<gimli::Dwarf<R<'a>>>;
 
+/// The DWARF of `obj`, addr2line's context over it, and the depth guard
+/// (whose ranges for units that declare none are added to `.debug_aranges`).
 fn load_dwarf<'a>(
     owner: &'a Owner,
     obj: &object::File<'a>,
-) -> Result<(Context<R<'a>>, Dwarf<'a>), LoadError> {
+) -> Result<(Context<R<'a>>, Dwarf<'a>, DepthGuard<'a>), LoadError> {
     let endian = endian_of(obj);
     let mut dwarf = gimli::Dwarf::load(|id| section(owner, obj, id.name(), endian))?;
     if let Some(sup) = &owner.parts.sup {
@@ -236,9 +239,20 @@ fn load_dwarf<'a>(
         let sup_endian = endian_of(&sup_obj);
         dwarf.load_sup(|id| section(owner, &sup_obj, id.name(), sup_endian))?;
     }
+    // Every unit's abbreviations are parsed once, shared by the guard and
+    // addr2line.
     dwarf.populate_abbreviations_cache(gimli::AbbreviationsCacheStrategy::All);
+    let (guard, extra) = DepthGuard::build(&dwarf);
+    if !extra.is_empty() {
+        let mut aranges = gimli::Section::reader(&dwarf.debug_aranges)
+            .slice()
+            .to_vec();
+        aranges.extend_from_slice(&extra);
+        let aranges: &'a [u8] = owner.data.alloc(aranges);
+        dwarf.debug_aranges = EndianSlice::new(aranges, endian).into();
+    }
     let dwarf = Arc::new(dwarf);
-    Ok((Context::from_arc_dwarf(dwarf.clone())?, dwarf))
+    Ok((Context::from_arc_dwarf(dwarf.clone())?, dwarf, guard))
 }
 
 fn endian_of(obj: &object::File<'_>) -> RunTimeEndian {
@@ -317,8 +331,10 @@ impl SymbolSource for ElfSource {
                 ));
             }
             // addr2line probes `[addr, addr + 1)`: the last address of the
-            // space cannot be asked (and no code lives there).
-            let askable = guarded && addr != u64::MAX;
+            // space cannot be asked (and no code lives there), nor the one
+            // before, where the guard parks the units without code
+            // (see `DepthGuard::build`).
+            let askable = guarded && addr < guard::NO_CODE;
             if let Some(ctx) = loaded.ctx.as_ref().filter(|_| askable) {
                 let mut lookup = ctx.find_frames(addr);
                 let found = loop {
