@@ -8,12 +8,14 @@
 //! symbol-table answers only, with a reason.
 //!
 //! Which units addr2line may search for an address is decided by their
-//! address ranges. Nothing is read until the first lookup; then one pass
-//! over the unit headers reads each unit's ranges from its root DIE and
-//! `.debug_aranges` (cheap), and only for a unit with neither, its line
-//! program's sequences (as addr2line does). A unit whose ranges cannot be
-//! read is taken to cover every address. Only the units covering an
-//! address asked for are walked.
+//! address ranges. One pass over the unit headers, before addr2line's
+//! `Context` is made, reads each unit's ranges as addr2line does: from its
+//! root DIE or `.debug_aranges` (cheap), and only for a unit declaring
+//! none, from its line program's sequences. Those last ranges are handed to
+//! addr2line as extra `.debug_aranges` sets, so it does not read those
+//! line programs again. A unit whose ranges cannot be read is taken to
+//! cover every address. Only the units covering an address asked for are
+//! walked.
 
 use std::cell::OnceCell;
 
@@ -37,9 +39,9 @@ struct UnitRange {
     unit: usize,
 }
 
-/// Refuses addresses in units nested too deeply; built on first use.
+/// Refuses addresses in units nested too deeply.
 pub(crate) struct DepthGuard<'a> {
-    index: OnceCell<Index<'a>>,
+    index: Index<'a>,
 }
 
 /// Every unit addr2line may search, with the ranges it may search it for.
@@ -53,15 +55,7 @@ struct Index<'a> {
 }
 
 impl<'a> DepthGuard<'a> {
-    /// Free: the unit ranges are read on the first [`address_ok`](Self::address_ok).
-    #[cfg(test)]
-    pub(crate) fn new() -> DepthGuard<'a> {
-        DepthGuard {
-            index: OnceCell::new(),
-        }
-    }
-
-    /// Read the unit ranges now, before addr2line's `Context` is made, and
+    /// Read the unit ranges, before addr2line's `Context` is made, and
     /// return with the guard `.debug_aranges` sets (in `dwarf`'s byte
     /// order) for the units that declare no ranges: the sequences of their
     /// line programs, exactly the ranges addr2line would take from them, or
@@ -72,16 +66,13 @@ impl<'a> DepthGuard<'a> {
     /// it parses them when an address falls in one.
     pub(crate) fn build(dwarf: &gimli::Dwarf<R<'a>>) -> (DepthGuard<'a>, Vec<u8>) {
         let mut aranges = Vec::new();
-        let index = Index::build(dwarf, Some(&mut aranges));
-        let guard = DepthGuard {
-            index: OnceCell::from(index),
-        };
-        (guard, aranges)
+        let index = Index::build(dwarf, &mut aranges);
+        (DepthGuard { index }, aranges)
     }
 
     /// False when a unit that may cover `addr` nests too deeply.
     pub(crate) fn address_ok(&self, dwarf: &gimli::Dwarf<R<'a>>, addr: u64) -> bool {
-        let index = self.index.get_or_init(|| Index::build(dwarf, None));
+        let index = &self.index;
         let mut i = index.ranges.partition_point(|r| r.begin <= addr);
         while i > 0 {
             i -= 1;
@@ -96,13 +87,30 @@ impl<'a> DepthGuard<'a> {
     }
 }
 
+#[cfg(test)]
+impl<'a> DepthGuard<'a> {
+    /// The offsets of the units that may cover `addr`.
+    fn candidates(&self, addr: u64) -> Vec<usize> {
+        let index = &self.index;
+        let mut out: Vec<usize> = index
+            .ranges
+            .iter()
+            .filter(|r| r.begin <= addr && addr < r.end)
+            .filter_map(|r| Some(index.headers[r.unit].debug_info_offset()?.0))
+            .collect();
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+}
+
 impl<'a> Index<'a> {
     /// Unit address ranges as addr2line finds them: `DW_AT_ranges`, else
     /// `.debug_aranges`, else low/high pc, else the line program's
     /// sequences (cheaper than walking such a unit: they hold types).
-    /// With `extra`, `.debug_aranges` sets for the units ranged by their
-    /// line programs are written there.
-    fn build(dwarf: &gimli::Dwarf<R<'a>>, mut extra: Option<&mut Vec<u8>>) -> Index<'a> {
+    /// `.debug_aranges` sets for the units ranged by their line programs
+    /// are written to `extra`.
+    fn build(dwarf: &gimli::Dwarf<R<'a>>, extra: &mut Vec<u8>) -> Index<'a> {
         // (unit offset, set offset), read for the units that need them.
         let mut aranges: Vec<(usize, gimli::DebugArangesOffset<usize>)> = Vec::new();
         let mut arange_headers = dwarf.debug_aranges.headers();
@@ -140,10 +148,8 @@ impl<'a> Index<'a> {
                 }) => match stmt_list.map(|o| line_ranges(dwarf, &header, o, &mut found)) {
                     Some(Ok(())) => {
                         // (With DW_AT_ranges, addr2line does not read aranges.)
-                        if let Some(out) = extra.as_deref_mut()
-                            && !ranges_attr
-                        {
-                            write_aranges(out, big_endian, &header, &found);
+                        if !ranges_attr {
+                            write_aranges(extra, big_endian, &header, &found);
                         }
                         false
                     }
@@ -789,6 +795,189 @@ mod tests {
             n += 1;
         }
         n
+    }
+
+    /// Load a file's DWARF sections (unrelocated, as the tests need).
+    fn load_sections<'d>(obj: &object::File<'d>, dwo: bool) -> gimli::Dwarf<R<'d>> {
+        let load = |id: gimli::SectionId| -> Result<R<'d>, gimli::Error> {
+            let name = if dwo {
+                id.dwo_name().unwrap_or("")
+            } else {
+                id.name()
+            };
+            let bytes = obj
+                .section_by_name(name)
+                .and_then(|s| s.data().ok())
+                .unwrap_or(&[]);
+            Ok(gimli::EndianSlice::new(bytes, gimli::RunTimeEndian::Little))
+        };
+        gimli::Dwarf::load(load).unwrap()
+    }
+
+    /// Everything `find_frames` says about an address, comparable.
+    type Answer = Vec<(Option<Vec<u8>>, Option<String>, Option<u32>, Option<u32>)>;
+
+    fn answer(ctx: &addr2line::Context<R<'_>>, addr: u64) -> Answer {
+        let mut lookup = ctx.find_frames(addr);
+        let found = loop {
+            match lookup {
+                addr2line::LookupResult::Output(r) => break r,
+                addr2line::LookupResult::Load { continuation, .. } => {
+                    lookup = addr2line::LookupContinuation::resume(continuation, None)
+                }
+            }
+        };
+        let mut out = Vec::new();
+        if let Ok(mut frames) = found {
+            while let Ok(Some(f)) = frames.next() {
+                out.push((
+                    f.function.map(|n| n.name.slice().to_vec()),
+                    f.location.as_ref().and_then(|l| l.file.map(str::to_owned)),
+                    f.location.as_ref().and_then(|l| l.line),
+                    f.location.as_ref().and_then(|l| l.column),
+                ));
+            }
+        }
+        out
+    }
+
+    /// Addresses worth asking about in a file: every line-table row, one
+    /// before and after, and each unit's range ends.
+    fn addresses(dwarf: &gimli::Dwarf<R<'_>>) -> Vec<u64> {
+        let mut out = Vec::new();
+        let mut units = dwarf.units();
+        while let Ok(Some(header)) = units.next() {
+            let Ok(unit) = dwarf.unit(header) else {
+                continue;
+            };
+            if let Ok(mut ranges) = dwarf.unit_ranges(&unit) {
+                while let Ok(Some(r)) = ranges.next() {
+                    out.extend([r.begin, r.end.wrapping_sub(1), r.end]);
+                }
+            }
+            if let Some(program) = unit.line_program.clone() {
+                let mut rows = program.rows();
+                while let Ok(Some((_, row))) = rows.next_row() {
+                    let a = row.address();
+                    out.extend([a.wrapping_sub(1), a, a + 1]);
+                }
+            }
+        }
+        out.retain(|&a| a < NO_CODE);
+        out.sort_unstable();
+        out.dedup();
+        // A sample of big files (SYMFILTER_TEST_DWARF_FILE).
+        let step = out.len() / 20_000 + 1;
+        out.into_iter().step_by(step).collect()
+    }
+
+    /// On real files: addr2line over the extra aranges answers exactly as
+    /// over the file's own, and every unit it answers from is one the
+    /// guard checks.
+    #[test]
+    fn guard_ranges_cover_what_addr2line_searches() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut files: Vec<std::path::PathBuf> = [
+            "c_O0",
+            "c_O2",
+            "c_nopie",
+            "c_dwarf4",
+            "c_gcc",
+            "cpp_O2",
+            "cpp_gmlt",
+            "libprog.so",
+            "c_stripped.debug",
+            "split_dwo",
+            "dwz_prog",
+        ]
+        .iter()
+        .map(|n| root.join("testdata/elf/bin").join(n))
+        .collect();
+        files.push(root.join("testdata/latency/bin/types_only"));
+        if let Ok(entries) = std::fs::read_dir(root.join("testdata/bin")) {
+            files.extend(entries.flatten().map(|e| e.path()));
+        }
+        if let Some(extra) = std::env::var_os("SYMFILTER_TEST_DWARF_FILE") {
+            files.push(extra.into());
+        }
+        let mut asked = 0;
+        let mut found = 0;
+        let mut parked = 0;
+        for path in &files {
+            let data = std::fs::read(path).unwrap();
+            let obj = object::File::parse(&*data).unwrap();
+            let plain = load_sections(&obj, false);
+            let (guard, extra) = DepthGuard::build(&plain);
+            let mut sections = gimli::Section::reader(&plain.debug_aranges).to_vec();
+            sections.extend_from_slice(&extra);
+            let mut fed = load_sections(&obj, false);
+            fed.debug_aranges =
+                gimli::EndianSlice::new(&sections[..], gimli::RunTimeEndian::Little).into();
+            // The extra sets read back: one per unit they were written for.
+            let mut sets = fed.debug_aranges.headers();
+            let mut n = 0;
+            while let Some(h) = sets.next().unwrap() {
+                let mut entries = h.entries();
+                while let Some(e) = entries.next().unwrap() {
+                    parked += usize::from(e.range().begin == NO_CODE);
+                }
+                n += 1;
+            }
+            assert!(n >= 1 || extra.is_empty(), "{}", path.display());
+            let reference = addr2line::Context::from_dwarf(load_sections(&obj, false)).unwrap();
+            let ctx = addr2line::Context::from_dwarf(fed).unwrap();
+            for addr in addresses(&plain) {
+                assert!(guard.address_ok(&plain, addr));
+                let want = answer(&reference, addr);
+                assert_eq!(answer(&ctx, addr), want, "{} {addr:#x}", path.display());
+                asked += 1;
+                let mut lookup = reference.find_dwarf_and_unit(addr);
+                let unit = loop {
+                    match lookup {
+                        addr2line::LookupResult::Output(r) => break r,
+                        addr2line::LookupResult::Load { continuation, .. } => {
+                            lookup = addr2line::LookupContinuation::resume(continuation, None)
+                        }
+                    }
+                };
+                if let Some(unit) = unit
+                    && unit.header.debug_info_offset().is_some()
+                {
+                    found += 1;
+                    let offset = unit.header.debug_info_offset().unwrap().0;
+                    assert!(
+                        guard.candidates(addr).contains(&offset),
+                        "{} {addr:#x}: unit {offset:#x} not guarded",
+                        path.display()
+                    );
+                }
+            }
+        }
+        assert!(asked > 1000 && found > 500, "{asked} {found}");
+        // The Rust fixtures have units with types only.
+        assert!(parked > 0);
+    }
+
+    /// 20,000 nested DIEs in a unit ranged by its line program, by
+    /// `.debug_aranges` or by `DW_AT_ranges` (testdata/latency/build.sh):
+    /// refused where the unit has code, symbol-table answers, no crash.
+    #[test]
+    fn hostile_nesting_is_refused_however_the_unit_is_ranged() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/latency/bin");
+        for name in ["deep_lines", "deep_aranges", "deep_ranges"] {
+            let path = dir.join(name);
+            let data = std::fs::read(&path).unwrap();
+            let obj = object::File::parse(&*data).unwrap();
+            let dwarf = load_sections(&obj, false);
+            let (guard, _) = DepthGuard::build(&dwarf);
+            // `outer` is at 0x1140, `_start` at 0x1040 (outside every range).
+            assert!(!guard.address_ok(&dwarf, 0x1150), "{name}");
+            assert!(guard.address_ok(&dwarf, 0x1040), "{name}");
+            let source = crate::elf::open_file(&path, &[]).unwrap();
+            let info = crate::symbols::SymbolSource::lookup_code(&source, 0x1150).unwrap();
+            assert!(info.frames.is_empty(), "{name}");
+            assert_eq!(info.symbol.unwrap().name, "outer", "{name}");
+        }
     }
 
     #[test]

@@ -279,6 +279,69 @@ mod tests {
         assert_eq!(t.find(u64::MAX).map(|s| s.name), Some(&b"asm"[..]));
     }
 
+    /// The scan answers as the sorted table, at every symbol's edges, on
+    /// every fixture (C, C++, Rust, shared library, stripped + debug file).
+    #[test]
+    fn scan_answers_as_the_table() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut paths: Vec<std::path::PathBuf> = Vec::new();
+        for dir in ["testdata/elf/bin", "testdata/bin", "testdata/latency/bin"] {
+            if let Ok(entries) = std::fs::read_dir(root.join(dir)) {
+                paths.extend(entries.flatten().map(|e| e.path()));
+            }
+        }
+        if let Some(extra) = std::env::var_os("SYMFILTER_TEST_DWARF_FILE") {
+            paths.push(extra.into());
+        }
+        paths.sort();
+        let datas: Vec<Vec<u8>> = paths.iter().map(|p| std::fs::read(p).unwrap()).collect();
+        let mut checked = 0;
+        // Each file alone, and a binary with its debug file (both orders).
+        let mut sets: Vec<Vec<usize>> = (0..datas.len()).map(|i| vec![i]).collect();
+        let find = |name: &str| paths.iter().position(|p| p.ends_with(name));
+        if let (Some(a), Some(b)) = (find("elf/bin/c_stripped"), find("elf/bin/c_stripped.debug")) {
+            sets.push(vec![a, b]);
+            sets.push(vec![b, a]);
+        }
+        for set in sets {
+            let parse = || -> Vec<object::File<'_>> {
+                set.iter()
+                    .filter_map(|&i| object::File::parse(&*datas[i]).ok())
+                    .filter(|f| matches!(f, object::File::Elf32(_) | object::File::Elf64(_)))
+                    .collect()
+            };
+            let files = parse();
+            if files.is_empty() {
+                continue;
+            }
+            let table = SymbolTable::build(&files.iter().collect::<Vec<_>>());
+            let symbols = Symbols::new(parse());
+            let mut addrs = vec![0, 1, u64::MAX];
+            for s in &table.syms {
+                addrs.extend([s.addr.wrapping_sub(1), s.addr, s.addr + 1]);
+                addrs.extend([
+                    s.addr.wrapping_add(s.size).wrapping_sub(1),
+                    s.addr.wrapping_add(s.size),
+                ]);
+            }
+            addrs.sort_unstable();
+            addrs.dedup();
+            let step = addrs.len() / 5_000 + 1;
+            for &a in addrs.iter().step_by(step) {
+                let want = table.find(a).map(|s| (s.addr, s.size, s.name, s.file));
+                let got = symbols.scan(a).map(|s| (s.addr, s.size, s.name, s.file));
+                assert_eq!(
+                    got,
+                    want,
+                    "{:?} {a:#x}",
+                    set.iter().map(|&i| &paths[i]).collect::<Vec<_>>()
+                );
+                checked += 1;
+            }
+        }
+        assert!(checked > 2000, "{checked}");
+    }
+
     #[test]
     fn mapping_symbols() {
         assert!(is_mapping_symbol(b"$x"));
