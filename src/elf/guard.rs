@@ -398,28 +398,47 @@ fn write_aranges(
     let Ok(offset) = u64::try_from(offset.0) else {
         return;
     };
-    let put = |out: &mut Vec<u8>, v: u64, n: usize| {
-        let bytes = if big {
-            v.to_be_bytes()
-        } else {
-            v.to_le_bytes()
-        };
-        if big {
-            out.extend_from_slice(&bytes[8 - n..]);
-        } else {
-            out.extend_from_slice(&bytes[..n]);
-        }
-    };
     // 64-bit DWARF only when the unit's offset needs it.
     let dwarf64 = offset > u64::from(u32::MAX - 0x10);
+    let tuples = ranges
+        .iter()
+        .filter(|r| r.begin < r.end)
+        .map(|r| (r.begin, r.end - r.begin));
+    write_set(out, big, dwarf64, offset, encoding.address_size, tuples);
+}
+
+/// Append one `.debug_aranges` set (version 2, no segments) holding
+/// `tuples` (address, length) and its terminator.
+fn write_set(
+    out: &mut Vec<u8>,
+    big: bool,
+    dwarf64: bool,
+    unit_offset: u64,
+    address_size: u8,
+    tuples: impl Iterator<Item = (u64, u64)> + Clone,
+) {
+    let size = usize::from(address_size);
+    if !matches!(size, 1 | 2 | 4 | 8) {
+        return;
+    }
+    let put = |out: &mut Vec<u8>, v: u64, n: usize| {
+        if big {
+            out.extend_from_slice(&v.to_be_bytes()[8 - n..]);
+        } else {
+            out.extend_from_slice(&v.to_le_bytes()[..n]);
+        }
+    };
     let (length_size, word) = if dwarf64 { (12, 8) } else { (4, 4) };
     let header_len = length_size + 2 + word + 2;
     let padding = (2 * size - header_len % (2 * size)) % (2 * size);
-    let tuples = ranges.iter().filter(|r| r.begin < r.end).count() + 1;
-    let total = header_len + padding + tuples * 2 * size;
-    let Ok(length) = u64::try_from(total - length_size) else {
+    let count = tuples.clone().count() + 1;
+    let Some(total) = count
+        .checked_mul(2 * size)
+        .and_then(|t| t.checked_add(header_len + padding))
+    else {
         return;
     };
+    let length = (total - length_size) as u64;
     if dwarf64 {
         put(out, 0xffff_ffff, 4);
         put(out, length, 8);
@@ -430,16 +449,120 @@ fn write_aranges(
         put(out, u64::from(length), 4);
     }
     put(out, 2, 2);
-    put(out, offset, word);
-    out.push(encoding.address_size);
+    put(out, unit_offset, word);
+    out.push(address_size);
     out.push(0);
     out.resize(out.len() + padding, 0);
-    for r in ranges.iter().filter(|r| r.begin < r.end) {
-        put(out, r.begin, size);
-        put(out, r.end - r.begin, size);
+    for (address, length) in tuples {
+        put(out, address, size);
+        put(out, length, size);
     }
     put(out, 0, size);
     put(out, 0, size);
+}
+
+/// Consecutive `(0, 0)` tuples in one `.debug_aranges` set past which the
+/// section is rewritten without them.
+const ZERO_RUN: usize = 32;
+
+/// gimli reads a `(0, 0)` tuple in the middle of an aranges set (a
+/// terminator written too early) by calling itself for the next one: a few
+/// MB of them overflow the stack, in addr2line's `Context` as in the guard.
+/// They mean nothing, so when a set holds a long run of them the section
+/// is rewritten without any (each set keeping one terminator). `None` when
+/// there is nothing to remove (checked first by a pass looking for a run
+/// of zero bytes, the common case). A set that cannot be read ends the rewrite:
+/// the rest is kept as it is, as gimli would see it.
+pub(crate) fn clean_aranges(section: &[u8], big: bool) -> Option<Vec<u8>> {
+    // A long run (the thousands that hurt) holds many aligned zero words;
+    // 64 in a row start the real check.
+    let mut zero_words = 0;
+    section
+        .chunks_exact(8)
+        .any(|w| {
+            zero_words = if w == [0; 8] { zero_words + 1 } else { 0 };
+            zero_words >= 64
+        })
+        .then_some(())?;
+    let endian = if big {
+        gimli::RunTimeEndian::Big
+    } else {
+        gimli::RunTimeEndian::Little
+    };
+    let mut input = gimli::EndianSlice::new(section, endian);
+    let mut out = Vec::with_capacity(section.len() / 4);
+    let mut changed = false;
+    while !input.is_empty() {
+        let start = section.len() - input.len();
+        match read_set(&mut input) {
+            Ok(Some(set)) => {
+                changed |= set.zero_run > ZERO_RUN;
+                write_set(
+                    &mut out,
+                    big,
+                    set.dwarf64,
+                    set.unit_offset,
+                    set.address_size,
+                    set.tuples.into_iter(),
+                );
+            }
+            _ => {
+                out.extend_from_slice(&section[start..]);
+                break;
+            }
+        }
+    }
+    changed.then_some(out)
+}
+
+/// One `.debug_aranges` set, its `(0, 0)` tuples left out.
+struct ArangeSet {
+    dwarf64: bool,
+    unit_offset: u64,
+    address_size: u8,
+    tuples: Vec<(u64, u64)>,
+    /// The longest run of `(0, 0)` tuples.
+    zero_run: usize,
+}
+
+/// Read one set as gimli does; `None` for one gimli would refuse.
+fn read_set(input: &mut R<'_>) -> gimli::Result<Option<ArangeSet>> {
+    use gimli::ReaderOffset as _;
+    let (length, format) = input.read_initial_length()?;
+    let mut rest = input.split(length)?;
+    let version = rest.read_u16()?;
+    let unit_offset = rest.read_offset(format)?.into_u64();
+    let address_size = rest.read_u8()?;
+    let segment_size = rest.read_u8()?;
+    if !(version == 2 || version == 3)
+        || segment_size != 0
+        || !matches!(address_size, 1 | 2 | 4 | 8)
+    {
+        return Ok(None);
+    }
+    let header_length = format.initial_length_size() + 2 + format.word_size() + 2;
+    let tuple = 2 * address_size;
+    rest.skip(usize::from((tuple - header_length % tuple) % tuple))?;
+    let mut tuples = Vec::new();
+    let (mut run, mut zero_run) = (0, 0);
+    while rest.len() >= usize::from(tuple) {
+        let address = rest.read_address(address_size)?;
+        let length = rest.read_address(address_size)?;
+        if address == 0 && length == 0 {
+            run += 1;
+            zero_run = zero_run.max(run);
+        } else {
+            run = 0;
+            tuples.push((address, length));
+        }
+    }
+    Ok(Some(ArangeSet {
+        dwarf64: format == gimli::Format::Dwarf64,
+        unit_offset,
+        address_size,
+        tuples,
+        zero_run,
+    }))
 }
 
 /// A line program's sequences (from the first row to the end), as
@@ -1030,6 +1153,52 @@ mod tests {
             assert!(info.frames.is_empty(), "{name}");
             assert_eq!(info.symbol.unwrap().name, "outer", "{name}");
         }
+    }
+
+    /// A set with 200,000 `(0, 0)` tuples before its one entry: read as is,
+    /// gimli recurses once per tuple and overflows the stack.
+    #[test]
+    fn long_runs_of_zero_aranges_tuples_are_dropped() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("testdata/latency/bin/deep_aranges");
+        let data = std::fs::read(path).unwrap();
+        let obj = object::File::parse(&*data).unwrap();
+        let original = obj
+            .section_by_name(".debug_aranges")
+            .unwrap()
+            .data()
+            .unwrap();
+        assert!(clean_aranges(original, false).is_none());
+        let zeros = 200_000;
+        let mut set = Vec::new();
+        set.extend_from_slice(&2u16.to_le_bytes());
+        set.extend_from_slice(&0u32.to_le_bytes());
+        set.extend_from_slice(&[8, 0, 0, 0, 0, 0]);
+        set.resize(set.len() + 16 * zeros, 0);
+        for v in [0x1140u64, 0x20, 0, 0] {
+            set.extend_from_slice(&v.to_le_bytes());
+        }
+        let mut hostile = (set.len() as u32).to_le_bytes().to_vec();
+        hostile.extend_from_slice(&set);
+        let clean = clean_aranges(&hostile, false).unwrap();
+        let le = gimli::RunTimeEndian::Little;
+        let mut headers = gimli::DebugAranges::new(&clean[..], le).headers();
+        let header = headers.next().unwrap().unwrap();
+        let entries: Vec<_> = header.entries().map(|e| e.unwrap().range()).collect();
+        assert_eq!(
+            entries,
+            [gimli::Range {
+                begin: 0x1140,
+                end: 0x1160
+            }]
+        );
+        assert!(headers.next().unwrap().is_none());
+        // The guard and addr2line over it: refused, no crash.
+        let mut dwarf = load_sections(&obj, false);
+        dwarf.debug_aranges = gimli::EndianSlice::new(&clean[..], le).into();
+        let (guard, _) = DepthGuard::build(&dwarf);
+        assert!(!guard.address_ok(&dwarf, 0x1150));
+        assert!(addr2line::Context::from_dwarf(dwarf).is_ok());
     }
 
     #[test]

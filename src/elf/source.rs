@@ -242,6 +242,13 @@ fn load_dwarf<'a>(
     // Every unit's abbreviations are parsed once, shared by the guard and
     // addr2line.
     dwarf.populate_abbreviations_cache(gimli::AbbreviationsCacheStrategy::All);
+    let big = endian == RunTimeEndian::Big;
+    if let Some(clean) =
+        guard::clean_aranges(gimli::Section::reader(&dwarf.debug_aranges).slice(), big)
+    {
+        let clean: &'a [u8] = owner.data.alloc(clean);
+        dwarf.debug_aranges = EndianSlice::new(clean, endian).into();
+    }
     let (guard, extra) = DepthGuard::build(&dwarf);
     if !extra.is_empty() {
         let mut aranges = gimli::Section::reader(&dwarf.debug_aranges)
