@@ -648,20 +648,43 @@ fn form_size(form: gimli::DwForm, encoding: gimli::Encoding) -> Option<usize> {
     })
 }
 
-/// How to step over one DIE's attributes: runs of fixed-size forms merged.
+/// How to step over one DIE's attributes: runs of fixed-size forms merged,
+/// the common variable-size forms sorted by how they are skipped.
 #[derive(Clone, Copy)]
 enum Step {
     Fixed(usize),
+    /// A LEB128 number.
+    Leb,
+    /// A block whose length is a ULEB128 (`block`, `exprloc`).
+    LebBlock,
+    /// A NUL-terminated string.
+    Str,
+    /// Any other form (blocks with fixed-size lengths, `indirect`).
     Variable(gimli::DwForm),
 }
 
-struct Skip {
-    has_children: bool,
-    steps: Box<[Step]>,
+/// The step for a form that has no fixed size.
+#[allow(non_upper_case_globals)]
+fn variable_step(form: gimli::DwForm) -> Step {
+    use gimli::constants::*;
+    match form {
+        DW_FORM_udata
+        | DW_FORM_sdata
+        | DW_FORM_ref_udata
+        | DW_FORM_strx
+        | DW_FORM_GNU_str_index
+        | DW_FORM_addrx
+        | DW_FORM_GNU_addr_index
+        | DW_FORM_loclistx
+        | DW_FORM_rnglistx => Step::Leb,
+        DW_FORM_block | DW_FORM_exprloc => Step::LebBlock,
+        DW_FORM_string => Step::Str,
+        _ => Step::Variable(form),
+    }
 }
 
-fn skip_for(abbrev: &gimli::Abbreviation, encoding: gimli::Encoding) -> Skip {
-    let mut steps = Vec::new();
+/// The steps over one abbreviation's attributes.
+fn steps_for(abbrev: &gimli::Abbreviation, encoding: gimli::Encoding, steps: &mut Vec<Step>) {
     let mut run = 0usize;
     for spec in abbrev.attributes() {
         match form_size(spec.form(), encoding) {
@@ -671,16 +694,12 @@ fn skip_for(abbrev: &gimli::Abbreviation, encoding: gimli::Encoding) -> Skip {
                     steps.push(Step::Fixed(run));
                     run = 0;
                 }
-                steps.push(Step::Variable(spec.form()));
+                steps.push(variable_step(spec.form()));
             }
         }
     }
     if run > 0 {
         steps.push(Step::Fixed(run));
-    }
-    Skip {
-        has_children: abbrev.has_children(),
-        steps: steps.into_boxed_slice(),
     }
 }
 
@@ -690,10 +709,21 @@ const DENSE_CODES: u64 = 1 << 14;
 /// What the walk knows about an abbreviation code.
 #[derive(Clone, Copy, Default)]
 struct Entry {
-    known: bool,
+    kind: Kind,
     has_children: bool,
-    /// Total size when every attribute has a fixed-size form.
-    fixed: Option<u32>,
+    /// [`Kind::Fixed`]: the size of the attributes; [`Kind::Steps`]: where
+    /// its steps start in the step table.
+    at: u32,
+    /// [`Kind::Steps`]: how many.
+    len: u32,
+}
+
+#[derive(Clone, Copy, Default, PartialEq, Eq)]
+enum Kind {
+    #[default]
+    Unknown,
+    Fixed,
+    Steps,
 }
 
 /// The walk itself, over the raw DIE bytes. Abbreviations whose attributes
@@ -725,8 +755,10 @@ fn max_depth<T: Reader>(
         pos: 0,
         big_endian,
     };
-    let mut entries: Vec<Entry> = Vec::new();
-    let mut programs: Vec<Option<Skip>> = Vec::new();
+    // Indexed by code (below DENSE_CODES); steps of all codes in one table.
+    let mut entries: Vec<Entry> = vec![Entry::default(); 128];
+    let mut steps: Vec<Step> = Vec::new();
+    let mut scratch: Vec<Step> = Vec::new();
     let mut depth: isize = 0;
     let mut deepest: isize = 0;
     while let Some(&first) = walk.data.get(walk.pos) {
@@ -743,37 +775,28 @@ fn max_depth<T: Reader>(
             depth -= 1;
             continue;
         }
-        let dense = usize::try_from(code)
-            .ok()
-            .filter(|&c| (c as u64) < DENSE_CODES);
-        let mut entry = dense
-            .and_then(|c| entries.get(c).copied())
-            .unwrap_or_default();
-        if !entry.known {
+        let mut entry = entries.get(code as usize).copied().unwrap_or_default();
+        if entry.kind == Kind::Unknown {
             let Some(abbrev) = abbrevs.get(code) else {
                 return deepest;
             };
-            let skip = skip_for(abbrev, encoding);
-            entry = Entry {
-                known: true,
-                has_children: skip.has_children,
-                fixed: match *skip.steps {
-                    [] => Some(0),
-                    [Step::Fixed(n)] => u32::try_from(n).ok(),
-                    _ => None,
-                },
-            };
-            match dense {
-                Some(c) => {
-                    if entries.len() <= c {
-                        entries.resize(c + 1, Entry::default());
-                        programs.resize_with(c + 1, || None);
-                    }
-                    entries[c] = entry;
-                    programs[c] = Some(skip);
+            scratch.clear();
+            steps_for(abbrev, encoding, &mut scratch);
+            entry.has_children = abbrev.has_children();
+            match (scratch.as_slice(), u32::try_from(steps.len())) {
+                ([], _) => entry.kind = Kind::Fixed,
+                (&[Step::Fixed(n)], _) if u32::try_from(n).is_ok() => {
+                    entry.kind = Kind::Fixed;
+                    entry.at = n as u32;
                 }
-                None => {
-                    // Rare: huge codes are re-read each time.
+                (_, Ok(at)) if code < DENSE_CODES => {
+                    entry.kind = Kind::Steps;
+                    entry.at = at;
+                    entry.len = scratch.len() as u32;
+                    steps.extend_from_slice(&scratch);
+                }
+                // Rare: huge codes are re-read each time.
+                _ => {
                     if entry.has_children {
                         depth += 1;
                         deepest = deepest.max(depth);
@@ -781,11 +804,18 @@ fn max_depth<T: Reader>(
                             return deepest;
                         }
                     }
-                    if !walk.steps(&skip.steps, encoding) {
+                    if !walk.steps(&scratch, encoding) {
                         return deepest;
                     }
                     continue;
                 }
+            }
+            if code < DENSE_CODES {
+                let c = code as usize;
+                if entries.len() <= c {
+                    entries.resize(c + 1, Entry::default());
+                }
+                entries[c] = entry;
             }
         }
         if entry.has_children {
@@ -795,13 +825,15 @@ fn max_depth<T: Reader>(
                 return deepest;
             }
         }
-        let ok = match (entry.fixed, dense) {
-            (Some(n), _) => walk.skip(n as usize),
-            (None, Some(c)) => match programs.get(c) {
-                Some(Some(skip)) => walk.steps(&skip.steps, encoding),
-                _ => false,
-            },
-            (None, None) => false,
+        let ok = match entry.kind {
+            Kind::Fixed => walk.skip(entry.at as usize),
+            _ => {
+                let at = entry.at as usize;
+                match steps.get(at..at + entry.len as usize) {
+                    Some(s) => walk.steps(s, encoding),
+                    None => false,
+                }
+            }
         };
         if !ok {
             return deepest;
@@ -818,13 +850,42 @@ struct Walk<'d> {
 }
 
 impl Walk<'_> {
+    #[inline(always)]
     fn steps(&mut self, steps: &[Step], encoding: gimli::Encoding) -> bool {
-        steps.iter().all(|step| match *step {
-            Step::Fixed(n) => self.skip(n),
-            Step::Variable(form) => self.variable(form, encoding),
-        })
+        for step in steps {
+            let ok = match *step {
+                Step::Fixed(n) => self.skip(n),
+                Step::Leb => self.skip_leb(),
+                Step::LebBlock => match self.uleb().map(usize::try_from) {
+                    Some(Ok(n)) => self.skip(n),
+                    _ => false,
+                },
+                Step::Str => match memchr::memchr(0, &self.data[self.pos.min(self.data.len())..]) {
+                    Some(n) => self.skip(n + 1),
+                    None => false,
+                },
+                Step::Variable(form) => self.variable(form, encoding),
+            };
+            if !ok {
+                return false;
+            }
+        }
+        true
     }
 
+    /// Step over a LEB128 number (as [`uleb`](Self::uleb) reads it).
+    #[inline]
+    fn skip_leb(&mut self) -> bool {
+        while let Some(&byte) = self.data.get(self.pos) {
+            self.pos += 1;
+            if byte & 0x80 == 0 {
+                return true;
+            }
+        }
+        false
+    }
+
+    #[inline]
     fn skip(&mut self, n: usize) -> bool {
         match self.pos.checked_add(n) {
             Some(end) if end <= self.data.len() => {
