@@ -22,11 +22,15 @@ hyperfine -w 1 -r 3 \
   -n llvm-symbolizer "$LLVM --filter-markup --debug-file-directory=debug < bench.log > llvm.out" \
   -n "symfilter --format=llvm" "$SF --format=llvm --build-id-dir debug bench.log > sf-llvm.out" \
   -n "symfilter (human)" "$SF --build-id-dir debug bench.log > sf-human.out"
-for cmd in "$LLVM --filter-markup --debug-file-directory=debug" "$SF --format=llvm --build-id-dir debug"; do
-  /usr/bin/time -f "%e s  %U s user  %M KB peak  $cmd" $cmd < bench.log > /dev/null
+for cmd in "$LLVM --filter-markup --debug-file-directory=debug" "$SF --format=llvm --build-id-dir debug" \
+    "$SF --build-id-dir debug" "$SF --format=json --build-id-dir debug"; do
+  /usr/bin/time -f "%e s  %U s user  %S s sys  %M KB peak  $cmd" $cmd < bench.log > /dev/null
 done
-echo "outputs identical apart from line-0 columns:"
-diff llvm.out sf-llvm.out | grep '^<' | grep -vc ':0:[0-9]' || true
+if cmp -s llvm.out sf-llvm.out; then
+  echo "--format=llvm output identical to llvm-symbolizer's"
+else
+  echo "--format=llvm output DIFFERS from llvm-symbolizer's:"; cmp llvm.out sf-llvm.out
+fi
 # Latency to the first symbolized line: context + one bt, DWARF opened cold.
 head -7 bench.log > first.log
 echo "   {{{bt:0:$(grep -m1 -o 'bt:[0-9]*:0x[0-9a-f]*' bench.log | cut -d: -f3):ra}}}" >> first.log

@@ -33,6 +33,7 @@ impl Module {
         ModuleKey {
             build_id: self.build_id.clone(),
             name: self.name_lossy().into_owned(),
+            image_base_hint: None,
         }
     }
 }
@@ -146,6 +147,16 @@ impl Context {
     }
 
     /// Regions of one module, by start address.
+    /// The key to ask symbol providers for `module` with, with the start
+    /// of its image as far as this context knows it (the lowest
+    /// module-relative address mapped): Breakpad addresses of non-PIE
+    /// executables are relative to it.
+    pub fn key_of(&self, module: &Module) -> ModuleKey {
+        let mut key = module.key();
+        key.image_base_hint = self.regions_of(module.id).map(|r| r.rel).min();
+        key
+    }
+
     pub fn regions_of(&self, id: u64) -> impl Iterator<Item = &Region> {
         self.regions.values().filter(move |r| r.module == id)
     }

@@ -670,14 +670,14 @@ pub fn resolve_coverage(
             continue;
         };
         rels.sort_unstable();
-        let src = symbolizer.open(&module.key()).source.ok();
+        let src = symbolizer.open(&context.key_of(module)).source.ok();
         for run in rels.chunk_by(|a, b| a == b) {
             let name = src.and_then(|src| match src.lookup_code(run[0]) {
                 Ok(info) => info
                     .frames
                     .first()
                     .and_then(|f| f.function.clone())
-                    .or(info.symbol.map(|s| s.name)),
+                    .or_else(|| info.symbol.as_ref().map(|s| s.name.clone())),
                 Err(_) => None,
             });
             match name {

@@ -11,6 +11,9 @@
 //! trickling pipe (`tail -f log | symfilter`) while big files still get big
 //! writes.
 //!
+//! Rendering and writing run on a second thread ([`crate::pipeline`]):
+//! the filter hands over each line's events in order, in batches.
+//!
 //! Memory is bounded: a line longer than [`Options::max_line`] is passed
 //! through unchanged without interpretation (one diagnostic if it held
 //! markup); a multi-line `hexdict` is gathered up to
@@ -19,12 +22,13 @@
 
 use std::collections::HashSet;
 use std::io::{self, Read, Write};
+use std::sync::mpsc::{SyncSender, sync_channel};
 
 use crate::context::{Context, ContextError, MmapAdded, Module, Region};
 use crate::markup::{ESC, Element, Lexer, Node, PcKind, RawElement, parse_element};
+use crate::pipeline::{self, BATCH_BYTES, BATCHES_IN_FLIGHT, Batch, Job, LineJob, OwnedEvent};
 use crate::render::{
-    self, ContextEvent, Event, Format, HexValue, Line, Lookup, Place, Render, RenderOptions,
-    Resolved,
+    self, ContextEvent, Event, Format, HexValue, Lookup, Place, Render, RenderOptions, Resolved,
 };
 use crate::symbols::{BuildId, Symbolizer};
 
@@ -39,6 +43,8 @@ pub struct Options {
     /// No diagnostics on stderr.
     pub quiet: bool,
     pub strip_path_prefix: Option<String>,
+    /// Human format: no path shortening beyond `strip_path_prefix`.
+    pub full_paths: bool,
     /// Print every place tried for each module at its first use.
     pub explain: bool,
     /// Longest line interpreted; longer ones pass through unchanged.
@@ -59,6 +65,7 @@ impl Default for Options {
             keep_context: false,
             quiet: false,
             strip_path_prefix: None,
+            full_paths: false,
             explain: false,
             max_line: 16 << 20,
             max_group_lines: 256,
@@ -160,9 +167,19 @@ pub struct Filter {
     lexer: Lexer,
     context: Context,
     symbolizer: Symbolizer,
-    render: Box<dyn Render>,
+    /// The renderer; on the render thread while [`Filter::run`] runs.
+    render: Option<Box<dyn Render>>,
+    /// What the renderer wants (asked once, it is away during a run).
+    multiline: bool,
+    context_ends_line: bool,
+    /// Reads of the input never wait (a regular file): the renderer is not
+    /// asked to write out what it holds at read boundaries.
+    never_blocks: bool,
+    /// Jobs not yet handed to the render thread.
+    batch: Batch,
+    /// The render thread's end of the pipe, during a run.
+    to_render: Option<SyncSender<Batch>>,
     diag: Diagnostics,
-    nodes: Vec<Node>,
     explained: HashSet<BuildId>,
     input: String,
     /// Location of the element being resolved (for diagnostics).
@@ -186,15 +203,20 @@ impl Filter {
                 color: opts.color,
                 keep_context: opts.keep_context,
                 strip_path_prefix: opts.strip_path_prefix.clone(),
+                full_paths: opts.full_paths,
             },
         );
         Filter {
             lexer: Lexer::new(),
             context: Context::new(),
             symbolizer,
-            render,
+            multiline: render.multiline(),
+            never_blocks: false,
+            context_ends_line: render.context_ends_line(),
+            render: Some(render),
+            batch: Batch::default(),
+            to_render: None,
             diag,
-            nodes: Vec::new(),
             explained: HashSet::new(),
             input: String::from("<stdin>"),
             at: (0, 0),
@@ -204,19 +226,99 @@ impl Filter {
         }
     }
 
+    /// Say whether the next inputs are regular files, whose reads never
+    /// wait. Then output held back by the renderer (a backtrace) is not
+    /// written out early at read boundaries, and the output does not depend
+    /// on read sizes. Default false (pipes, terminals: output stays live).
+    pub fn set_input_never_blocks(&mut self, yes: bool) {
+        self.never_blocks = yes;
+    }
+
     /// Number of diagnostics so far.
     pub fn diagnostics(&self) -> u64 {
         self.diag.count
     }
 
     /// Filter one input. `input` names it in diagnostics (a path or
-    /// `<stdin>`).
+    /// `<stdin>`). Output is written by a second thread while this one
+    /// reads and resolves.
     pub fn run(
         &mut self,
         input: &str,
-        mut reader: impl Read,
-        out: &mut dyn Write,
+        reader: impl Read,
+        out: &mut (dyn Write + Send),
     ) -> Result<(), FilterError> {
+        let Some(mut render) = self.render.take() else {
+            return Err(FilterError::Write(io::Error::other(
+                "the renderer was lost to an earlier failure",
+            )));
+        };
+        let (to_render, batches) = sync_channel(BATCHES_IN_FLIGHT);
+        let (scanned, played) = std::thread::scope(|s| {
+            let player = s.spawn(move || {
+                let played = pipeline::play_all(render.as_mut(), out, batches);
+                (render, played)
+            });
+            self.to_render = Some(to_render);
+            let scanned = self
+                .scan(input, reader)
+                .and_then(|()| self.hand_over(false));
+            // Hang up: the render thread ends after the last batch.
+            self.to_render = None;
+            (scanned, player.join())
+        });
+        let (render, played) = match played {
+            Ok(r) => r,
+            Err(panic) => std::panic::resume_unwind(panic),
+        };
+        self.render = Some(render);
+        // A write failure is the cause when both sides stopped.
+        played.map_err(FilterError::Write)?;
+        scanned
+    }
+
+    /// Hand the batch to the render thread (`flush`: and have it write
+    /// everything out, as the filter is about to block).
+    fn hand_over(&mut self, flush: bool) -> Result<(), FilterError> {
+        if flush {
+            self.batch.jobs.push(Job::Flush);
+        }
+        if self.batch.is_empty() {
+            return Ok(());
+        }
+        let batch = std::mem::take(&mut self.batch);
+        let sent = match &self.to_render {
+            Some(tx) => tx.send(batch).is_ok(),
+            None => false,
+        };
+        if sent {
+            Ok(())
+        } else {
+            // The render thread stopped: its error is reported by `run`.
+            Err(FilterError::Write(io::ErrorKind::BrokenPipe.into()))
+        }
+    }
+
+    /// Queue a job; hand the batch over when it is big.
+    fn emit(&mut self, job: Job) -> Result<(), FilterError> {
+        self.batch.jobs.push(job);
+        if self.batch.bytes.len() >= BATCH_BYTES {
+            self.hand_over(false)?;
+        }
+        Ok(())
+    }
+
+    fn emit_plain(&mut self, text: &[u8], first_line: u64) -> Result<(), FilterError> {
+        let text = self.batch.keep(text);
+        self.emit(Job::Plain { text, first_line })
+    }
+
+    fn emit_raw(&mut self, bytes: &[u8]) -> Result<(), FilterError> {
+        let r = self.batch.keep(bytes);
+        self.emit(Job::Raw(r))
+    }
+
+    fn scan(&mut self, input: &str, mut reader: impl Read) -> Result<(), FilterError> {
         self.input = input.to_string();
         let chunk = (256 << 10).min(self.opts.max_line.max(16));
         let mut buf = vec![0u8; chunk];
@@ -225,7 +327,7 @@ impl Filter {
             ..Scan::default()
         };
         loop {
-            self.process(&buf, &mut st, out)?;
+            self.process(&buf, &mut st)?;
             if st.eof {
                 break;
             }
@@ -257,7 +359,7 @@ impl Filter {
                             ),
                         );
                     }
-                    self.render.raw(out, data).map_err(FilterError::Write)?;
+                    self.emit_raw(data)?;
                     st.long_line = true;
                     st.end = 0;
                     st.open = Hit::default();
@@ -266,7 +368,14 @@ impl Filter {
                     continue;
                 }
             }
-            out.flush().map_err(FilterError::Write)?;
+            // About to read, which may block: the renderer writes out what
+            // it holds back (Render::idle), then everything is flushed.
+            if self.never_blocks {
+                self.hand_over(true)?;
+            } else {
+                self.batch.jobs.push(Job::Idle);
+                self.hand_over(false)?;
+            }
             let n = loop {
                 match reader.read(&mut buf[st.end..]) {
                     Ok(n) => break n,
@@ -274,7 +383,7 @@ impl Filter {
                     Err(e) => {
                         // Keep what was read so far.
                         st.eof = true;
-                        self.process(&buf, &mut st, out)?;
+                        self.process(&buf, &mut st)?;
                         return Err(FilterError::Read(e));
                     }
                 }
@@ -290,33 +399,29 @@ impl Filter {
 
     /// End of all inputs: close what is open (pending summaries, colour).
     pub fn finish(&mut self, out: &mut dyn Write) -> Result<(), FilterError> {
-        self.render.finish(out).map_err(FilterError::Write)?;
+        if let Some(render) = &mut self.render {
+            render.finish(out).map_err(FilterError::Write)?;
+        }
         out.flush().map_err(FilterError::Write)
     }
 
     /// Process everything complete in `buf[st.pos..st.end]` (and, at EOF,
     /// everything).
-    fn process(
-        &mut self,
-        buf: &[u8],
-        st: &mut Scan,
-        out: &mut dyn Write,
-    ) -> Result<(), FilterError> {
-        let w = FilterError::Write;
+    fn process(&mut self, buf: &[u8], st: &mut Scan) -> Result<(), FilterError> {
         while st.pos < st.end {
             let end = st.end;
             if st.long_line {
                 let rest = &buf[st.pos..end];
                 match memchr::memchr(b'\n', rest) {
                     Some(i) => {
-                        self.render.raw(out, &rest[..=i]).map_err(w)?;
+                        self.emit_raw(&rest[..=i])?;
                         st.pos += i + 1;
                         st.line += 1;
                         st.long_line = false;
                         continue;
                     }
                     None => {
-                        self.render.raw(out, rest).map_err(w)?;
+                        self.emit_raw(rest)?;
                         st.pos = end;
                         return Ok(());
                     }
@@ -344,13 +449,13 @@ impl Filter {
                     && let Some(nl) = memchr::memrchr(b'\n', rest)
                 {
                     let text = &rest[..=nl];
-                    self.render.plain(out, text, st.line).map_err(w)?;
+                    self.emit_plain(text, st.line)?;
                     st.line += count_lines(text);
                     st.pos += nl + 1;
                 }
                 if st.eof && st.pos < end {
                     let line = &buf[st.pos..end];
-                    self.line(line, b"", st.line, out).map_err(w)?;
+                    self.line(line, b"", st.line)?;
                     st.pos = end;
                 }
                 return Ok(());
@@ -358,7 +463,7 @@ impl Filter {
             let line_start = memchr::memrchr(b'\n', &buf[pos..s]).map_or(pos, |i| pos + i + 1);
             if line_start > pos {
                 let text = &buf[pos..line_start];
-                self.render.plain(out, text, st.line).map_err(w)?;
+                self.emit_plain(text, st.line)?;
                 st.line += count_lines(text);
                 st.pos = line_start;
             }
@@ -373,7 +478,7 @@ impl Filter {
             };
             // A multi-line hexdict?
             let mut group_end = None;
-            if self.render.multiline() && opens_multiline(&self.lexer, &buf[ls..le]) && le < end {
+            if self.multiline && opens_multiline(&self.lexer, &buf[ls..le]) && le < end {
                 // The dump ends at the first `}}}`; a `{{{` before it means
                 // it never closed (its lines are then plain lines).
                 let next_open = self.lexer.find_open(&buf[le..end]).map(|o| le + o);
@@ -415,9 +520,9 @@ impl Filter {
                 }
             }
             let le = group_end.unwrap_or(le);
-            let ending: &[u8] = if le < end { b"\n" } else { b"" };
+            let ending: &'static [u8] = if le < end { b"\n" } else { b"" };
             let number = st.line;
-            self.line(&buf[ls..le], ending, number, out).map_err(w)?;
+            self.line(&buf[ls..le], ending, number)?;
             st.line += count_lines(&buf[ls..le]) + 1;
             st.pos = (le + 1).min(end);
         }
@@ -428,41 +533,36 @@ impl Filter {
     fn line(
         &mut self,
         bytes: &[u8],
-        ending: &[u8],
+        ending: &'static [u8],
         number: u64,
-        out: &mut dyn Write,
-    ) -> io::Result<()> {
-        let mut nodes = std::mem::take(&mut self.nodes);
+    ) -> Result<(), FilterError> {
+        let mut nodes = Vec::new();
         self.lexer.tokenize(bytes, &mut nodes);
         let mut events = Vec::with_capacity(nodes.len());
-        let stop_after_context = self.render.context_ends_line();
-        for node in &nodes {
+        for (i, node) in nodes.iter().enumerate() {
             match node {
-                Node::Text(r) => events.push(Event::Text(&bytes[r.clone()])),
-                Node::Sgr(sgr, r) => events.push(Event::Sgr(*sgr, &bytes[r.clone()])),
+                Node::Text(r) => events.push(OwnedEvent::Text(r.clone())),
+                Node::Sgr(sgr, r) => events.push(OwnedEvent::Sgr(*sgr, r.clone())),
                 Node::Element(raw) => {
-                    let ev = self.element(bytes, number, raw, out);
+                    let ev = self.element(bytes, number, raw);
                     let contextual = matches!(ev, Event::Context(..));
-                    events.push(ev);
-                    if contextual && stop_after_context {
+                    events.push(OwnedEvent::new(ev, bytes, i));
+                    if contextual && self.context_ends_line {
                         break;
                     }
                 }
             }
         }
-        let line = Line {
-            bytes,
+        let line = self.batch.keep(bytes);
+        let after = std::mem::take(&mut self.after_line);
+        self.emit(Job::Line(LineJob {
+            bytes: line,
             ending,
             number,
-        };
-        let mut result = self.render.line(out, &line, &events);
-        drop(events);
-        self.nodes = nodes;
-        if !self.after_line.is_empty() {
-            let after = std::mem::take(&mut self.after_line);
-            result = result.and_then(|()| crate::dumpfile::write_after(out, &line, &after));
-        }
-        result
+            nodes,
+            events,
+            after,
+        }))
     }
 
     fn report(&mut self, bytes: &[u8], number: u64, at: usize, msg: &str) {
@@ -471,13 +571,7 @@ impl Filter {
         self.diag.at(&input, line, col, msg);
     }
 
-    fn element<'a>(
-        &mut self,
-        bytes: &'a [u8],
-        number: u64,
-        raw: &'a RawElement,
-        out: &mut dyn Write,
-    ) -> Event<'a> {
+    fn element<'a>(&mut self, bytes: &'a [u8], number: u64, raw: &'a RawElement) -> Event<'a> {
         let tag = raw.tag(bytes);
         let contextual = matches!(tag, b"reset" | b"module" | b"mmap");
         let el = match parse_element(bytes, raw) {
@@ -554,21 +648,21 @@ impl Filter {
             }
             Element::Symbol { name } => Event::Symbol(raw, name),
             Element::Pc { addr, kind } => {
-                self.flush_before_first_open(addr, out);
+                self.flush_before_first_open(addr);
                 self.at = locate(bytes, number, raw.fields[0].start);
                 let res = self.resolve_code(addr, kind, false);
                 self.report_unresolved(bytes, number, raw.fields[0].start, &res);
                 Event::Pc(raw, res)
             }
             Element::Bt { frame, addr, kind } => {
-                self.flush_before_first_open(addr, out);
+                self.flush_before_first_open(addr);
                 self.at = locate(bytes, number, raw.fields[1].start);
                 let res = self.resolve_code(addr, kind, true);
                 self.report_unresolved(bytes, number, raw.fields[1].start, &res);
                 Event::Bt(raw, frame, res)
             }
             Element::Data { addr } => {
-                self.flush_before_first_open(addr, out);
+                self.flush_before_first_open(addr);
                 self.at = locate(bytes, number, raw.fields[0].start);
                 let res = self.resolve_data(addr);
                 self.report_unresolved(bytes, number, raw.fields[0].start, &res);
@@ -627,7 +721,7 @@ impl Filter {
         }
         self.after_line.push_str(&outcome.text);
         if let Some(v) = outcome.json {
-            self.render.dumpfile_note(v);
+            self.batch.jobs.push(Job::Note(v));
         }
     }
 
@@ -650,11 +744,11 @@ impl Filter {
     /// Opening a module may take long (a debuginfod download): write out
     /// what earlier lines produced first, so a reader sees them meanwhile.
     /// A write error shows up again at the next write and is handled there.
-    fn flush_before_first_open(&mut self, addr: u64, out: &mut dyn Write) {
+    fn flush_before_first_open(&mut self, addr: u64) {
         if let Some(loc) = self.context.lookup(addr)
             && !self.symbolizer.is_opened(&loc.module.build_id)
         {
-            let _ = out.flush();
+            let _ = self.hand_over(true);
         }
     }
 
@@ -672,11 +766,13 @@ impl Filter {
     fn with_source<T>(
         &mut self,
         module: &Module,
-        f: impl FnOnce(&dyn crate::symbols::SymbolSource) -> T,
+        f: impl FnOnce(&crate::symbols::Memo) -> T,
     ) -> Option<T> {
-        let key = module.key();
         let explain = self.opts.explain;
-        let opened = self.symbolizer.open(&key);
+        let context = &self.context;
+        let opened = self
+            .symbolizer
+            .open_with(&module.build_id, || context.key_of(module));
         let first = opened.first_time;
         let (result, miss_trail_len, warnings) = match opened.source {
             Ok(src) => {
@@ -720,6 +816,26 @@ impl Filter {
         result
     }
 
+    /// Why `module` has no source: none found, or the file LLVM would have
+    /// read for it could not be read. LLVM reads the first
+    /// `DIR/.build-id/xx/rest.debug` that exists and looks nowhere else; a
+    /// valid object there with another build ID is used, not refused.
+    fn no_source(&self, module: &Module) -> Lookup {
+        use crate::symbols::Miss;
+        let llvm_file = self.symbolizer.trail(&module.build_id).and_then(|trail| {
+            trail.iter().find(|a| {
+                a.provider == "build-id-dir"
+                    && a.place.ends_with(".debug")
+                    && a.place.contains("/.build-id/")
+                    && !matches!(a.failure, Some(Miss::NotFound))
+            })
+        });
+        match llvm_file.and_then(|a| a.failure.as_ref()) {
+            Some(Miss::Unreadable { .. }) => Lookup::Unreadable,
+            _ => Lookup::NoSource,
+        }
+    }
+
     fn explain(&mut self, module: &Module) {
         let mut lines = vec![format!(
             "explain: module #{} \"{}\" build ID {}:",
@@ -732,6 +848,19 @@ impl Filter {
                 for a in trail {
                     let what = match &a.failure {
                         None => "found".to_string(),
+                        // These name their file: the place, printed already.
+                        Some(crate::symbols::Miss::BuildIdMismatch {
+                            path,
+                            found,
+                            expected,
+                        }) if *path == a.place => {
+                            format!("build ID is {found}, expected {expected}")
+                        }
+                        Some(crate::symbols::Miss::Unreadable { path, reason })
+                            if *path == a.place =>
+                        {
+                            reason.clone()
+                        }
                         Some(m) => m.to_string(),
                     };
                     lines.push(format!("  [{}] {}: {}", a.provider, a.place, what));
@@ -773,7 +902,7 @@ impl Filter {
         };
         let rel = place.rel;
         let lookup = match self.with_source(&place.module, |src| src.lookup_code(rel)) {
-            None => Lookup::NoSource,
+            None => self.no_source(&place.module),
             Some(Ok(info)) => Lookup::Code(info),
             Some(Err(miss)) => Lookup::Failed(miss),
         };
@@ -796,7 +925,7 @@ impl Filter {
         };
         let rel = place.rel;
         let lookup = match self.with_source(&place.module, |src| src.lookup_data(rel)) {
-            None => Lookup::NoSource,
+            None => self.no_source(&place.module),
             Some(Ok(info)) => Lookup::Data(info),
             Some(Err(miss)) => Lookup::Failed(miss),
         };

@@ -32,6 +32,7 @@ fn open(name: &str) -> Box<dyn SymbolSource> {
     let key = ModuleKey {
         build_id: build_id(&testdata().join("bin").join(name)),
         name: name.to_string(),
+        image_base_hint: None,
     };
     let provider = StoreProvider::new(vec![testdata().join("store")]);
     let mut trail = Vec::new();

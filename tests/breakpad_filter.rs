@@ -10,6 +10,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+mod common;
+
 fn dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/breakpad")
 }
@@ -29,11 +31,15 @@ fn zero_column(line: &str) -> String {
 }
 
 fn check(name: &str) {
+    check_with_store(name, &dir().join("store"));
+}
+
+fn check_with_store(name: &str, store: &Path) {
     let log = dir().join("filter").join(format!("{name}.log"));
     let out = Command::new(env!("CARGO_BIN_EXE_symfilter"))
         .arg("--format=llvm")
         .arg("--breakpad-store")
-        .arg(dir().join("store"))
+        .arg(store)
         .arg("--no-debuginfod")
         .arg(&log)
         .output()
@@ -79,6 +85,123 @@ fn plain_non_pie() {
     check("plain-nopie-O1");
 }
 
+/// plain-nopie-O1's .sym in a store of its own, without the lines that
+/// match `drop`; returns the store, the .sym text as written, and the
+/// module's build ID.
+fn nopie_store_without(drop: &str) -> (tempfile::TempDir, String, String) {
+    let (sym, debug_id) = common::breakpad_fixture_sym("plain-nopie-O1");
+    let text = std::fs::read_to_string(sym).unwrap();
+    let kept: String = text
+        .lines()
+        .filter(|l| !l.contains(drop))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let store = common::breakpad_store_with("plain-nopie-O1", &debug_id, kept.as_bytes());
+    (store, kept, common::sym_build_id(&text))
+}
+
+/// dump_syms 2.3.9 writes a non-PIE executable's addresses relative to its
+/// first PT_LOAD (0x400000) and adds section pseudo-symbols at raw section
+/// addresses, from which the image base is inferred. Without them, the
+/// base comes from the log: the module's lowest mmap load address.
+#[test]
+fn plain_non_pie_without_section_symbols() {
+    let (_with, text, _) = nopie_store_without("no line has this");
+    assert!(text.contains("\nPUBLIC 401000 0 <.init ELF section in plain-nopie-O1>\n"));
+    assert!(text.contains("\nPUBLIC 1000 0 _init\n"));
+    assert!(text.contains("\nFUNC 1140 4d 0 hash\n"));
+    let (store, text, _) = nopie_store_without(" ELF section in ");
+    assert!(!text.contains("section"));
+    check_with_store("plain-nopie-O1", store.path());
+}
+
+/// `text` with every address moved up by `base` (FUNC, PUBLIC, line and
+/// INLINE records), as a writer of absolute ELF addresses would write it.
+fn shift_addresses(text: &str, base: u64) -> String {
+    let hex = |t: &str| format!("{:x}", u64::from_str_radix(t, 16).unwrap() + base);
+    let mut out = String::new();
+    for line in text.lines() {
+        let mut f: Vec<String> = line.split(' ').map(str::to_owned).collect();
+        let m = usize::from(f.get(1).is_some_and(|t| t == "m"));
+        match f[0].as_str() {
+            "FUNC" | "PUBLIC" => f[1 + m] = hex(&f[1 + m]),
+            "INLINE" => {
+                for i in (5..f.len()).step_by(2) {
+                    f[i] = hex(&f[i]);
+                }
+            }
+            t if f.len() == 4 && t.bytes().all(|c| c.is_ascii_hexdigit()) => f[0] = hex(t),
+            _ => {}
+        }
+        out.push_str(&f.join(" "));
+        out.push('\n');
+    }
+    out
+}
+
+/// A `.sym` whose addresses are already ELF virtual addresses (no section
+/// pseudo-symbols): the log's image base is not applied to it.
+#[test]
+fn plain_non_pie_with_absolute_addresses() {
+    let (_, text, _) = nopie_store_without(" ELF section in ");
+    let shifted = shift_addresses(&text, 0x400000);
+    assert!(shifted.contains("\nFUNC 401140 4d 0 hash\n"));
+    assert!(shifted.contains("\n401140 4 12 0\n"));
+    assert!(shifted.contains("\nINLINE 0 16 0 0 401164 1d\n"));
+    let (_, debug_id) = common::breakpad_fixture_sym("plain-nopie-O1");
+    let store = common::breakpad_store_with("plain-nopie-O1", &debug_id, shifted.as_bytes());
+    check_with_store("plain-nopie-O1", store.path());
+}
+
+/// `lookup` has no log to take the image base from: `--image-base` gives
+/// it; without it, addresses are read as image-relative.
+#[test]
+fn lookup_non_pie_without_section_symbols() {
+    let (store, _, build_id) = nopie_store_without(" ELF section in ");
+    let run = |extra: &[&str], addrs: &[&str]| {
+        common::breakpad_lookup(store.path(), &build_id, &[extra, addrs].concat())
+    };
+    assert_eq!(
+        run(
+            &["--image-base", "0x400000"],
+            &["0x401170", "0x4011a5", "0x401000"]
+        ),
+        "0x401170 mix /symfilter/src/plain.c:8\n\
+0x401170 hash /symfilter/src/plain.c:16\n\
+0x4011a5 depth /symfilter/src/plain.c:20\n\
+0x401000 _init ??:0\n"
+    );
+    assert_eq!(
+        run(&[], &["0x1170", "0x11a5"]),
+        "0x1170 mix /symfilter/src/plain.c:8\n\
+0x1170 hash /symfilter/src/plain.c:16\n\
+0x11a5 depth /symfilter/src/plain.c:20\n"
+    );
+    let (_, stderr, code) = common::lookup(
+        &["--build-id", &build_id, "--image-base", "0xzz", "0x1"],
+        b"",
+    );
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains(
+            "invalid value '0xzz' for '--image-base <HEX>': '0xzz' is not a hexadecimal address"
+        ),
+        "{stderr}"
+    );
+    // An ELF file read directly has its own addresses: no image base.
+    let (_, stderr, code) = common::lookup(
+        &["--file", "/nonexistent", "--image-base", "0x400000", "0x1"],
+        b"",
+    );
+    assert_eq!(code, 2);
+    assert!(
+        stderr.starts_with(
+            "error: the argument '--file <PATH>' cannot be used with '--image-base <HEX>'\n"
+        ),
+        "{stderr}"
+    );
+}
+
 #[test]
 fn zero_column_only_touches_the_column() {
     assert_eq!(
@@ -92,25 +215,13 @@ fn zero_column_only_touches_the_column() {
 /// from the rest and says so once, on stderr, however many frames use it.
 #[test]
 fn corrupt_records_are_reported_once() {
-    let store = dir().join("store");
-    let sym_dir = std::fs::read_dir(store.join("plain-O2"))
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
-    let text = std::fs::read_to_string(sym_dir.join("plain-O2.sym")).unwrap();
-    let tmp = tempfile::tempdir().unwrap();
-    let id_dir = tmp
-        .path()
-        .join("plain-O2")
-        .join(sym_dir.file_name().unwrap());
-    std::fs::create_dir_all(&id_dir).unwrap();
-    std::fs::write(
-        id_dir.join("plain-O2.sym"),
-        text.replacen("FILE 0 ", "FILE x ", 1),
-    )
-    .unwrap();
+    let (sym, debug_id) = common::breakpad_fixture_sym("plain-O2");
+    let text = std::fs::read_to_string(sym).unwrap();
+    let tmp = common::breakpad_store_with(
+        "plain-O2",
+        &debug_id,
+        text.replacen("FILE 0 ", "FILE x ", 1).as_bytes(),
+    );
     let out = Command::new(env!("CARGO_BIN_EXE_symfilter"))
         .arg("--format=llvm")
         .arg("--breakpad-store")
@@ -137,29 +248,15 @@ fn corrupt_records_are_reported_once() {
 /// for the debug ID. Inline chain, PUBLIC fallback and a miss.
 #[test]
 fn lookup_subcommand_by_build_id() {
-    let sym = std::fs::read_dir(dir().join("store/inline-O2"))
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path()
-        .join("inline-O2.sym");
-    let text = std::fs::read_to_string(sym).unwrap();
-    let build_id = text
-        .lines()
-        .find_map(|l| l.strip_prefix("INFO CODE_ID "))
-        .unwrap()
-        .to_ascii_lowercase();
-    let out = Command::new(env!("CARGO_BIN_EXE_symfilter"))
-        .args(["lookup", "--no-debuginfod", "--build-id", &build_id])
-        .arg("--breakpad-store")
-        .arg(dir().join("store"))
-        .args(["0x11a5", "0x1150", "0x10"])
-        .output()
-        .unwrap();
-    assert_eq!(String::from_utf8_lossy(&out.stderr), "");
+    let (sym, _) = common::breakpad_fixture_sym("inline-O2");
+    let build_id = common::sym_build_id(&std::fs::read_to_string(sym).unwrap());
+    let out = common::breakpad_lookup(
+        &dir().join("store"),
+        &build_id,
+        &["0x11a5", "0x1150", "0x10"],
+    );
     assert_eq!(
-        String::from_utf8(out.stdout).unwrap(),
+        out,
         "0x11a5 geo::dot(geo::Point, geo::Point) /symfilter/src/shapes.h:10\n\
 0x11a5 geo::norm2(geo::Point) /symfilter/src/shapes.h:12\n\
 0x11a5 (anonymous namespace)::score(geo::Point) /symfilter/src/inline.cc:18\n\

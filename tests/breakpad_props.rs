@@ -170,10 +170,17 @@ proptest! {
     fn damaged_dump_syms_output_never_panics(
         edits in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..40),
         cut in any::<prop::sample::Index>(),
+        old_forms in any::<bool>(),
     ) {
-        let store = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/breakpad/store/inline-O2");
-        let dir = std::fs::read_dir(&store).unwrap().next().unwrap().unwrap().path();
-        let mut data = std::fs::read(dir.join("inline-O2.sym")).unwrap();
+        let breakpad = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/breakpad");
+        let path = if old_forms {
+            breakpad.join("old-forms/inline-O2.sym")
+        } else {
+            let store = breakpad.join("store/inline-O2");
+            let dir = std::fs::read_dir(&store).unwrap().next().unwrap().unwrap().path();
+            dir.join("inline-O2.sym")
+        };
+        let mut data = std::fs::read(path).unwrap();
         for (at, byte) in edits {
             let i = at.index(data.len());
             data[i] = byte;
@@ -187,7 +194,7 @@ proptest! {
 fn inline_records_with_bad_nesting_do_not_panic() {
     let text = "MODULE Linux x86_64 ID m\nINLINE_ORIGIN 0 a\nFUNC 100 50 0 f\n\
 INLINE 3 1 0 0 100 10\nINLINE 0 1 9 7 100 10\nINLINE 1 2 0 0 ffffffffffffffff 10\n\
-INLINE 0 1 0 0 100\nINLINE 0 1 0 0\n100 50 1 0\n";
+INLINE 0 1 0 0 1g0\nINLINE 0 1 0 0\n100 50 1 0\n";
     let syms = BreakpadSymbols::parse(Bytes::Owned(text.as_bytes().to_vec())).unwrap();
     assert_eq!(syms.corruption().count, 2);
     let info = syms.lookup(0x101).unwrap();

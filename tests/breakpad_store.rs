@@ -5,6 +5,8 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
+mod common;
+
 use symfilter::breakpad::{StoreProvider, debug_id_for, providers};
 use symfilter::symbols::{
     Attempt, BuildId, Miss, ModuleKey, Provider, Symbolizer, SymbolizerConfig,
@@ -42,6 +44,7 @@ fn find(roots: Vec<PathBuf>, build_id: &BuildId, name: &str) -> (bool, Vec<Attem
     let key = ModuleKey {
         build_id: build_id.clone(),
         name: name.to_string(),
+        image_base_hint: None,
     };
     let found = provider.find(&key, &mut trail);
     (found.is_some(), trail)
@@ -163,6 +166,7 @@ fn corrupt_lines_are_skipped_and_reported_once() {
     let key = ModuleKey {
         build_id: id,
         name: "plain-O2".into(),
+        image_base_hint: None,
     };
     let src = provider.find(&key, &mut Vec::new()).unwrap();
     let warnings = src.warnings();
@@ -219,10 +223,81 @@ fn symbolizer_front_uses_the_provider() {
     let key = ModuleKey {
         build_id: id,
         name: "plain-O2".into(),
+        image_base_hint: None,
     };
     let opened = sym.open(&key);
     let src = opened.source.unwrap();
     assert!(src.origin().ends_with("plain-O2.sym"));
     assert!(src.lookup_data(0x4000).is_err());
     assert!(providers(&[]).unwrap().is_empty());
+}
+
+/// `--explain` names each place once: a miss that carries the file's path
+/// (build ID mismatch, unreadable file) is not printed with it again.
+#[test]
+fn explain_prints_each_path_once() {
+    let (id, debug_id, text) = plain();
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    // Same first 16 bytes (so the same debug ID), another CODE_ID.
+    let mut other = id.0.clone();
+    *other.last_mut().unwrap() ^= 0xff;
+    let other = BuildId(other);
+    let sym = put(
+        root,
+        &format!("plain-O2/{debug_id}/plain-O2.sym"),
+        text.as_bytes(),
+    );
+    let empty_id = BuildId::from_hex("aabbccdd").unwrap();
+    let empty_debug_id = debug_id_for(&empty_id);
+    let empty = put(root, &format!("empty/{empty_debug_id}/empty.sym"), b"");
+    let no_debug = tempfile::tempdir().unwrap();
+    let log = format!(
+        "{{{{{{module:0:plain-O2:elf:{other}}}}}}}\n\
+{{{{{{mmap:0x1000:0x1000:load:0:rx:0x1000}}}}}}\n\
+{{{{{{module:1:empty:elf:{empty_id}}}}}}}\n\
+{{{{{{mmap:0x3000:0x1000:load:1:rx:0x0}}}}}}\n\
+{{{{{{pc:0x1140}}}}}}\n{{{{{{pc:0x3000}}}}}}\n"
+    );
+    let (_, stderr, _) = common::symfilter(
+        &[
+            "--format=llvm",
+            "--explain",
+            "--no-debuginfod",
+            "--breakpad-store",
+            root.to_str().unwrap(),
+            "--build-id-dir",
+            no_debug.path().to_str().unwrap(),
+        ],
+        log.as_bytes(),
+    );
+    let r = root.display();
+    let d = no_debug.path().display();
+    assert_eq!(
+        stderr,
+        format!(
+            "symfilter: explain: module #0 \"plain-O2\" build ID {other}:\n\
+symfilter:   [build-id-dir] {d}/.build-id/{h0}/{t0}.debug: no file found\n\
+symfilter:   [build-id-dir] {d}/.build-id/{h0}/{t0}: no file found\n\
+symfilter:   [build-id-dir] {d}/{h0}/{t0}.debug: no file found\n\
+symfilter:   [build-id-dir] {d}/{h0}/{t0}: no file found\n\
+symfilter:   [breakpad] {}: build ID is {id}, expected {other}\n\
+symfilter:   [breakpad] {r}/*/{debug_id}/*.sym: no file found\n\
+symfilter: <stdin>:5:7: no symbols for module #0 \"plain-O2\" (build ID {other}): \
+6 place(s) tried; --explain lists them\n\
+symfilter: explain: module #1 \"empty\" build ID {empty_id}:\n\
+symfilter:   [build-id-dir] {d}/.build-id/aa/bbccdd.debug: no file found\n\
+symfilter:   [build-id-dir] {d}/.build-id/aa/bbccdd: no file found\n\
+symfilter:   [build-id-dir] {d}/aa/bbccdd.debug: no file found\n\
+symfilter:   [build-id-dir] {d}/aa/bbccdd: no file found\n\
+symfilter:   [breakpad] {}: empty file\n\
+symfilter:   [breakpad] {r}/*/{empty_debug_id}/*.sym: no file found\n\
+symfilter: <stdin>:6:7: no symbols for module #1 \"empty\" (build ID {empty_id}): \
+6 place(s) tried; --explain lists them\n",
+            sym.display(),
+            empty.display(),
+            h0 = &other.to_hex()[..2],
+            t0 = &other.to_hex()[2..],
+        )
+    );
 }

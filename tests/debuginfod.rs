@@ -12,19 +12,11 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use symfilter::debuginfod::{Config, DebuginfodProvider};
-use symfilter::symbols::{Attempt, BuildId, ModuleKey, Provider, SymbolSource};
+use symfilter::debuginfod::DebuginfodProvider;
+use symfilter::symbols::{Attempt, BuildId, Provider};
 
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("testdata/debuginfod")
-        .join(name)
-}
-
-fn fixture_id() -> BuildId {
-    let hex = std::fs::read_to_string(fixture("build-id")).expect("build-id");
-    BuildId::from_hex(hex.trim()).expect("hex build id")
-}
+mod common;
+use common::debuginfod::{assert_symbolizes, config, fixture, fixture_id, key, provider_with};
 
 /// A running `debuginfod`; killed and reaped on drop, whatever happens.
 struct Server {
@@ -136,75 +128,7 @@ impl Drop for Server {
 }
 
 fn provider(servers: Vec<String>, cache: &Path) -> (DebuginfodProvider, Arc<Mutex<Vec<String>>>) {
-    let config = Config {
-        servers,
-        cache_root: Some(cache.to_path_buf()),
-        timeout: Duration::from_secs(10),
-        max_time: None,
-        max_size: Some(1 << 20),
-        ca_file: None,
-        warnings: Vec::new(),
-    };
-    let warnings = Arc::new(Mutex::new(Vec::new()));
-    let w = warnings.clone();
-    let p = DebuginfodProvider::new(config).with_warn(Arc::new(move |m: &str| {
-        w.lock().expect("warnings").push(m.to_owned())
-    }));
-    (p, warnings)
-}
-
-fn key(id: &BuildId) -> ModuleKey {
-    ModuleKey {
-        build_id: id.clone(),
-        name: "hello".to_owned(),
-    }
-}
-
-fn assert_symbolizes(src: &dyn SymbolSource) {
-    // Symbol names (symbols.expected) and DWARF frames (lookup.expected),
-    // both from llvm-symbolizer.
-    let expected = std::fs::read_to_string(fixture("symbols.expected")).expect("expected");
-    let mut n = 0;
-    for line in expected.lines() {
-        let f: Vec<&str> = line.split_whitespace().collect();
-        let addr = u64::from_str_radix(f[0].trim_start_matches("0x"), 16).expect("addr");
-        let name = match f[1] {
-            "code" => {
-                src.lookup_code(addr)
-                    .expect("code")
-                    .symbol
-                    .expect("sym")
-                    .name
-            }
-            _ => {
-                src.lookup_data(addr)
-                    .expect("data")
-                    .symbol
-                    .expect("sym")
-                    .name
-            }
-        };
-        assert_eq!(name, f[2], "at {addr:#x}");
-        n += 1;
-    }
-    assert_eq!(n, 4);
-    let expected = std::fs::read_to_string(fixture("lookup.expected")).expect("expected");
-    for line in expected.lines() {
-        let a = line.split(' ').next().expect("addr");
-        let addr = u64::from_str_radix(a.trim_start_matches("0x"), 16).expect("addr");
-        let info = src.lookup_code(addr).expect("code");
-        let fr = info.frames.first().expect("a DWARF frame");
-        let mut got = format!(
-            "{a} {} {}:{}",
-            fr.function.as_deref().unwrap_or("??"),
-            fr.file.as_deref().unwrap_or("??"),
-            fr.line
-        );
-        if fr.column != 0 {
-            got.push_str(&format!(":{}", fr.column));
-        }
-        assert_eq!(got, line);
-    }
+    provider_with(config(servers, Some(cache), 10, 1 << 20))
 }
 
 fn served_by(trail: &[Attempt]) -> Vec<String> {

@@ -12,21 +12,13 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use symfilter::debuginfod::{Config, DebuginfodProvider};
-use symfilter::symbols::{Attempt, BuildId, ModuleKey, Provider, SymbolSource};
+use symfilter::symbols::{Attempt, BuildId, Provider};
 
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("testdata/debuginfod")
-        .join(name)
-}
+mod common;
+use common::debuginfod::{assert_symbolizes, config, fixture, fixture_id, frame_line, key};
 
 fn fixture_bytes(name: &str) -> Vec<u8> {
     std::fs::read(fixture(name)).expect("fixture")
-}
-
-fn fixture_id() -> BuildId {
-    let hex = std::fs::read_to_string(fixture("build-id")).expect("build-id");
-    BuildId::from_hex(hex.trim()).expect("hex build id")
 }
 
 fn dwz_id(file: &str) -> BuildId {
@@ -268,79 +260,12 @@ struct Run {
 }
 
 fn provider(servers: Vec<String>, cache: Option<&Path>, timeout_s: u64, max_size: u64) -> Run {
-    provider_with(Config {
-        servers,
-        cache_root: cache.map(Path::to_path_buf),
-        timeout: Duration::from_secs(timeout_s),
-        max_time: None,
-        max_size: Some(max_size),
-        ca_file: None,
-        warnings: Vec::new(),
-    })
+    provider_with(config(servers, cache, timeout_s, max_size))
 }
 
 fn provider_with(config: Config) -> Run {
-    let warnings = Arc::new(Mutex::new(Vec::new()));
-    let w = warnings.clone();
-    let provider = DebuginfodProvider::new(config).with_warn(Arc::new(move |m: &str| {
-        w.lock().expect("warnings").push(m.to_owned())
-    }));
+    let (provider, warnings) = common::debuginfod::provider_with(config);
     Run { provider, warnings }
-}
-
-fn key(id: &BuildId) -> ModuleKey {
-    ModuleKey {
-        build_id: id.clone(),
-        name: "hello".to_owned(),
-    }
-}
-
-/// Every line of symbols.expected answers as llvm-symbolizer says.
-fn assert_symbolizes(src: &dyn SymbolSource) {
-    // Symbol names (symbols.expected) and DWARF frames (lookup.expected),
-    // both from llvm-symbolizer.
-    let expected = std::fs::read_to_string(fixture("symbols.expected")).expect("expected");
-    let mut n = 0;
-    for line in expected.lines() {
-        let f: Vec<&str> = line.split_whitespace().collect();
-        let addr = u64::from_str_radix(f[0].trim_start_matches("0x"), 16).expect("addr");
-        let name = match f[1] {
-            "code" => {
-                src.lookup_code(addr)
-                    .expect("code")
-                    .symbol
-                    .expect("sym")
-                    .name
-            }
-            _ => {
-                src.lookup_data(addr)
-                    .expect("data")
-                    .symbol
-                    .expect("sym")
-                    .name
-            }
-        };
-        assert_eq!(name, f[2], "at {addr:#x}");
-        n += 1;
-    }
-    assert_eq!(n, 4);
-    let expected = std::fs::read_to_string(fixture("lookup.expected")).expect("expected");
-    for line in expected.lines() {
-        let a = line.split(' ').next().expect("addr");
-        let addr = u64::from_str_radix(a.trim_start_matches("0x"), 16).expect("addr");
-        let info = src.lookup_code(addr).expect("code");
-        let fr = info.frames.first().expect("a DWARF frame");
-        let mut got = format!(
-            "{a} {} {}:{}",
-            fr.function.as_deref().unwrap_or("??"),
-            fr.file.as_deref().unwrap_or("??"),
-            fr.line
-        );
-        if fr.column != 0 {
-            got.push_str(&format!(":{}", fr.column));
-        }
-        assert_eq!(got, line);
-    }
 }
 
 fn failures(trail: &[Attempt]) -> Vec<(String, String)> {
@@ -1039,22 +964,7 @@ fn dwz_supplementary_file_is_fetched_by_its_build_id() {
     let a = lines[0].split(' ').next().expect("addr");
     let addr = u64::from_str_radix(a.trim_start_matches("0x"), 16).expect("addr");
     let info = src.lookup_code(addr).expect("code");
-    let got: Vec<String> = info
-        .frames
-        .iter()
-        .map(|fr| {
-            let mut s = format!(
-                "{a} {} {}:{}",
-                fr.function.as_deref().unwrap_or("??"),
-                fr.file.as_deref().unwrap_or("??"),
-                fr.line
-            );
-            if fr.column != 0 {
-                s.push_str(&format!(":{}", fr.column));
-            }
-            s
-        })
-        .collect();
+    let got: Vec<String> = info.frames.iter().map(|fr| frame_line(a, fr)).collect();
     assert_eq!(got, lines);
     let served: Vec<String> = failures(&trail)
         .into_iter()

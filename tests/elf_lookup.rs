@@ -2,31 +2,8 @@
 //! (testdata/elf/expected, made by testdata/elf/make-expected.py from the
 //! fixtures built by testdata/elf/build.sh).
 
-use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/elf")
-}
-
-fn lookup(args: &[&str], stdin: &[u8]) -> (String, String, i32) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_symfilter"))
-        .arg("lookup")
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run symfilter");
-    child.stdin.take().unwrap().write_all(stdin).unwrap();
-    let out = child.wait_with_output().unwrap();
-    (
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-        out.status.code().unwrap_or(-1),
-    )
-}
+mod common;
+use common::{elf_root, lookup};
 
 fn check(name: &str) {
     check_kind(name, "", &[]);
@@ -37,7 +14,7 @@ fn check_data(name: &str) {
 }
 
 fn check_kind(name: &str, kind: &str, extra: &[&str]) {
-    let dir = root();
+    let dir = elf_root();
     let addrs = std::fs::read(dir.join(format!("expected/{name}{kind}.addrs"))).unwrap();
     let expected = std::fs::read_to_string(dir.join(format!("expected/{name}{kind}.txt"))).unwrap();
     let file = dir.join("bin").join(name);

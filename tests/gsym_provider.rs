@@ -22,6 +22,7 @@ fn key(id: &BuildId) -> ModuleKey {
     ModuleKey {
         build_id: id.clone(),
         name: String::new(),
+        image_base_hint: None,
     }
 }
 
@@ -67,7 +68,7 @@ fn folder_matches_modules_by_uuid() {
             frame("chain", "/gsym/src/inl.c", 30),
         ]
     );
-    let s = info.symbol.unwrap();
+    let s = info.symbol.as_ref().unwrap();
     assert_eq!(
         (s.name.as_str(), s.address, s.size),
         ("chain", 0x1170, 0x5c)
@@ -76,13 +77,18 @@ fn folder_matches_modules_by_uuid() {
     // Symbol-table-only functions: a symbol, no frames.
     let info = src.lookup_code(0x1080).unwrap();
     assert!(info.frames.is_empty());
-    assert_eq!(info.symbol.unwrap().name, "_start");
+    assert_eq!(info.symbol.as_ref().unwrap().name, "_start");
     // Gaps between functions are misses.
     assert_eq!(src.lookup_code(0x1096), Err(Miss::NoInfo));
     assert_eq!(src.lookup_code(0x10), Err(Miss::NoInfo));
     // Data lookups name the covering function at best.
     assert_eq!(
-        src.lookup_data(0x1172).unwrap().symbol.unwrap().name,
+        src.lookup_data(0x1172)
+            .unwrap()
+            .symbol
+            .as_ref()
+            .unwrap()
+            .name,
         "chain"
     );
 
@@ -90,7 +96,7 @@ fn folder_matches_modules_by_uuid() {
     let cpp = uuid_of("app_cpp_O2.gsym");
     let src = sym.open(&key(&cpp)).source.ok().unwrap();
     let info = src.lookup_code(0x1210).unwrap();
-    assert!(info.symbol.unwrap().name.starts_with("_Z"));
+    assert!(info.symbol.as_ref().unwrap().name.starts_with("_Z"));
 
     // An unknown build ID: one attempt naming the folder.
     let unknown = BuildId::from_hex("0123456789abcdef").unwrap();

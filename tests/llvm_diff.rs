@@ -1,8 +1,7 @@
 //! Differential suite: `symfilter --format=llvm` against LLVM 22's `llvm-symbolizer
 //! --filter-markup` on the same logs and binaries. The expected outputs were written by the real
-//! tool (`testdata/llvm-diff/make-expected.sh`) and are compared byte for byte. Where symfilter
-//! deliberately departs from LLVM (see the README), the reviewed expectation lives in
-//! `NAME.symfilter.out` next to LLVM's, and the README lists the departures.
+//! tool (`testdata/llvm-diff/make-expected.sh`) and are compared byte for byte, with no
+//! exceptions (the line-0 columns that once differed are found by `src/elf/line0.rs`).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -11,12 +10,14 @@ fn dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/llvm-diff")
 }
 
-fn run_llvm_format(log: &Path) -> Vec<u8> {
+fn run_format(log: &Path, format: &str) -> Vec<u8> {
     let out = Command::new(env!("CARGO_BIN_EXE_symfilter"))
         .current_dir(dir())
+        .env_remove("DEBUGINFOD_URLS")
         .args([
-            "--format=llvm",
+            format,
             "--color=never",
+            "--no-debuginfod",
             "--build-id-dir",
             "../debug",
         ])
@@ -32,8 +33,7 @@ fn run_llvm_format(log: &Path) -> Vec<u8> {
     out.stdout
 }
 
-#[test]
-fn llvm_format_matches_llvm_symbolizer_22() {
+fn suite_logs() -> Vec<PathBuf> {
     let sanitizers = dir().join("../sanitizers");
     let mut logs: Vec<PathBuf> = [dir(), sanitizers]
         .iter()
@@ -42,27 +42,21 @@ fn llvm_format_matches_llvm_symbolizer_22() {
         .filter(|p| p.extension().is_some_and(|x| x == "log"))
         .collect();
     logs.sort();
+    logs
+}
+
+#[test]
+fn llvm_format_matches_llvm_symbolizer_22() {
+    let logs = suite_logs();
     assert!(
-        logs.len() >= 12,
+        logs.len() >= 14,
         "expected the whole suite, found {} logs",
         logs.len()
     );
     let mut failures = Vec::new();
     for log in &logs {
-        let ours = run_llvm_format(log);
-        let reviewed = log.with_extension("symfilter.out");
-        let llvm_path = log.with_extension("llvm.out");
-        if reviewed.exists() {
-            let llvm = std::fs::read_to_string(&llvm_path).expect("read LLVM's output");
-            let ours = std::fs::read_to_string(&reviewed).expect("read reviewed output");
-            assert_only_documented_departures(&llvm, &ours, &reviewed);
-        }
-        let expected_path = if reviewed.exists() {
-            reviewed
-        } else {
-            llvm_path
-        };
-        let expected = std::fs::read(&expected_path).expect("read expected output");
+        let ours = run_format(log, "--format=llvm");
+        let expected = std::fs::read(log.with_extension("llvm.out")).expect("read LLVM's output");
         if ours != expected {
             let got = String::from_utf8_lossy(&ours);
             let want = String::from_utf8_lossy(&expected);
@@ -83,44 +77,59 @@ fn llvm_format_matches_llvm_symbolizer_22() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
-/// The one documented departure: on a line-table row with line 0 LLVM still
-/// prints the row's column (`file:0:21`); the addr2line crate drops it
-/// (`file:0:0`). Any other difference in a reviewed file fails the test.
-fn assert_only_documented_departures(llvm: &str, ours: &str, path: &Path) {
-    let (a, b): (Vec<&str>, Vec<&str>) = (llvm.lines().collect(), ours.lines().collect());
-    assert_eq!(
-        a.len(),
-        b.len(),
-        "{}: line count differs from LLVM's",
-        path.display()
-    );
-    for (l, o) in a.iter().zip(&b) {
-        if l == o {
-            continue;
+/// Every `bt`/`pc` frame that falls in one of the sanitizer programs' own
+/// modules (binaries and libraries of testdata/sanitizers/bin, whose build
+/// IDs are in the tree) is symbolized: it has a function name, and the
+/// program's own functions have their source file. Frames in the sanitizer
+/// runtime and libc (not in the tree) are not asked about.
+#[test]
+fn sanitizer_reports_symbolize_every_own_frame() {
+    let bin = dir().join("../sanitizers/bin");
+    let own: Vec<String> = std::fs::read_dir(&bin)
+        .expect("sanitizers/bin")
+        .filter_map(|e| e.ok().map(|e| e.file_name().to_string_lossy().into_owned()))
+        .collect();
+    let logs: Vec<PathBuf> = suite_logs()
+        .into_iter()
+        .filter(|p| p.parent().is_some_and(|d| d.ends_with("sanitizers")))
+        .collect();
+    assert!(logs.len() >= 4, "sanitizer logs missing: {logs:?}");
+    for log in &logs {
+        let name = log.file_name().unwrap_or_default().to_string_lossy();
+        let out = run_format(log, "--format=json");
+        let (mut frames, mut with_source) = (0, 0);
+        for line in String::from_utf8_lossy(&out).lines() {
+            let v: serde_json::Value = serde_json::from_str(line).expect("a JSON line");
+            for span in v["spans"].as_array().into_iter().flatten() {
+                let element = span["element"].as_str().unwrap_or("");
+                let module = span["module"]["name"].as_str().unwrap_or("");
+                let base = module.rsplit('/').next().unwrap_or(module);
+                if !matches!(element, "bt" | "pc") || !own.iter().any(|o| o == base) {
+                    continue;
+                }
+                frames += 1;
+                assert_eq!(span["status"], "ok", "{name}: {span}");
+                let inner = &span["frames"][0];
+                let function = inner["function"]
+                    .as_str()
+                    .or(span["symbol"]["name"].as_str())
+                    .unwrap_or("");
+                assert!(!function.is_empty(), "{name}: no function in {span}");
+                if inner["file"]
+                    .as_str()
+                    .is_some_and(|f| f.starts_with("/src/"))
+                {
+                    with_source += 1;
+                }
+            }
         }
-        let zeroed = zero_line0_columns(l);
-        assert_eq!(
-            &zeroed,
-            o,
-            "{}: undocumented departure from LLVM",
-            path.display()
+        assert!(
+            frames >= 3,
+            "{name}: only {frames} frames in its own modules"
+        );
+        assert!(
+            with_source >= 3,
+            "{name}: only {with_source} of {frames} own frames have a source file"
         );
     }
-}
-
-/// `...:0:21 (` -> `...:0:0 (`
-fn zero_line0_columns(line: &str) -> String {
-    let mut out = String::new();
-    let mut rest = line;
-    while let Some(i) = rest.find(":0:") {
-        out.push_str(&rest[..i + 3]);
-        rest = &rest[i + 3..];
-        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
-        if digits > 0 && rest[digits..].starts_with(" (") {
-            out.push('0');
-            rest = &rest[digits..];
-        }
-    }
-    out.push_str(rest);
-    out
 }

@@ -2,22 +2,19 @@
 //! and errors. Fixtures: testdata/elf (build.sh), expected outputs from
 //! llvm-symbolizer 22 (make-expected.py).
 
-use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::path::Path;
 
 use object::Object;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/elf")
-}
+mod common;
+use common::{elf_root, lookup};
 
 fn s(p: &Path) -> &str {
     p.to_str().unwrap()
 }
 
 fn build_id(name: &str) -> String {
-    let data = std::fs::read(root().join("bin").join(name)).unwrap();
+    let data = std::fs::read(elf_root().join("bin").join(name)).unwrap();
     let obj = object::File::parse(&*data).unwrap();
     obj.build_id()
         .unwrap()
@@ -27,26 +24,8 @@ fn build_id(name: &str) -> String {
         .collect()
 }
 
-fn run(args: &[&str], stdin: &[u8]) -> (String, String, i32) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_symfilter"))
-        .arg("lookup")
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run symfilter");
-    child.stdin.take().unwrap().write_all(stdin).unwrap();
-    let out = child.wait_with_output().unwrap();
-    (
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-        out.status.code().unwrap_or(-1),
-    )
-}
-
 fn expected(name: &str) -> (Vec<u8>, String) {
-    let dir = root().join("expected");
+    let dir = elf_root().join("expected");
     (
         std::fs::read(dir.join(format!("{name}.addrs"))).unwrap(),
         std::fs::read_to_string(dir.join(format!("{name}.txt"))).unwrap(),
@@ -62,30 +41,30 @@ fn assert_same(out: &str, want: &str) {
 
 #[test]
 fn build_id_tree_debug_file_for_stripped_binary() {
-    let tree = root().join("tree");
+    let tree = elf_root().join("tree");
     let (addrs, want) = expected("c_treeonly");
     let id = build_id("c_treeonly");
-    let (out, err, code) = run(&["--build-id-dir", s(&tree), "--build-id", &id], &addrs);
+    let (out, err, code) = lookup(&["--build-id-dir", s(&tree), "--build-id", &id], &addrs);
     assert_eq!((code, err.as_str()), (0, ""));
     assert_same(&out, &want);
 }
 
 #[test]
 fn build_id_tree_given_as_the_dot_build_id_folder() {
-    let tree = root().join("tree/.build-id");
+    let tree = elf_root().join("tree/.build-id");
     let (addrs, want) = expected("c_treeonly");
     let id = build_id("c_treeonly");
-    let (out, _, code) = run(&["--build-id-dir", s(&tree), "--build-id", &id], &addrs);
+    let (out, _, code) = lookup(&["--build-id-dir", s(&tree), "--build-id", &id], &addrs);
     assert_eq!(code, 0);
     assert_same(&out, &want);
 }
 
 #[test]
 fn build_id_tree_suffixless_link() {
-    let tree = root().join("tree");
+    let tree = elf_root().join("tree");
     let (addrs, want) = expected("c_O0");
     let id = build_id("c_O0");
-    let (out, _, code) = run(&["--build-id-dir", s(&tree), "--build-id", &id], &addrs);
+    let (out, _, code) = lookup(&["--build-id-dir", s(&tree), "--build-id", &id], &addrs);
     assert_eq!(code, 0);
     assert_same(&out, &want);
 }
@@ -93,11 +72,11 @@ fn build_id_tree_suffixless_link() {
 #[test]
 fn symbol_path_folder_with_dwz_pair() {
     let empty = tempfile::tempdir().unwrap();
-    let bin = root().join("bin");
+    let bin = elf_root().join("bin");
     for name in ["dwz_prog", "dwz_other", "c_stripped"] {
         let (addrs, want) = expected(name);
         let id = build_id(name);
-        let (out, err, code) = run(
+        let (out, err, code) = lookup(
             &[
                 "--build-id-dir",
                 s(empty.path()),
@@ -116,7 +95,7 @@ fn symbol_path_folder_with_dwz_pair() {
 #[test]
 fn unknown_build_id_lists_the_places_tried() {
     let empty = tempfile::tempdir().unwrap();
-    let (out, err, code) = run(
+    let (out, err, code) = lookup(
         &[
             "--build-id-dir",
             s(empty.path()),
@@ -143,8 +122,8 @@ fn unknown_build_id_lists_the_places_tried() {
 
 #[test]
 fn json_output() {
-    let file = root().join("bin/c_O2");
-    let (out, _, code) = run(
+    let file = elf_root().join("bin/c_O2");
+    let (out, _, code) = lookup(
         &["--file", s(&file), "--format", "json", "0x1150", "0x0"],
         b"",
     );
@@ -162,14 +141,14 @@ fn json_output() {
 
 #[test]
 fn cpp_names_demangled_or_raw() {
-    let file = root().join("bin/cpp_O2");
-    let (out, _, _) = run(&["--file", s(&file), "0x1150"], b"");
+    let file = elf_root().join("bin/cpp_O2");
+    let (out, _, _) = lookup(&["--file", s(&file), "0x1150"], b"");
     assert_eq!(
         out,
         "0x1150 shapes::Widget::Widget(int) /elfsrc/widget.cpp:10:28\n\
          0x1150 run(int) /elfsrc/widget.cpp:24:18\n"
     );
-    let (out, _, _) = run(&["--file", s(&file), "--no-demangle", "0x1150"], b"");
+    let (out, _, _) = lookup(&["--file", s(&file), "--no-demangle", "0x1150"], b"");
     assert_eq!(
         out,
         "0x1150 _ZN6shapes6WidgetC2Ei /elfsrc/widget.cpp:10:28\n\
@@ -179,8 +158,8 @@ fn cpp_names_demangled_or_raw() {
 
 #[test]
 fn bad_addresses_are_reported_and_skipped() {
-    let file = root().join("bin/c_O2");
-    let (out, err, code) = run(&["--file", s(&file)], b"zz\n0x1140\n\n1140\n");
+    let file = elf_root().join("bin/c_O2");
+    let (out, err, code) = lookup(&["--file", s(&file)], b"zz\n0x1140\n\n1140\n");
     assert_eq!(code, 1);
     assert_eq!(err, "symfilter: bad address 'zz'\n");
     assert_eq!(
@@ -191,8 +170,8 @@ fn bad_addresses_are_reported_and_skipped() {
 
 #[test]
 fn data_lookup() {
-    let file = root().join("bin/c_O2");
-    let (out, _, code) = run(
+    let file = elf_root().join("bin/c_O2");
+    let (out, _, code) = lookup(
         &["--file", s(&file), "--data", "0x4018", "0x4038", "0x0"],
         b"",
     );
@@ -205,7 +184,7 @@ fn data_lookup() {
 
 #[test]
 fn missing_file_is_an_error() {
-    let (out, err, code) = run(&["--file", "/nonexistent/x", "0x1"], b"");
+    let (out, err, code) = lookup(&["--file", "/nonexistent/x", "0x1"], b"");
     assert_eq!((out.as_str(), code), ("", 2));
     assert_eq!(err, "symfilter: /nonexistent/x: no file found\n");
 }
@@ -214,10 +193,10 @@ fn missing_file_is_an_error() {
 fn hostile_die_nesting_is_refused_not_a_crash() {
     // 20,000 nested inlined subroutines: a recursive parser overflows its
     // stack; we answer from the symbol table.
-    let file = root().join("bin/deep_dies");
-    let (out, err, code) = run(&["--file", s(&file), "0x1150"], b"");
+    let file = elf_root().join("bin/deep_dies");
+    let (out, err, code) = lookup(&["--file", s(&file), "0x1150"], b"");
     assert_eq!((code, err.as_str()), (0, ""));
     assert_eq!(out, "0x1150 outer ??:0\n");
-    let (out, _, _) = run(&["--file", s(&file), "0x1160", "0x1200"], b"");
+    let (out, _, _) = lookup(&["--file", s(&file), "0x1160", "0x1200"], b"");
     assert_eq!(out, "0x1160 main ??:0\n0x1200 _fini ??:0\n");
 }

@@ -431,10 +431,12 @@ fn summarize_for_the_filter() {
         ModuleKey {
             build_id: BuildId::from_hex("0123456789abcdef").expect("hex"),
             name: "libunrelated.so".into(),
+            image_base_hint: None,
         },
         ModuleKey {
             build_id: BuildId::from_hex(&demo_build_id()).expect("hex"),
             name: "xray_demo".into(),
+            image_base_hint: None,
         },
     ];
     let text = symfilter::xray::summarize(&dir().join("traces/mt.xray"), &modules, &mut symbolizer)

@@ -11,7 +11,15 @@
 //! lookups take ELF virtual addresses. The two agree for PIE executables
 //! and shared libraries. For a non-PIE executable the image base is found
 //! from dump_syms' section pseudo-symbols (see `resolver::infer_image_base`);
-//! a `.sym` without them is read as if its image base were 0.
+//! for a `.sym` without them the module's lowest load address from the log
+//! ([`ModuleKey::image_base_hint`]) is taken, when its addresses lie below
+//! it (see [`BreakpadSymbols::apply_image_base_hint`]); with neither, the
+//! image base is 0.
+//!
+//! Both record forms dump_syms has written for inlining are read: the
+//! current `INLINE_ORIGIN <id> <name>` / `INLINE <depth> <line> <file>
+//! <origin> <ranges>` and the older `INLINE_ORIGIN <id> <file> <name>` /
+//! `INLINE <depth> <line> <origin> <ranges>` (see [`parser`]).
 //!
 //! - [`parser`]: bytes -> sorted record tables.
 //! - [`resolver`]: lookups, and the [`SymbolSource`] implementation.
@@ -112,7 +120,10 @@ impl StoreProvider {
     ) -> Option<Box<dyn SymbolSource>> {
         let place = path.display().to_string();
         match open_checked(&path, &key.build_id, debug_id) {
-            Ok(syms) => {
+            Ok(mut syms) => {
+                if let Some(hint) = key.image_base_hint {
+                    syms.apply_image_base_hint(hint);
+                }
                 trail.push(Attempt {
                     provider: PROVIDER,
                     place,

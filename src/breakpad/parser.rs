@@ -7,7 +7,7 @@
 
 use memchr::memchr;
 
-use super::types::{Func, Inline, Line, ModuleRecord, Public, Span};
+use super::types::{Func, Inline, Line, ModuleRecord, NO_FILE, Origin, Public, Span};
 
 /// Why a file could not be used at all.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -38,7 +38,7 @@ pub struct SymIndex {
     /// `FILE` records, sorted by number (first definition wins).
     pub files: Vec<(u32, Span)>,
     /// `INLINE_ORIGIN` records, sorted by number (first definition wins).
-    pub origins: Vec<(u32, Span)>,
+    pub origins: Vec<Origin>,
     /// `FUNC` records, sorted by address, non-overlapping, non-empty.
     pub funcs: Vec<Func>,
     pub lines: Vec<Line>,
@@ -132,11 +132,21 @@ impl<'a> Fields<'a> {
     }
 }
 
+/// An `INLINE_ORIGIN` record before the file's form is known: the name as
+/// the current form reads it (all after the number), and, when the next
+/// field is a number followed by more, the old form's file and name.
+struct OriginRecord {
+    id: u32,
+    name: Span,
+    old: Option<(u32, Span)>,
+}
+
 /// Parser state for one pass.
 struct Builder {
     idx: SymIndex,
     /// Index in `idx.funcs` of the FUNC that line/INLINE records attach to.
     cur_func: Option<usize>,
+    origins: Vec<OriginRecord>,
 }
 
 impl Builder {
@@ -182,6 +192,7 @@ pub fn parse(data: &[u8]) -> Result<SymIndex, ParseError> {
     let mut b = Builder {
         idx: SymIndex::default(),
         cur_func: None,
+        origins: Vec::new(),
     };
     let mut pos = 0usize;
     let mut line_no = 0u64;
@@ -231,8 +242,91 @@ pub fn parse(data: &[u8]) -> Result<SymIndex, ParseError> {
     }
     b.close_func();
     let mut idx = b.idx;
+    idx.origins = choose_origin_form(b.origins);
     finish(&mut idx);
     Ok(idx)
+}
+
+/// Older dump_syms wrote `INLINE_ORIGIN <id> <file_id> <name>`, current
+/// ones `INLINE_ORIGIN <id> <name>`. Breakpad's processor decides line by
+/// line (a number after the id means the old form), which misreads a
+/// current-form name that starts with a number and a space. One writer
+/// wrote every record of a file, so the form is decided once for the file:
+/// the old one when most records have its shape. Under the old form a
+/// record without a file id keeps its whole name.
+fn choose_origin_form(records: Vec<OriginRecord>) -> Vec<Origin> {
+    let old_shaped = records.iter().filter(|r| r.old.is_some()).count();
+    let old_form = old_shaped * 2 > records.len();
+    records
+        .into_iter()
+        .map(|r| match r.old {
+            Some((file, name)) if old_form => Origin {
+                id: r.id,
+                name,
+                file,
+            },
+            _ => Origin {
+                id: r.id,
+                name: r.name,
+                file: NO_FILE,
+            },
+        })
+        .collect()
+}
+
+/// `-1` or a decimal `u32` (a file number field of `INLINE` and old
+/// `INLINE_ORIGIN` records; `-1` names no file).
+fn file_number(tok: &[u8]) -> Option<u32> {
+    if tok == b"-1" {
+        return Some(NO_FILE);
+    }
+    let mut i = 0;
+    let v = scan_dec(tok, &mut i)?;
+    (i == tok.len()).then_some(v)
+}
+
+/// An `INLINE` record in the current form (`has_call_file`) or the old
+/// one, its ranges appended to `ranges` (left as they were on error).
+fn parse_inline(
+    line: &[u8],
+    has_call_file: bool,
+    ranges: &mut Vec<(u64, u64)>,
+) -> Result<Inline, &'static str> {
+    let mut f = Fields::new(line, 7);
+    let depth = f.dec().ok_or("bad INLINE depth")?;
+    let call_line = f.dec().ok_or("bad INLINE call line")?;
+    let call_file = if has_call_file {
+        f.token()
+            .and_then(file_number)
+            .ok_or("bad INLINE call file")?
+    } else {
+        NO_FILE
+    };
+    let origin = f.dec().ok_or("bad INLINE origin")?;
+    let first_range = len_u32(ranges);
+    while !f.at_end() {
+        match (f.hex(), f.hex()) {
+            (Some(a), Some(s)) => ranges.push((a, s)),
+            _ => {
+                ranges.truncate(first_range as usize);
+                return Err("bad INLINE range");
+            }
+        }
+    }
+    let end_range = len_u32(ranges);
+    if end_range == first_range {
+        return Err("INLINE record without ranges");
+    }
+    Ok(Inline {
+        depth,
+        call_line,
+        call_file,
+        has_call_file,
+        origin,
+        first_range,
+        end_range,
+        subtree_end: 0,
+    })
 }
 
 fn scan_hex(s: &[u8], i: &mut usize) -> Option<u64> {
@@ -373,41 +467,38 @@ fn parse_line(b: &mut Builder, line: &[u8], line_start: usize) -> Result<(), &'s
             let mut f = Fields::new(line, 14);
             let id = f.dec().ok_or("bad INLINE_ORIGIN number")?;
             let (off, len) = f.rest().ok_or("INLINE_ORIGIN without a name")?;
-            b.idx.origins.push((id, span(line_start, off, len)));
+            let name = span(line_start, off, len);
+            let old = f
+                .token()
+                .and_then(file_number)
+                .and_then(|file| f.rest().map(|(o, l)| (file, span(line_start, o, l))));
+            b.origins.push(OriginRecord { id, name, old });
             Ok(())
         }
         Some(b'I') if line.starts_with(b"INLINE ") => {
             if b.cur_func.is_none() {
                 return Err("INLINE record outside a FUNC");
             }
-            let mut f = Fields::new(line, 7);
-            let depth = f.dec().ok_or("bad INLINE depth")?;
-            let call_line = f.dec().ok_or("bad INLINE call line")?;
-            let call_file = f.dec().ok_or("bad INLINE call file")?;
-            let origin = f.dec().ok_or("bad INLINE origin")?;
-            let first_range = len_u32(&b.idx.inline_ranges);
-            while !f.at_end() {
-                match (f.hex(), f.hex()) {
-                    (Some(a), Some(s)) => b.idx.inline_ranges.push((a, s)),
-                    _ => {
-                        b.idx.inline_ranges.truncate(first_range as usize);
-                        return Err("bad INLINE range");
+            // The current form has a call-site file field, the old one not:
+            // with the address/size pairs, the current form has an even
+            // number of fields, the old one an odd number (as Breakpad's
+            // processor tells them apart). Current files need no count: a
+            // line is counted only when it does not read as the current form.
+            let rec = match parse_inline(line, true, &mut b.idx.inline_ranges) {
+                Ok(rec) => rec,
+                Err(e) => {
+                    let mut fields = Fields::new(line, 7);
+                    let mut count = 0usize;
+                    while fields.token().is_some() {
+                        count += 1;
                     }
+                    if count.is_multiple_of(2) {
+                        return Err(e);
+                    }
+                    parse_inline(line, false, &mut b.idx.inline_ranges)?
                 }
-            }
-            let end_range = len_u32(&b.idx.inline_ranges);
-            if end_range == first_range {
-                return Err("INLINE record without ranges");
-            }
-            b.idx.inlines.push(Inline {
-                depth,
-                call_line,
-                call_file,
-                origin,
-                first_range,
-                end_range,
-                subtree_end: 0,
-            });
+            };
+            b.idx.inlines.push(rec);
             Ok(())
         }
         Some(b'I') if line.starts_with(b"INFO ") => {
@@ -525,12 +616,14 @@ fn finish(idx: &mut SymIndex) {
     }
     idx.publics.dedup_by_key(|p| p.address);
 
-    for table in [&mut idx.files, &mut idx.origins] {
-        if !table.is_sorted_by_key(|e| e.0) {
-            table.sort_by_key(|e| e.0);
-        }
-        table.dedup_by_key(|e| e.0);
+    if !idx.files.is_sorted_by_key(|e| e.0) {
+        idx.files.sort_by_key(|e| e.0);
     }
+    idx.files.dedup_by_key(|e| e.0);
+    if !idx.origins.is_sorted_by_key(|o| o.id) {
+        idx.origins.sort_by_key(|o| o.id);
+    }
+    idx.origins.dedup_by_key(|o| o.id);
 }
 
 #[cfg(test)]
@@ -563,7 +656,7 @@ STACK CFI INIT 1000 30 .cfa: $rsp 8 +\n";
         );
         assert_eq!(idx.code_id.unwrap().text(data), "67452301AB89EFCD");
         assert_eq!(idx.files.len(), 2);
-        assert_eq!(idx.origins[0].1.text(data), "helper(int)");
+        assert_eq!(idx.origins[0].name.text(data), "helper(int)");
         assert_eq!(idx.funcs.len(), 2);
         assert_eq!(idx.funcs[0].name.text(data), "main");
         assert_eq!((idx.funcs[0].first_line, idx.funcs[0].end_line), (0, 3));
@@ -610,6 +703,73 @@ FUNC 2000 10 0 good\r\n2000 10 7 0\r\nFILE x y\r\n";
         );
         assert_eq!(idx.corruption.count, 2);
         assert_eq!(idx.corruption.first_line, 8);
+    }
+
+    fn origins(text: &str) -> Vec<(u32, String, u32)> {
+        let idx = parse(text.as_bytes()).unwrap();
+        idx.origins
+            .iter()
+            .map(|o| (o.id, o.name.text(text.as_bytes()), o.file))
+            .collect()
+    }
+
+    #[test]
+    fn inline_origin_forms_are_decided_for_the_whole_file() {
+        // Old form: `<id> <file_id> <name>`, file -1 allowed; a record
+        // without a file id keeps its whole name.
+        let old = "MODULE a b ID m\nINLINE_ORIGIN 0 1 ns::f(int)\n\
+INLINE_ORIGIN 1 -1 artificial thunk\nINLINE_ORIGIN 2 0 2 words\nINLINE_ORIGIN 3 g\n";
+        assert_eq!(
+            origins(old),
+            vec![
+                (0, "ns::f(int)".to_string(), 1),
+                (1, "artificial thunk".to_string(), NO_FILE),
+                (2, "2 words".to_string(), 0),
+                (3, "g".to_string(), NO_FILE),
+            ]
+        );
+        // Current form: a name that starts with a number and a space stays
+        // whole (Breakpad's line-by-line rule would cut it); so does an
+        // all-digit name.
+        let new = "MODULE a b ID m\nINLINE_ORIGIN 0 ns::f(int)\n\
+INLINE_ORIGIN 1 42 is the answer\nINLINE_ORIGIN 2 7\nINLINE_ORIGIN 3 operator new\n";
+        assert_eq!(
+            origins(new),
+            vec![
+                (0, "ns::f(int)".to_string(), NO_FILE),
+                (1, "42 is the answer".to_string(), NO_FILE),
+                (2, "7".to_string(), NO_FILE),
+                (3, "operator new".to_string(), NO_FILE),
+            ]
+        );
+        assert_eq!(parse(new.as_bytes()).unwrap().corruption.count, 0);
+    }
+
+    #[test]
+    fn inline_forms_are_told_apart_by_their_field_count() {
+        let text = "MODULE a b ID m\nFUNC 0 100 0 f\n\
+INLINE 0 12 3 5 10 8\nINLINE 1 13 6 10 4 20 4\nINLINE 0 14 -1 7 40 8\n\
+INLINE 0 15 8 50\nINLINE 0 16\nINLINE 0 17 x 9 60 8\n";
+        let idx = parse(text.as_bytes()).unwrap();
+        let got: Vec<(u32, u32, u32, bool, u32)> = idx
+            .inlines
+            .iter()
+            .map(|i| (i.depth, i.call_line, i.call_file, i.has_call_file, i.origin))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (0, 12, 3, true, 5),
+                (1, 13, NO_FILE, false, 6),
+                (0, 14, NO_FILE, true, 7),
+            ]
+        );
+        assert_eq!(
+            idx.inline_ranges,
+            vec![(0x10, 8), (0x10, 4), (0x20, 4), (0x40, 8)]
+        );
+        assert_eq!(idx.corruption.count, 3);
+        assert_eq!(idx.corruption.first_reason, "INLINE record without ranges");
     }
 
     #[test]

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use memmap2::Mmap;
 
 use super::parser::{self, Corruption, ParseError, SymIndex};
-use super::types::{Func, Inline, Span};
+use super::types::{Func, Inline, Origin, Span};
 use crate::symbols::{CodeInfo, DataInfo, Frame, Miss, SymbolHit, SymbolSource};
 
 /// The bytes of a symbol file: memory-mapped, or owned (tests, fuzzing).
@@ -47,6 +47,8 @@ pub struct BreakpadSymbols {
     /// dump_syms subtracts the first `PT_LOAD`'s `p_vaddr` (0 for PIE and
     /// shared libraries, e.g. 0x400000 for non-PIE executables).
     image_base: u64,
+    /// Whether the file itself told the image base (section pseudo-symbols).
+    base_from_file: bool,
 }
 
 /// dump_syms names section pseudo-symbols `<.text ELF section in NAME>`.
@@ -65,6 +67,7 @@ impl BreakpadSymbols {
             data,
             idx,
             image_base,
+            base_from_file: image_base != 0,
         })
     }
 
@@ -122,6 +125,40 @@ impl BreakpadSymbols {
         self.image_base = base;
     }
 
+    /// Take `hint`, the module's lowest load address as the log gives it
+    /// (the first `PT_LOAD`'s `p_vaddr`), as the image base when the file
+    /// does not tell it and its addresses lie below the hint: relative to
+    /// the image base, as dump_syms writes them, rather than already ELF
+    /// virtual addresses. (A PIE's symbols all lie in its mapped segments,
+    /// so at or above any hint; so do the addresses of a file written with
+    /// absolute addresses.) Returns whether the hint was taken.
+    pub fn apply_image_base_hint(&mut self, hint: u64) -> bool {
+        if self.base_from_file || hint == 0 {
+            return false;
+        }
+        let data = &self.data;
+        let lowest_func = self.idx.funcs.first().map(|f| f.address);
+        let lowest_public = self
+            .idx
+            .publics
+            .iter()
+            .find(|p| section_name(p.name.bytes(data)).is_none())
+            .map(|p| p.address);
+        let lowest = match (lowest_func, lowest_public) {
+            (Some(a), Some(b)) => a.min(b),
+            (a, b) => match a.or(b) {
+                Some(x) => x,
+                None => return false,
+            },
+        };
+        if lowest >= hint {
+            return false;
+        }
+        self.image_base = hint;
+        rebase_section_symbols(data, &mut self.idx, hint);
+        true
+    }
+
     fn text(&self, s: Span) -> String {
         s.text(&self.data)
     }
@@ -132,10 +169,53 @@ impl BreakpadSymbols {
         files.get(i).map(|e| self.text(e.1))
     }
 
-    fn origin(&self, id: u32) -> Option<String> {
+    fn origin_record(&self, id: u32) -> Option<&Origin> {
         let origins = &self.idx.origins;
-        let i = origins.binary_search_by_key(&id, |e| e.0).ok()?;
-        origins.get(i).map(|e| self.text(e.1))
+        let i = origins.binary_search_by_key(&id, |o| o.id).ok()?;
+        origins.get(i)
+    }
+
+    fn origin(&self, id: u32) -> Option<String> {
+        self.origin_record(id).map(|o| self.text(o.name))
+    }
+
+    /// The file of an INLINE record's call site. The old form of the
+    /// record does not name it; the call is then in the body of the
+    /// caller: the parent inlined function, whose file the old
+    /// INLINE_ORIGIN form gives, or the FUNC itself, whose file is that of
+    /// its own code: the first of its (first few) line records that no
+    /// inline range covers, else its first line record.
+    fn call_file(&self, f: &Func, rec: &Inline, parent: Option<&Inline>) -> Option<String> {
+        if rec.has_call_file {
+            return self.file(rec.call_file);
+        }
+        if let Some(p) = parent {
+            return self.file(self.origin_record(p.origin)?.file);
+        }
+        let lines = self
+            .idx
+            .lines
+            .get(f.first_line as usize..f.end_line as usize)?;
+        let ranges = self
+            .idx
+            .inlines
+            .get(f.first_inline as usize..f.end_inline as usize)
+            .unwrap_or_default()
+            .iter()
+            .flat_map(|i| {
+                self.idx
+                    .inline_ranges
+                    .get(i.first_range as usize..i.end_range as usize)
+                    .unwrap_or_default()
+            });
+        // Bounded: hostile files may have many of both.
+        let own = lines.iter().take(16).find(|l| {
+            !ranges
+                .clone()
+                .take(256)
+                .any(|&(a, s)| l.address >= a && l.address - a < s)
+        });
+        self.file(own.or(lines.first())?.file)
     }
 
     /// The FUNC with the highest address not above `addr` (it may not
@@ -205,13 +285,14 @@ impl BreakpadSymbols {
         });
         // Each inline record gives its caller's call site.
         for (k, i) in chain.iter().enumerate().rev() {
-            let function = match k.checked_sub(1).and_then(|j| chain.get(j)) {
+            let parent = k.checked_sub(1).and_then(|j| chain.get(j)).copied();
+            let function = match parent {
                 Some(parent) => self.origin(parent.origin),
                 None => Some(self.text(f.name)),
             };
             frames.push(Frame {
                 function,
-                file: self.file(i.call_file),
+                file: self.call_file(f, i, parent),
                 line: i.call_line,
                 column: 0,
             });
@@ -299,15 +380,21 @@ fn infer_image_base(data: &[u8], idx: &mut SymIndex) -> u64 {
         }
     }
     if base != 0 {
-        for p in &mut idx.publics {
-            if section_name(p.name.bytes(data)).is_some() && p.address >= base {
-                p.address -= base;
-            }
-        }
-        idx.publics.sort_by_key(|p| p.address);
-        idx.publics.dedup_by_key(|p| p.address);
+        rebase_section_symbols(data, idx, base);
     }
     base
+}
+
+/// Move dump_syms' section pseudo-symbols (raw section addresses) to
+/// addresses relative to `base`, like every other record.
+fn rebase_section_symbols(data: &[u8], idx: &mut SymIndex, base: u64) {
+    for p in &mut idx.publics {
+        if section_name(p.name.bytes(data)).is_some() && p.address >= base {
+            p.address -= base;
+        }
+    }
+    idx.publics.sort_by_key(|p| p.address);
+    idx.publics.dedup_by_key(|p| p.address);
 }
 
 /// The smallest instruction size of a Breakpad `MODULE` architecture (what
@@ -517,6 +604,61 @@ PUBLIC 1020 0 <.plt ELF section in demo>\nFUNC 1130 7 0 f\n";
         let s = syms("MODULE Linux arm64 ID demo\n");
         let src = BreakpadSource::new(PathBuf::from("x.sym"), s);
         assert_eq!(src.return_address_step(), 4);
+    }
+
+    #[test]
+    fn image_base_hint_is_taken_only_for_relative_addresses() {
+        // Non-PIE, no section pseudo-symbols: relative addresses, hint taken.
+        let text = "MODULE Linux x86_64 ID demo\nPUBLIC 1000 0 _init\nFUNC 1130 7 0 f\n\
+1130 7 3 0\n";
+        let mut s = syms(text);
+        assert_eq!(s.image_base(), 0);
+        assert!(s.apply_image_base_hint(0x400000));
+        assert_eq!(s.image_base(), 0x400000);
+        let info = s.lookup(0x401133).unwrap();
+        let want = Frame {
+            function: Some("f".into()),
+            file: None,
+            line: 3,
+            column: 0,
+        };
+        assert_eq!(info.frames, vec![want]);
+        assert_eq!(info.symbol.unwrap().address, 0x401130);
+        assert_eq!(s.lookup(0x1130), None);
+
+        // Addresses already ELF virtual addresses: not below the hint.
+        let mut s = syms("MODULE Linux x86_64 ID demo\nFUNC 401130 7 0 f\nPUBLIC 401000 0 _init\n");
+        assert!(!s.apply_image_base_hint(0x400000));
+        assert_eq!(s.lookup(0x401133).unwrap().symbol.unwrap().name, "f");
+
+        // A PIE whose log maps only its code segment (lowest load address
+        // 0x1000): every symbol is at or above it, no base.
+        let mut s = syms("MODULE Linux x86_64 ID demo\nPUBLIC 1000 0 _init\nFUNC 1130 7 0 f\n");
+        assert!(!s.apply_image_base_hint(0x1000));
+        assert_eq!(s.lookup(0x1133).unwrap().symbol.unwrap().name, "f");
+
+        // The file's own pseudo-symbols win over the hint.
+        let mut s = syms(
+            "MODULE Linux x86_64 ID demo\nPUBLIC 1000 0 _init\nFUNC 1130 7 0 f\n\
+PUBLIC 401000 0 <.init ELF section in demo>\n",
+        );
+        assert!(!s.apply_image_base_hint(0x800000));
+        assert_eq!(s.image_base(), 0x400000);
+
+        // Pseudo-symbols the inference could not pair (no `_init`, `_fini`,
+        // `_start`) move with the hinted base; an empty file takes no hint.
+        let mut s = syms(
+            "MODULE Linux x86_64 ID demo\nFUNC 1130 7 0 f\n\
+PUBLIC 401020 0 <.plt ELF section in demo>\n",
+        );
+        assert!(s.apply_image_base_hint(0x400000));
+        let plt = s.lookup(0x401024).unwrap().symbol.unwrap();
+        assert_eq!(
+            (plt.name.as_str(), plt.address),
+            ("<.plt ELF section in demo>", 0x401020)
+        );
+        assert!(!syms("MODULE Linux x86_64 ID demo\n").apply_image_base_hint(0x400000));
+        assert!(!syms(text).apply_image_base_hint(0));
     }
 
     #[test]

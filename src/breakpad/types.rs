@@ -91,12 +91,29 @@ pub struct Public {
     pub name: Span,
 }
 
-/// `INLINE depth call_site_line call_site_file origin (address size)+`.
+/// `file` of an [`Inline`] or [`Origin`] that names no file (`-1`, or the
+/// old forms that have no such field).
+pub const NO_FILE: u32 = u32::MAX;
+
+/// `INLINE_ORIGIN origin_id name`, or the older
+/// `INLINE_ORIGIN origin_id file_id name` (`file` is then the file of the
+/// inlined function itself, else [`NO_FILE`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Origin {
+    pub id: u32,
+    pub name: Span,
+    pub file: u32,
+}
+
+/// `INLINE depth call_site_line call_site_file origin (address size)+`, or
+/// the older `INLINE depth call_site_line origin (address size)+`, which
+/// names no call-site file (`has_call_file` false, `call_file` [`NO_FILE`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Inline {
     pub depth: u32,
     pub call_line: u32,
     pub call_file: u32,
+    pub has_call_file: bool,
     pub origin: u32,
     /// `inline_ranges[first_range..end_range]`.
     pub first_range: u32,

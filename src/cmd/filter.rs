@@ -56,6 +56,14 @@ pub struct FilterArgs {
     #[arg(long, value_name = "PREFIX")]
     pub strip_path_prefix: Option<String>,
 
+    /// Show source paths and module names in full. By default the human
+    /// format shortens them: a backtrace's paths relative to their common
+    /// directory (stated above it), toolchain sources as <rust>, <cargo>,
+    /// <cargo-git> (stated before first use), `..` removed, modules by their
+    /// base name after `+0x` offsets.
+    #[arg(long)]
+    pub full_paths: bool,
+
     /// Print, for each module at its first use, every place searched for its
     /// symbols and why it did or did not serve.
     #[arg(long)]
@@ -108,6 +116,7 @@ pub fn run(args: FilterArgs) -> anyhow::Result<ExitCode> {
         keep_context: args.keep_context,
         quiet: args.quiet,
         strip_path_prefix: args.strip_path_prefix.clone(),
+        full_paths: args.full_paths,
         explain: args.explain,
         dumpfile: crate::dumpfile::DumpOptions {
             dir: args.dumpfile_dir.clone(),
@@ -117,9 +126,10 @@ pub fn run(args: FilterArgs) -> anyhow::Result<ExitCode> {
     };
     let mut sources = args.sources.clone();
     sources.quiet = args.quiet;
-    let symbolizer = sources.symbolizer()?;
+    let mut symbolizer = sources.symbolizer()?;
+    symbolizer.set_data_declarations(args.format != crate::render::Format::Llvm);
     let mut filter = Filter::new(opts, symbolizer);
-    let mut out = io::BufWriter::with_capacity(64 << 10, stdout.lock());
+    let mut out = io::BufWriter::with_capacity(64 << 10, stdout);
     let mut failed = false;
     let stdin_path = PathBuf::from("-");
     let files = if args.files.is_empty() {
@@ -133,7 +143,13 @@ pub fn run(args: FilterArgs) -> anyhow::Result<ExitCode> {
         } else {
             let name = path.display().to_string();
             match File::open(path) {
-                Ok(file) => filter.run(&name, file, &mut out),
+                Ok(file) => {
+                    let regular = file.metadata().is_ok_and(|m| m.is_file());
+                    filter.set_input_never_blocks(regular);
+                    let result = filter.run(&name, file, &mut out);
+                    filter.set_input_never_blocks(false);
+                    result
+                }
                 Err(e) => {
                     let _ = out.flush();
                     eprintln!("symfilter: {name}: {e}");

@@ -37,6 +37,11 @@ pub struct LookupArgs {
     /// Print raw (mangled) names.
     #[arg(long)]
     pub no_demangle: bool,
+    /// The module's image base (its first `PT_LOAD`'s `p_vaddr`, hex, e.g.
+    /// 0x400000 for a non-PIE executable), for Breakpad `.sym` files that do
+    /// not tell it themselves.
+    #[arg(long, value_name = "HEX", value_parser = parse_image_base, conflicts_with = "file")]
+    pub image_base: Option<u64>,
     #[command(flatten)]
     pub sources: Box<SourceArgs>,
 }
@@ -61,12 +66,12 @@ pub fn run(args: LookupArgs) -> anyhow::Result<ExitCode> {
         let hex = args.build_id.as_deref().unwrap_or_default();
         let build_id = BuildId::from_hex(hex).with_context(|| format!("bad build ID '{hex}'"))?;
         let key = ModuleKey {
-            build_id,
-            name: String::new(),
+            image_base_hint: args.image_base,
+            ..ModuleKey::new(build_id, "")
         };
         let s = symbolizer.insert(args.sources.symbolizer()?);
         match s.open(&key).source {
-            Ok(src) => src,
+            Ok(src) => src.inner(),
             Err(trail) => {
                 let mut msg = format!("build ID {hex} not found");
                 for a in trail {
@@ -172,6 +177,10 @@ struct JsonData<'a> {
     error: Option<String>,
 }
 
+fn parse_image_base(text: &str) -> Result<u64, String> {
+    parse_addr(text).ok_or_else(|| format!("'{text}' is not a hexadecimal address"))
+}
+
 fn parse_addr(text: &str) -> Option<u64> {
     let hex = text
         .strip_prefix("0x")
@@ -214,7 +223,7 @@ impl Printer {
             return Ok(());
         };
         if self.data {
-            let res = source.lookup_data(addr);
+            let res = source.lookup_data_declared(addr);
             return self.print_data(addr, res, out);
         }
         let res = source.lookup_code(addr);

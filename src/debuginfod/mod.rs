@@ -448,6 +448,15 @@ impl SymbolSource for KeepTemp {
     fn lookup_data(&self, addr: u64) -> Result<crate::symbols::DataInfo, Miss> {
         self.inner.lookup_data(addr)
     }
+    fn data_declaration(&self, addr: u64) -> Option<(Option<String>, u32)> {
+        self.inner.data_declaration(addr)
+    }
+    fn return_address_step(&self) -> u64 {
+        self.inner.return_address_step()
+    }
+    fn warnings(&self) -> Vec<String> {
+        self.inner.warnings()
+    }
 }
 
 /// The hex form of a build ID that may go into a URL and a path, or why

@@ -10,6 +10,7 @@
 mod file;
 mod globals;
 mod guard;
+mod line0;
 mod search;
 mod source;
 mod symtab;

@@ -15,6 +15,7 @@ use typed_arena::Arena;
 use super::file::{self, Mapped};
 use super::globals::Globals;
 use super::guard::{self, DepthGuard, MAX_DEPTH, unit_depth_ok};
+use super::line0::Line0Columns;
 use super::search::bytes_to_path;
 use super::symtab::{SymEntry, Symbols};
 use crate::symbols::{CodeInfo, DataInfo, Frame, Miss, SymbolHit, SymbolSource};
@@ -73,6 +74,8 @@ struct Loaded<'a> {
     guard: Option<DepthGuard<'a>>,
     dwp: Option<gimli::DwarfPackage<R<'a>>>,
     symbols: Symbols<'a>,
+    /// Columns of line-0 rows, which addr2line does not report.
+    line0: Line0Columns<R<'a>>,
     /// Why DWARF could not be used, if it could not.
     dwarf_error: Option<String>,
 }
@@ -162,6 +165,7 @@ impl<'a> Loaded<'a> {
             globals: OnceCell::new(),
             dwp,
             symbols,
+            line0: Line0Columns::default(),
             dwarf_error,
         })
     }
@@ -366,7 +370,19 @@ impl SymbolSource for ElfSource {
                                 }),
                                 file: f.location.as_ref().and_then(|l| l.file).map(str::to_owned),
                                 line: f.location.as_ref().and_then(|l| l.line).unwrap_or(0),
-                                column: f.location.as_ref().and_then(|l| l.column).unwrap_or(0),
+                                column: match (&f.location, &loaded.dwarf) {
+                                    // The innermost frame on a line-0 row: LLVM
+                                    // prints the row's column, addr2line drops it.
+                                    (Some(l), Some(dwarf))
+                                        if l.line.is_none() && frames.is_empty() =>
+                                    {
+                                        loaded
+                                            .line0
+                                            .column(ctx, dwarf, addr, |l| loaded.load_dwo(owner, l))
+                                            .unwrap_or(0)
+                                    }
+                                    (l, _) => l.as_ref().and_then(|l| l.column).unwrap_or(0),
+                                },
                             }),
                             Ok(None) => break,
                             Err(e) => {
@@ -397,22 +413,23 @@ impl SymbolSource for ElfSource {
                 .as_ref()
                 .map(hit)
                 .ok_or(Miss::NoInfo)?;
-            let global = loaded.dwarf.as_ref().and_then(|dwarf| {
-                loaded
-                    .globals
-                    .get_or_init(|| Globals::build(dwarf))
-                    .find(addr)
-                    .filter(|g| g.line != 0)
-            });
-            let (decl_file, decl_line) = match global {
-                Some(g) => (g.file.clone(), g.line),
-                None => (symbol.file.clone(), 0),
-            };
             Ok(DataInfo {
-                decl_file,
+                decl_file: symbol.file.clone(),
                 symbol: Some(symbol),
-                decl_line,
+                decl_line: 0,
             })
+        })
+    }
+
+    fn data_declaration(&self, addr: u64) -> Option<(Option<String>, u32)> {
+        self.cell.with_dependent(|_owner, loaded| {
+            let dwarf = loaded.dwarf.as_ref()?;
+            let global = loaded
+                .globals
+                .get_or_init(|| Globals::build(dwarf))
+                .find(addr)
+                .filter(|g| g.line != 0)?;
+            Some((global.file.clone(), global.line))
         })
     }
 

@@ -20,6 +20,7 @@ fn key(id: &BuildId) -> ModuleKey {
     ModuleKey {
         build_id: id.clone(),
         name: "m".into(),
+        image_base_hint: None,
     }
 }
 

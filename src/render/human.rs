@@ -18,14 +18,46 @@
 //! * Colour (only when enabled): function names bold, source locations
 //!   green; SGR escapes from the input pass through and their state is
 //!   restored after each coloured piece. With colour off they are removed.
+//! * Source paths are shortened ([`super::paths`] has the rules) unless
+//!   `--full-paths`: `..` removed, toolchain roots written as `<rust>`,
+//!   `<cargo>`, `<cargo-git>` (stated in a `[<rust> = /rustc/...]` line
+//!   before first use), and the frames of one backtrace shown relative to
+//!   their common directory, stated once above it:
+//!   `[paths relative to /home/me/proj/]` (only when that makes the
+//!   backtrace shorter). After `+0x` offsets modules are named by their base
+//!   name unless two modules share it.
+//!
+//! A backtrace is the run of consecutive lines holding `bt` elements (a
+//! frame number not above the previous one starts a new one). Its lines are
+//! held until it ends (another line, the end of input, or the filter about
+//! to read from an input that may wait: [`Render::idle`]) or reaches
+//! [`BLOCK_MAX`] bytes, then written. Once a part of a backtrace has been written with a common
+//! directory, the rest of it keeps that directory.
 
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::io::{self, Write};
+use std::sync::Arc;
 
+use rustc_hash::FxHashMap;
+
+use super::num::Hex;
+use super::paths::{self, Class, Token};
 use super::{ContextEvent, Event, Line, Lookup, Place, Render, RenderOptions, Resolved};
 use crate::context::{Module, Region};
 use crate::demangle::demangle_full;
 use crate::markup::Sgr;
 use crate::symbols::{CodeInfo, Frame};
+
+/// Most bytes of a backtrace held before a part of it is written.
+pub const BLOCK_MAX: usize = 64 << 10;
+
+/// Length of `[paths relative to ]`.
+const LEGEND_TEXT: usize = 20;
+
+/// Written when a backtrace with relative paths directly follows a stated
+/// directory (or goes on after one).
+const AS_GIVEN: &str = "[paths as in the debug info]";
 
 const FUNC: &str = "\x1b[1m";
 const LOC: &str = "\x1b[32m";
@@ -36,11 +68,83 @@ struct Summary {
     regions: Vec<Region>,
 }
 
+/// What the reader has been told about paths, and the project paths of the
+/// text being rendered.
+#[derive(Default)]
+struct PathState {
+    /// What each token was last stated to stand for.
+    stated: [Option<String>; 3],
+    /// Tokens to state before the text being rendered.
+    new_tokens: Vec<Token>,
+    /// Record the project paths written (backtrace lines only).
+    record: bool,
+    /// `(start, len)` of each project path in the buffer being written.
+    spans: Vec<(usize, usize)>,
+    normalizer: paths::Normalizer,
+}
+
+/// The backtrace being held.
+#[derive(Default)]
+struct Block {
+    /// Its rendered lines not yet written.
+    buf: Vec<u8>,
+    /// Leading white space of its first held line (the legend gets it too).
+    indent: Vec<u8>,
+    crlf: bool,
+    /// Frame number of the last `bt` element.
+    last_frame: Option<u64>,
+    /// The common directory, once one has been stated.
+    prefix: Option<Vec<u8>>,
+    /// A relative path (from the debug info) was seen: no common directory.
+    relative: bool,
+    /// The last thing written was a backtrace with a stated directory: a
+    /// relative path right after it would read as relative to it.
+    legend_active: bool,
+}
+
 pub struct Human {
     opts: RenderOptions,
     color: Option<u8>,
     bold: bool,
     pending: Option<Summary>,
+    st: PathState,
+    block: Block,
+    /// Reused buffer for a line that is not part of a backtrace.
+    scratch: Vec<u8>,
+    /// Module names shown by their last component after `+0x...` offsets:
+    /// base name -> who uses it. Cleared by `reset`.
+    short_names: HashMap<Vec<u8>, BaseName>,
+    /// Module IDs shown by base name, sorted (looked up per frame).
+    short_ids: Vec<u64>,
+    /// Demangled frame names per shared answer (keyed by its address; the
+    /// kept `Arc` keeps that address from being reused): logs repeat their
+    /// frames, and demangling costs more than the rest of a frame.
+    kept: RefCell<FxHashMap<usize, KeptNames>>,
+}
+
+/// An answer and its frames' demangled names.
+type KeptNames = (Arc<CodeInfo>, Arc<[String]>);
+
+/// Answers whose names are kept; refilled when full.
+const MAX_KEPT: usize = 1 << 14;
+
+/// Who uses a module base name.
+enum BaseName {
+    /// Modules of this one full name (the IDs it was declared with).
+    One(Vec<u8>, Vec<u64>),
+    /// Modules of different full names: all shown in full.
+    Shared,
+}
+
+/// Most module base names remembered (more are shown in full).
+const SHORT_NAMES_MAX: usize = 1 << 16;
+
+/// The last component of a module name (`/lib/libc.so.6` -> `libc.so.6`).
+fn base_name(name: &[u8]) -> &[u8] {
+    match name.iter().rposition(|&b| b == b'/' || b == b'\\') {
+        Some(i) => &name[i + 1..],
+        None => name,
+    }
 }
 
 impl Human {
@@ -50,7 +154,194 @@ impl Human {
             color: None,
             bold: false,
             pending: None,
+            st: PathState::default(),
+            block: Block::default(),
+            scratch: Vec::new(),
+            short_names: HashMap::new(),
+            short_ids: Vec::new(),
+            kept: RefCell::default(),
         }
+    }
+
+    /// Each frame's demangled function (`??` when unknown), once per answer.
+    fn names(&self, info: &Arc<CodeInfo>) -> Arc<[String]> {
+        let key = Arc::as_ptr(info) as usize;
+        if let Some((_, names)) = self.kept.borrow().get(&key) {
+            return Arc::clone(names);
+        }
+        let names: Arc<[String]> = info.frames.iter().map(Self::function_of).collect();
+        let mut kept = self.kept.borrow_mut();
+        if kept.len() >= MAX_KEPT {
+            kept.clear();
+        }
+        kept.insert(key, (Arc::clone(info), Arc::clone(&names)));
+        names
+    }
+
+    /// Remember a declared module's base name (see `short_names`).
+    fn learn_name(&mut self, m: &Module) {
+        let base = base_name(&m.name);
+        if self.opts.full_paths || base.is_empty() || base.len() == m.name.len() {
+            return;
+        }
+        let room = self.short_names.len() < SHORT_NAMES_MAX;
+        let short = match self.short_names.get_mut(base) {
+            Some(BaseName::One(full, ids)) if *full == m.name => {
+                ids.push(m.id);
+                true
+            }
+            Some(entry @ BaseName::One(..)) => {
+                // A second full name: the first one's modules go back to
+                // full names (once).
+                if let BaseName::One(_, ids) = std::mem::replace(entry, BaseName::Shared) {
+                    for id in ids {
+                        if let Ok(i) = self.short_ids.binary_search(&id) {
+                            self.short_ids.remove(i);
+                        }
+                    }
+                }
+                false
+            }
+            Some(BaseName::Shared) => false,
+            None if room => {
+                self.short_names
+                    .insert(base.to_vec(), BaseName::One(m.name.clone(), vec![m.id]));
+                true
+            }
+            None => false,
+        };
+        if short && let Err(i) = self.short_ids.binary_search(&m.id) {
+            self.short_ids.insert(i, m.id);
+        }
+    }
+
+    /// Write a source path the way the options ask (see [`paths`]).
+    fn put_path(&self, st: &mut PathState, out: &mut Vec<u8>, p: &str) {
+        if let Some(prefix) = &self.opts.strip_path_prefix
+            && let Some(rest) = paths::strip_user_prefix(p, prefix)
+        {
+            out.extend_from_slice(rest.as_bytes());
+            return;
+        }
+        if self.opts.full_paths {
+            out.extend_from_slice(p.as_bytes());
+            return;
+        }
+        let start = out.len();
+        st.normalizer.push(out, p);
+        match paths::classify(&out[start..]) {
+            Class::Token { token, root } => {
+                let root_text = &out[start..start + root];
+                let slot = &mut st.stated[token.index()];
+                if slot.as_deref().map(str::as_bytes) != Some(root_text) {
+                    if st.new_tokens.contains(&token) {
+                        // Already stated differently for this same text:
+                        // this one stays in full.
+                        return;
+                    }
+                    *slot = Some(String::from_utf8_lossy(root_text).into_owned());
+                    st.new_tokens.push(token);
+                }
+                out.splice(start..start + root, token.text().bytes());
+            }
+            Class::Project if st.record && self.opts.strip_path_prefix.is_none() => {
+                st.spans.push((start, out.len() - start));
+            }
+            _ => {}
+        }
+    }
+
+    /// `[paths relative to P; <rust> = R]`, when there is anything to say.
+    fn legend(
+        st: &mut PathState,
+        out: &mut dyn Write,
+        indent: &[u8],
+        prefix: Option<&[u8]>,
+        crlf: bool,
+    ) -> io::Result<()> {
+        if prefix.is_none() && st.new_tokens.is_empty() {
+            return Ok(());
+        }
+        out.write_all(indent)?;
+        out.write_all(b"[")?;
+        let mut sep = "";
+        if let Some(p) = prefix {
+            out.write_all(b"paths relative to ")?;
+            out.write_all(p)?;
+            sep = "; ";
+        }
+        for t in Token::ALL {
+            if !st.new_tokens.contains(&t) {
+                continue;
+            }
+            let root = st.stated[t.index()].as_deref().unwrap_or_default();
+            write!(out, "{sep}{} = {root}", t.text())?;
+            sep = "; ";
+        }
+        st.new_tokens.clear();
+        out.write_all(b"]")?;
+        out.write_all(if crlf { b"\r\n" } else { b"\n" })
+    }
+
+    /// The backtrace is over and something else follows.
+    fn end_backtrace(&mut self, out: &mut dyn Write) -> io::Result<()> {
+        self.flush_block(out, true)?;
+        self.block.legend_active = false;
+        Ok(())
+    }
+
+    /// Write out the held backtrace lines; `end` when the backtrace is over.
+    fn flush_block(&mut self, out: &mut dyn Write, end: bool) -> io::Result<()> {
+        let b = &mut self.block;
+        if !b.buf.is_empty() {
+            let spans = &self.st.spans;
+            let mut newly = false;
+            if b.prefix.is_none()
+                && !b.relative
+                && let Some(&(first, _)) = spans.first()
+            {
+                let n = paths::common_dir(spans.iter().map(|&(a, l)| &b.buf[a..a + l]));
+                let legend = b.indent.len() + LEGEND_TEXT + n + if b.crlf { 2 } else { 1 };
+                if paths::worth_stating(spans.len(), n, legend) {
+                    b.prefix = Some(b.buf[first..first + n].to_vec());
+                    newly = true;
+                }
+            }
+            let prefix = b.prefix.as_deref();
+            if prefix.is_none() && b.relative && b.legend_active {
+                out.write_all(&b.indent)?;
+                out.write_all(AS_GIVEN.as_bytes())?;
+                out.write_all(if b.crlf { b"\r\n" } else { b"\n" })?;
+                b.legend_active = false;
+            }
+            b.legend_active |= newly;
+            Self::legend(
+                &mut self.st,
+                out,
+                &b.indent,
+                if newly { prefix } else { None },
+                b.crlf,
+            )?;
+            let mut pos = 0;
+            if let Some(pre) = prefix {
+                for &(a, l) in &self.st.spans {
+                    let s = &b.buf[a..a + l];
+                    if s.len() > pre.len() && s.starts_with(pre) {
+                        out.write_all(&b.buf[pos..a])?;
+                        pos = a + pre.len();
+                    }
+                }
+            }
+            out.write_all(&b.buf[pos..])?;
+            b.buf.clear();
+            self.st.spans.clear();
+        }
+        if end {
+            b.prefix = None;
+            b.last_frame = None;
+            b.relative = false;
+        }
+        Ok(())
     }
 
     fn flush_summary(&mut self, out: &mut dyn Write, crlf: bool) -> io::Result<()> {
@@ -92,6 +383,7 @@ impl Human {
     ) -> io::Result<()> {
         match ev {
             ContextEvent::Module(m) => {
+                self.learn_name(m);
                 self.flush_summary(out, crlf)?;
                 self.pending = Some(Summary {
                     module: m.clone(),
@@ -115,6 +407,10 @@ impl Human {
             }
             ContextEvent::Reset { had_state } => {
                 self.flush_summary(out, crlf)?;
+                // A new process: its toolchain roots are stated afresh.
+                self.st.stated = Default::default();
+                self.short_names.clear();
+                self.short_ids.clear();
                 if *had_state {
                     out.write_all(b"[reset]")?;
                     out.write_all(if crlf { b"\r\n" } else { b"\n" })?;
@@ -125,41 +421,54 @@ impl Human {
         Ok(())
     }
 
-    fn paint(&self, out: &mut dyn Write, style: &str, text: &str) -> io::Result<()> {
+    fn paint(&self, out: &mut Vec<u8>, style: &str, text: &str) {
         if !self.opts.color {
-            return out.write_all(text.as_bytes());
+            out.extend_from_slice(text.as_bytes());
+            return;
         }
-        out.write_all(style.as_bytes())?;
-        out.write_all(text.as_bytes())?;
-        out.write_all(RESET.as_bytes())?;
+        out.extend_from_slice(style.as_bytes());
+        out.extend_from_slice(text.as_bytes());
+        self.restore(out);
+    }
+
+    /// End a coloured piece: reset, then the input's own SGR state again.
+    fn restore(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(RESET.as_bytes());
         if self.bold {
-            out.write_all(b"\x1b[1m")?;
+            out.extend_from_slice(b"\x1b[1m");
         }
         if let Some(c) = self.color {
-            write!(out, "\x1b[3{c}m")?;
+            // Writing to a Vec cannot fail.
+            let _ = write!(out, "\x1b[3{c}m");
         }
-        Ok(())
     }
 
-    fn path<'a>(&self, p: &'a str) -> &'a str {
-        if let Some(prefix) = &self.opts.strip_path_prefix
-            && let Some(rest) = p.strip_prefix(prefix.as_str())
-        {
-            return rest.trim_start_matches('/');
+    /// `file:line:column` (what is known of it), green with colour.
+    fn location(
+        &self,
+        st: &mut PathState,
+        out: &mut Vec<u8>,
+        file: &str,
+        line: u32,
+        column: u32,
+    ) -> io::Result<()> {
+        if self.opts.color {
+            out.extend_from_slice(LOC.as_bytes());
         }
-        p
-    }
-
-    fn location(&self, f: &Frame) -> Option<String> {
-        let file = f.file.as_deref()?;
-        let mut s = self.path(file).to_string();
-        if f.line != 0 {
-            s.push_str(&format!(":{}", f.line));
-            if f.column != 0 {
-                s.push_str(&format!(":{}", f.column));
+        self.put_path(st, out, file);
+        if line != 0 {
+            let mut num = itoa::Buffer::new();
+            out.push(b':');
+            out.extend_from_slice(num.format(line).as_bytes());
+            if column != 0 {
+                out.push(b':');
+                out.extend_from_slice(num.format(column).as_bytes());
             }
         }
-        Some(s)
+        if self.opts.color {
+            self.restore(out);
+        }
+        Ok(())
     }
 
     fn function_of(f: &Frame) -> String {
@@ -180,45 +489,68 @@ impl Human {
         })
     }
 
-    fn module_offset(place: &Place) -> String {
-        format!("{}+{:#x}", place.module.name_lossy(), place.rel)
+    /// `module+0xoffset`, the module by its base name when that is
+    /// unambiguous (its summary line gives the full name).
+    fn module_offset(&self, out: &mut Vec<u8>, place: &Place) -> io::Result<()> {
+        let name = &place.module.name;
+        let shown = if self.short_ids.binary_search(&place.module.id).is_ok() {
+            base_name(name)
+        } else {
+            &name[..]
+        };
+        out.extend_from_slice(String::from_utf8_lossy(shown).as_bytes());
+        out.push(b'+');
+        out.extend_from_slice(Hex::new(place.rel, 0).as_bytes());
+        Ok(())
     }
 
     /// One-line description of a code address (pc, hexdict).
-    fn code_text(&self, out: &mut dyn Write, res: &Resolved, place: &Place) -> io::Result<bool> {
+    fn code_text(
+        &self,
+        st: &mut PathState,
+        out: &mut Vec<u8>,
+        res: &Resolved,
+        place: &Place,
+    ) -> io::Result<()> {
         match &res.lookup {
             Lookup::Code(info) if !info.frames.is_empty() => {
+                let names = self.names(info);
                 for (i, f) in info.frames.iter().enumerate() {
                     if i > 0 {
-                        out.write_all(b", inlined into ")?;
+                        out.extend_from_slice(b", inlined into ");
                     }
-                    let name = if i == info.frames.len() - 1 && f.function.is_none() {
-                        Self::symbol_offset(info, place.rel).unwrap_or_else(|| "??".into())
+                    if i == info.frames.len() - 1 && f.function.is_none() {
+                        let name =
+                            Self::symbol_offset(info, place.rel).unwrap_or_else(|| "??".into());
+                        self.paint(out, FUNC, &name);
                     } else {
-                        Self::function_of(f)
-                    };
-                    self.paint(out, FUNC, &name)?;
-                    if let Some(loc) = self.location(f) {
-                        out.write_all(b" at ")?;
-                        self.paint(out, LOC, &loc)?;
+                        self.paint(out, FUNC, names.get(i).map_or("??", String::as_str));
+                    }
+                    if let Some(file) = f.file.as_deref() {
+                        out.extend_from_slice(b" at ");
+                        self.location(st, out, file, f.line, f.column)?;
                     }
                 }
-                Ok(true)
             }
             Lookup::Code(info) if info.symbol.is_some() => {
                 let s = Self::symbol_offset(info, place.rel).unwrap_or_default();
-                self.paint(out, FUNC, &s)?;
-                write!(out, " ({})", Self::module_offset(place))?;
-                Ok(true)
+                self.paint(out, FUNC, &s);
+                out.extend_from_slice(b" (");
+                self.module_offset(out, place)?;
+                out.push(b')');
             }
-            _ => {
-                out.write_all(Self::module_offset(place).as_bytes())?;
-                Ok(true)
-            }
+            _ => self.module_offset(out, place)?,
         }
+        Ok(())
     }
 
-    fn data_text(&self, out: &mut dyn Write, res: &Resolved, place: &Place) -> io::Result<()> {
+    fn data_text(
+        &self,
+        st: &mut PathState,
+        out: &mut Vec<u8>,
+        res: &Resolved,
+        place: &Place,
+    ) -> io::Result<()> {
         if let Lookup::Data(d) = &res.lookup
             && let Some(sym) = &d.symbol
         {
@@ -229,77 +561,215 @@ impl Human {
             } else {
                 format!("{name}+{off:#x}")
             };
-            self.paint(out, FUNC, &s)?;
+            self.paint(out, FUNC, &s);
             if let Some(file) = &d.decl_file {
-                let loc = if d.decl_line != 0 {
-                    format!("{}:{}", self.path(file), d.decl_line)
-                } else {
-                    self.path(file).to_string()
-                };
-                out.write_all(b" at ")?;
-                self.paint(out, LOC, &loc)?;
+                out.extend_from_slice(b" at ");
+                self.location(st, out, file, d.decl_line, 0)?;
             }
             return Ok(());
         }
-        out.write_all(Self::module_offset(place).as_bytes())
+        self.module_offset(out, place)
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn bt(
         &self,
-        out: &mut dyn Write,
+        st: &mut PathState,
+        out: &mut Vec<u8>,
         line: &Line<'_>,
         prefix: &[u8],
         frame: u64,
         res: &Resolved,
         place: &Place,
     ) -> io::Result<()> {
-        let frames: &[Frame] = match &res.lookup {
-            Lookup::Code(info) => &info.frames,
-            _ => &[],
+        let (frames, names): (&[Frame], Arc<[String]>) = match &res.lookup {
+            Lookup::Code(info) => (&info.frames, self.names(info)),
+            _ => (&[], Arc::from([])),
         };
         let n = frames.len().max(1);
+        let addr = Hex::new(res.adjusted, 18);
+        let mut num = itoa::Buffer::new();
         for i in 0..n {
             if i > 0 {
-                out.write_all(if line.crlf() { b"\r\n" } else { b"\n" })?;
+                out.extend_from_slice(if line.crlf() { b"\r\n" } else { b"\n" });
                 if prefix.iter().all(u8::is_ascii_whitespace) {
-                    out.write_all(prefix)?;
+                    out.extend_from_slice(prefix);
                 }
             }
-            let label = if i == n - 1 {
-                format!("#{frame}")
-            } else {
-                format!("#{frame}.{}", i + 1)
-            };
-            write!(out, "{label:<6} {:#018x}", res.adjusted)?;
+            // `{label:<6} ` with label `#N` or `#N.K`.
+            let label_start = out.len();
+            out.push(b'#');
+            out.extend_from_slice(num.format(frame).as_bytes());
+            if i != n - 1 {
+                out.push(b'.');
+                out.extend_from_slice(num.format(i + 1).as_bytes());
+            }
+            let width = out.len() - label_start;
+            out.extend_from_slice(&b"      "[..6usize.saturating_sub(width)]);
+            out.push(b' ');
+            out.extend_from_slice(addr.as_bytes());
             match frames.get(i) {
                 Some(f) => {
-                    out.write_all(b" in ")?;
-                    let name = if i == n - 1 && f.function.is_none() {
-                        match &res.lookup {
+                    out.extend_from_slice(b" in ");
+                    if i == n - 1 && f.function.is_none() {
+                        let name = match &res.lookup {
                             Lookup::Code(info) => {
                                 Self::symbol_offset(info, place.rel).unwrap_or_else(|| "??".into())
                             }
                             _ => "??".into(),
-                        }
+                        };
+                        self.paint(out, FUNC, &name);
                     } else {
-                        Self::function_of(f)
-                    };
-                    self.paint(out, FUNC, &name)?;
-                    if let Some(loc) = self.location(f) {
-                        out.write_all(b" ")?;
-                        self.paint(out, LOC, &loc)?;
+                        self.paint(out, FUNC, names.get(i).map_or("??", String::as_str));
+                    }
+                    if let Some(file) = f.file.as_deref() {
+                        out.push(b' ');
+                        self.location(st, out, file, f.line, f.column)?;
                     }
                 }
                 None => {
                     if let Lookup::Code(info) = &res.lookup
                         && let Some(s) = Self::symbol_offset(info, place.rel)
                     {
-                        out.write_all(b" in ")?;
-                        self.paint(out, FUNC, &s)?;
+                        out.extend_from_slice(b" in ");
+                        self.paint(out, FUNC, &s);
                     }
                 }
             }
-            write!(out, " ({})", Self::module_offset(place))?;
+            out.extend_from_slice(b" (");
+            self.module_offset(out, place)?;
+            out.push(b')');
+        }
+        Ok(())
+    }
+
+    /// Render the line's events (and the hexdict notes after it) into `out`.
+    fn render_line(
+        &mut self,
+        st: &mut PathState,
+        out: &mut Vec<u8>,
+        line: &Line<'_>,
+        events: &[Event<'_>],
+    ) -> io::Result<()> {
+        let crlf = line.crlf();
+        let bytes = line.bytes;
+        let mut notes: Vec<Vec<u8>> = Vec::new();
+        for ev in events {
+            match ev {
+                Event::Text(t) => out.extend_from_slice(t),
+                Event::Sgr(sgr, text) => {
+                    match sgr {
+                        Sgr::Reset => {
+                            self.color = None;
+                            self.bold = false;
+                        }
+                        Sgr::Bold => self.bold = true,
+                        Sgr::Color(c) => self.color = Some(*c),
+                    }
+                    if self.opts.color {
+                        out.extend_from_slice(text);
+                    }
+                }
+                Event::Invalid(el) | Event::Unknown(el) | Event::Dumpfile(el) => {
+                    out.extend_from_slice(el.text(bytes))
+                }
+                Event::Context(el, _) => out.extend_from_slice(el.text(bytes)),
+                Event::Symbol(_, name) => match std::str::from_utf8(name) {
+                    Ok(name) => self.paint(out, FUNC, &demangle_full(name)),
+                    Err(_) => out.extend_from_slice(name),
+                },
+                Event::Pc(el, res) => match &res.place {
+                    Some(place) => self.code_text(st, out, res, place)?,
+                    None => out.extend_from_slice(el.text(bytes)),
+                },
+                Event::Data(el, res) => match &res.place {
+                    Some(place) => self.data_text(st, out, res, place)?,
+                    None => out.extend_from_slice(el.text(bytes)),
+                },
+                Event::Bt(el, frame, res) => match &res.place {
+                    Some(place) => {
+                        let start =
+                            memchr::memrchr(b'\n', &bytes[..el.span.start]).map_or(0, |i| i + 1);
+                        let prefix = &bytes[start..el.span.start];
+                        self.bt(st, out, line, prefix, *frame, res, place)?;
+                    }
+                    None => out.extend_from_slice(el.text(bytes)),
+                },
+                Event::Hexdict(el, values) => {
+                    out.extend_from_slice(el.text(bytes));
+                    for v in values {
+                        let Some(place) = &v.resolved.place else {
+                            continue;
+                        };
+                        let mut note = Vec::new();
+                        write!(
+                            note,
+                            "  {}: {:#x} = ",
+                            String::from_utf8_lossy(v.pair.key),
+                            v.pair.value
+                        )?;
+                        match v.resolved.lookup {
+                            Lookup::Data(_) => self.data_text(st, &mut note, &v.resolved, place)?,
+                            _ => self.code_text(st, &mut note, &v.resolved, place)?,
+                        }
+                        notes.push(note);
+                    }
+                }
+            }
+        }
+        out.extend_from_slice(line.ending);
+        if !notes.is_empty() {
+            if line.ending.is_empty() {
+                out.push(b'\n');
+            }
+            for n in notes {
+                out.extend_from_slice(&n);
+                out.extend_from_slice(if crlf { b"\r\n" } else { b"\n" });
+            }
+        }
+        Ok(())
+    }
+
+    /// A backtrace line: held in the block.
+    fn bt_line(
+        &mut self,
+        out: &mut dyn Write,
+        line: &Line<'_>,
+        events: &[Event<'_>],
+    ) -> io::Result<()> {
+        let mut frames = events.iter().filter_map(|e| match e {
+            Event::Bt(_, n, _) => Some(*n),
+            _ => None,
+        });
+        let first = frames.next().unwrap_or(0);
+        let last = frames.next_back().unwrap_or(first);
+        let relative = !self.opts.full_paths && has_relative_path(events);
+        let restart = self.block.last_frame.is_some_and(|l| first <= l);
+        if restart || (relative && self.block.prefix.is_some()) {
+            self.flush_block(out, true)?;
+        }
+        if self.block.buf.is_empty() {
+            self.block.indent.clear();
+            let ws = line
+                .bytes
+                .iter()
+                .take_while(|b| **b == b' ' || **b == b'\t')
+                .count();
+            self.block.indent.extend_from_slice(&line.bytes[..ws]);
+            self.block.crlf = line.crlf();
+        }
+        self.block.last_frame = Some(last);
+        self.block.relative |= relative;
+        let mut buf = std::mem::take(&mut self.block.buf);
+        let mut st = std::mem::take(&mut self.st);
+        st.record = true;
+        let result = self.render_line(&mut st, &mut buf, line, events);
+        st.record = false;
+        self.block.buf = buf;
+        self.st = st;
+        result?;
+        if self.block.buf.len() >= BLOCK_MAX {
+            self.flush_block(out, false)?;
         }
         Ok(())
     }
@@ -313,8 +783,43 @@ fn is_blank(ev: &Event<'_>) -> bool {
     }
 }
 
+/// Whether a line belongs to a backtrace: it has a `bt` element and nothing
+/// that writes more than the line (contextual summaries, hexdict notes,
+/// dumpfile reports).
+fn is_bt_line(events: &[Event<'_>]) -> bool {
+    let mut bt = false;
+    for ev in events {
+        match ev {
+            Event::Bt(..) => bt = true,
+            Event::Context(..) | Event::Hexdict(..) | Event::Dumpfile(..) => return false,
+            _ => {}
+        }
+    }
+    bt
+}
+
+/// Whether a line's symbolized source paths include a relative one.
+fn has_relative_path(events: &[Event<'_>]) -> bool {
+    let rel = |f: &Option<String>| {
+        f.as_deref()
+            .is_some_and(|f| !paths::is_absolute(f.as_bytes()))
+    };
+    events.iter().any(|ev| match ev {
+        Event::Bt(_, _, res) | Event::Pc(_, res) => match &res.lookup {
+            Lookup::Code(info) => info.frames.iter().any(|f| rel(&f.file)),
+            _ => false,
+        },
+        Event::Data(_, res) => match &res.lookup {
+            Lookup::Data(d) => rel(&d.decl_file),
+            _ => false,
+        },
+        _ => false,
+    })
+}
+
 impl Render for Human {
     fn plain(&mut self, out: &mut dyn Write, text: &[u8], _first_line: u64) -> io::Result<()> {
+        self.end_backtrace(out)?;
         if self.pending.is_some() {
             let first_end = memchr::memchr(b'\n', text).unwrap_or(text.len());
             let crlf = first_end > 0 && text[first_end - 1] == b'\r';
@@ -334,6 +839,11 @@ impl Render for Human {
         let crlf = line.crlf();
         self.color = None;
         self.bold = false;
+        if is_bt_line(events) {
+            self.flush_summary(out, crlf)?;
+            return self.bt_line(out, line, events);
+        }
+        self.end_backtrace(out)?;
         let has_context = events.iter().any(|e| matches!(e, Event::Context(..)));
         let refused = events
             .iter()
@@ -357,85 +867,16 @@ impl Render for Human {
         if !has_context {
             self.flush_summary(out, crlf)?;
         }
-        let bytes = line.bytes;
-        let mut notes: Vec<Vec<u8>> = Vec::new();
-        for ev in events {
-            match ev {
-                Event::Text(t) => out.write_all(t)?,
-                Event::Sgr(sgr, text) => {
-                    match sgr {
-                        Sgr::Reset => {
-                            self.color = None;
-                            self.bold = false;
-                        }
-                        Sgr::Bold => self.bold = true,
-                        Sgr::Color(c) => self.color = Some(*c),
-                    }
-                    if self.opts.color {
-                        out.write_all(text)?;
-                    }
-                }
-                Event::Invalid(el) | Event::Unknown(el) | Event::Dumpfile(el) => {
-                    out.write_all(el.text(bytes))?
-                }
-                Event::Context(el, _) => out.write_all(el.text(bytes))?,
-                Event::Symbol(_, name) => match std::str::from_utf8(name) {
-                    Ok(name) => self.paint(out, FUNC, &demangle_full(name))?,
-                    Err(_) => out.write_all(name)?,
-                },
-                Event::Pc(el, res) => match &res.place {
-                    Some(place) => {
-                        self.code_text(out, res, place)?;
-                    }
-                    None => out.write_all(el.text(bytes))?,
-                },
-                Event::Data(el, res) => match &res.place {
-                    Some(place) => self.data_text(out, res, place)?,
-                    None => out.write_all(el.text(bytes))?,
-                },
-                Event::Bt(el, frame, res) => match &res.place {
-                    Some(place) => {
-                        let start =
-                            memchr::memrchr(b'\n', &bytes[..el.span.start]).map_or(0, |i| i + 1);
-                        let prefix = &bytes[start..el.span.start];
-                        self.bt(out, line, prefix, *frame, res, place)?;
-                    }
-                    None => out.write_all(el.text(bytes))?,
-                },
-                Event::Hexdict(el, values) => {
-                    out.write_all(el.text(bytes))?;
-                    for v in values {
-                        let Some(place) = &v.resolved.place else {
-                            continue;
-                        };
-                        let mut note = Vec::new();
-                        write!(
-                            note,
-                            "  {}: {:#x} = ",
-                            String::from_utf8_lossy(v.pair.key),
-                            v.pair.value
-                        )?;
-                        match v.resolved.lookup {
-                            Lookup::Data(_) => self.data_text(&mut note, &v.resolved, place)?,
-                            _ => {
-                                self.code_text(&mut note, &v.resolved, place)?;
-                            }
-                        }
-                        notes.push(note);
-                    }
-                }
-            }
-        }
-        out.write_all(line.ending)?;
-        if !notes.is_empty() {
-            if line.ending.is_empty() {
-                out.write_all(b"\n")?;
-            }
-            for n in notes {
-                out.write_all(&n)?;
-                out.write_all(if crlf { b"\r\n" } else { b"\n" })?;
-            }
-        }
+        let mut buf = std::mem::take(&mut self.scratch);
+        let mut st = std::mem::take(&mut self.st);
+        buf.clear();
+        let result = self.render_line(&mut st, &mut buf, line, events);
+        let result = result
+            .and_then(|()| Self::legend(&mut st, out, b"", None, crlf))
+            .and_then(|()| out.write_all(&buf));
+        self.scratch = buf;
+        self.st = st;
+        result?;
         // Contextual elements left in place on a line with other text still
         // count: their summary follows.
         for ev in events {
@@ -446,7 +887,17 @@ impl Render for Human {
         Ok(())
     }
 
+    fn raw(&mut self, out: &mut dyn Write, bytes: &[u8]) -> io::Result<()> {
+        self.end_backtrace(out)?;
+        out.write_all(bytes)
+    }
+
+    fn idle(&mut self, out: &mut dyn Write) -> io::Result<()> {
+        self.flush_block(out, false)
+    }
+
     fn finish(&mut self, out: &mut dyn Write) -> io::Result<()> {
+        self.end_backtrace(out)?;
         self.flush_summary(out, false)
     }
 }

@@ -42,211 +42,547 @@
 //!     `"module"`, `"mode"`, `"offset"`; `reset`: nothing more. A refused
 //!     contextual element has `"refused": true`.
 
+//!
+//! Members appear in byte order of their names, strings are escaped as
+//! `serde_json` escapes them, and there is no whitespace: the output is
+//! exactly what serialising a `serde_json::Value` of the same object gives
+//! (the tests check this). The objects are written by hand, straight into a
+//! buffer: building a `Value` per line cost five times the rest of the
+//! filter. Frames are rendered once per shared answer.
+
+use std::collections::VecDeque;
 use std::io::{self, Write};
+use std::sync::Arc;
 
-use serde_json::{Map, Value, json};
+use rustc_hash::FxHashMap;
+use serde_json::Value;
 
-use super::{ContextEvent, Event, Line, Lookup, Render, RenderOptions, Resolved, hex};
+use super::num::Hex;
+use super::{ContextEvent, Event, Line, Lookup, Render, RenderOptions, Resolved};
 use crate::demangle::demangle_full;
 use crate::markup::RawElement;
+use crate::symbols::{CodeInfo, SymbolHit};
+
+/// Answers whose frames are kept rendered (see [`Json::code`]). Bounded;
+/// refilled when full.
+const MAX_KEPT: usize = 1 << 14;
+/// The buffer goes to the writer once it holds this much.
+const FLUSH_AT: usize = 64 << 10;
 
 pub struct Json {
     _opts: RenderOptions,
     /// `dumpfile` members for the dumpfile spans of the coming line.
-    dump_notes: std::collections::VecDeque<Value>,
+    dump_notes: VecDeque<Value>,
+    /// Output not yet handed to the writer.
+    buf: Vec<u8>,
+    /// Rendered answers, keyed by the address of the shared answer (the kept
+    /// `Arc` keeps that address from being reused).
+    kept: FxHashMap<usize, (Arc<CodeInfo>, Rendered)>,
+}
+
+/// A code answer as JSON, but for the symbol's offset (which depends on the
+/// address looked up).
+struct Rendered {
+    /// `[{...}, ...]`, the value of `"frames"`.
+    frames: Box<[u8]>,
+    /// `{"mangled":...,"name":...,"offset":` and the symbol's address.
+    symbol: Option<(Box<[u8]>, u64)>,
 }
 
 impl Json {
     pub fn new(opts: RenderOptions) -> Json {
         Json {
             _opts: opts,
-            dump_notes: Default::default(),
+            dump_notes: VecDeque::new(),
+            buf: Vec::with_capacity(FLUSH_AT + 4096),
+            kept: FxHashMap::default(),
         }
+    }
+
+    /// Hand the buffer to the writer.
+    fn flush_buf(&mut self, out: &mut dyn Write) -> io::Result<()> {
+        let r = out.write_all(&self.buf);
+        self.buf.clear();
+        r
     }
 }
 
-fn text_span(t: &[u8]) -> Value {
+/// JSON escapes as `serde_json` writes them: `\"`, `\\`, the short forms
+/// for `\b \t \n \f \r`, `\u00XX` for the other control characters, and
+/// nothing else.
+const ESCAPE: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut i = 0;
+    while i < 0x20 {
+        t[i] = b'u';
+        i += 1;
+    }
+    t[0x08] = b'b';
+    t[0x09] = b't';
+    t[0x0a] = b'n';
+    t[0x0c] = b'f';
+    t[0x0d] = b'r';
+    t[b'"' as usize] = b'"';
+    t[b'\\' as usize] = b'\\';
+    t
+};
+
+/// Whether any of the 8 bytes of `w` needs escaping: a control character,
+/// `"` or `\\` (exact: the tests compare with the table byte by byte).
+fn word_needs_escape(w: u64) -> bool {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const HI: u64 = 0x8080_8080_8080_8080;
+    let has_zero = |x: u64| x.wrapping_sub(LO) & !x;
+    let control = w.wrapping_sub(LO * 0x20) & !w;
+    let quote = has_zero(w ^ (LO * u64::from(b'"')));
+    let backslash = has_zero(w ^ (LO * u64::from(b'\\')));
+    (control | quote | backslash) & HI != 0
+}
+
+/// `b` escaped (one byte whose table entry is `esc`).
+fn escape(buf: &mut Vec<u8>, b: u8, esc: u8) {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    if esc == b'u' {
+        buf.extend_from_slice(&[
+            b'\\',
+            b'u',
+            b'0',
+            b'0',
+            DIGITS[usize::from(b >> 4)],
+            DIGITS[usize::from(b & 0xf)],
+        ]);
+    } else {
+        buf.extend_from_slice(&[b'\\', esc]);
+    }
+}
+
+/// A JSON string.
+fn string(buf: &mut Vec<u8>, s: &str) {
+    let bytes = s.as_bytes();
+    buf.reserve(bytes.len() + 2);
+    buf.push(b'"');
+    // Runs of bytes that need no escape are copied whole; words of 8 bytes
+    // are checked at once.
+    let mut start = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        if let Some(word) = bytes.get(i..i + 8)
+            && let Ok(word) = <[u8; 8]>::try_from(word)
+            && !word_needs_escape(u64::from_le_bytes(word))
+        {
+            i += 8;
+            continue;
+        }
+        let end = bytes.len().min(i + 8);
+        for (j, &b) in bytes.iter().enumerate().take(end).skip(i) {
+            let esc = ESCAPE[usize::from(b)];
+            if esc != 0 {
+                buf.extend_from_slice(&bytes[start..j]);
+                escape(buf, b, esc);
+                start = j + 1;
+            }
+        }
+        i = end;
+    }
+    buf.extend_from_slice(&bytes[start..]);
+    buf.push(b'"');
+}
+
+/// A JSON string of `b` (invalid UTF-8 replaced by U+FFFD).
+fn lossy(buf: &mut Vec<u8>, b: &[u8]) {
+    match std::str::from_utf8(b) {
+        Ok(s) => string(buf, s),
+        Err(_) => string(buf, &String::from_utf8_lossy(b)),
+    }
+}
+
+/// A JSON string or `null`.
+fn opt_string(buf: &mut Vec<u8>, s: Option<&str>) {
+    match s {
+        Some(s) => string(buf, s),
+        None => buf.extend_from_slice(b"null"),
+    }
+}
+
+fn num(buf: &mut Vec<u8>, v: impl itoa::Integer) {
+    buf.extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
+}
+
+/// `"0x..."`.
+fn hex(buf: &mut Vec<u8>, v: u64) {
+    buf.push(b'"');
+    buf.extend_from_slice(Hex::new(v, 0).as_bytes());
+    buf.push(b'"');
+}
+
+fn boolean(buf: &mut Vec<u8>, v: bool) {
+    buf.extend_from_slice(if v { b"true" } else { b"false" });
+}
+
+/// A build ID as a JSON string of lowercase hex.
+fn build_id(buf: &mut Vec<u8>, id: &[u8]) {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    buf.push(b'"');
+    for &b in id {
+        buf.extend_from_slice(&[DIGITS[usize::from(b >> 4)], DIGITS[usize::from(b & 0xf)]]);
+    }
+    buf.push(b'"');
+}
+
+/// A text span: `{"text":...}`, with `"bytes"` first when `t` is not UTF-8.
+fn text_span(buf: &mut Vec<u8>, t: &[u8]) {
     match std::str::from_utf8(t) {
-        Ok(s) => json!({ "text": s }),
-        Err(_) => json!({ "text": String::from_utf8_lossy(t), "bytes": t }),
+        Ok(s) => {
+            buf.extend_from_slice(b"{\"text\":");
+            string(buf, s);
+        }
+        Err(_) => {
+            buf.extend_from_slice(b"{\"bytes\":[");
+            for (i, &b) in t.iter().enumerate() {
+                if i > 0 {
+                    buf.push(b',');
+                }
+                num(buf, b);
+            }
+            buf.extend_from_slice(b"],\"text\":");
+            string(buf, &String::from_utf8_lossy(t));
+        }
+    }
+    buf.push(b'}');
+}
+
+/// `{"mangled":...,"name":...,"offset":` for a symbol-table hit.
+fn symbol_head(buf: &mut Vec<u8>, s: &SymbolHit) {
+    buf.extend_from_slice(b"{\"mangled\":");
+    string(buf, &s.name);
+    buf.extend_from_slice(b",\"name\":");
+    string(buf, &demangle_full(&s.name));
+    buf.extend_from_slice(b",\"offset\":");
+}
+
+fn render(info: &CodeInfo) -> Rendered {
+    let mut b = Vec::new();
+    b.push(b'[');
+    let n = info.frames.len();
+    for (i, f) in info.frames.iter().enumerate() {
+        if i > 0 {
+            b.push(b',');
+        }
+        b.extend_from_slice(b"{\"column\":");
+        num(&mut b, f.column);
+        b.extend_from_slice(b",\"file\":");
+        opt_string(&mut b, f.file.as_deref());
+        b.extend_from_slice(b",\"function\":");
+        let demangled = f.function.as_deref().map(demangle_full);
+        opt_string(&mut b, demangled.as_deref());
+        b.extend_from_slice(b",\"inlined\":");
+        boolean(&mut b, i + 1 != n);
+        b.extend_from_slice(b",\"line\":");
+        num(&mut b, f.line);
+        b.extend_from_slice(b",\"mangled\":");
+        opt_string(&mut b, f.function.as_deref());
+        b.push(b'}');
+    }
+    b.push(b']');
+    let symbol = info.symbol.as_ref().map(|s| {
+        let mut h = Vec::new();
+        symbol_head(&mut h, s);
+        (h.into_boxed_slice(), s.address)
+    });
+    Rendered {
+        frames: b.into_boxed_slice(),
+        symbol,
     }
 }
 
-fn lossy(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
-fn element(kind: &str, el: &RawElement, line: &[u8]) -> Map<String, Value> {
-    let mut m = Map::new();
-    m.insert("element".into(), kind.into());
-    m.insert("raw".into(), lossy(el.text(line)).into());
-    m
-}
-
-fn name_pair(raw: &str) -> (Value, Value) {
-    (demangle_full(raw).into(), raw.into())
-}
-
-fn resolved(m: &mut Map<String, Value>, res: &Resolved) {
-    m.insert("address".into(), hex(res.addr).into());
-    m.insert("adjusted".into(), hex(res.adjusted).into());
-    if let Some(p) = &res.place {
-        m.insert(
-            "module".into(),
-            json!({
-                "id": p.module.id,
-                "name": p.module.name_lossy(),
-                "build_id": p.module.build_id.to_hex(),
-            }),
-        );
-        m.insert("offset".into(), hex(p.rel).into());
+/// [`render`], once per shared answer.
+fn rendered<'k>(
+    kept: &'k mut FxHashMap<usize, (Arc<CodeInfo>, Rendered)>,
+    info: &Arc<CodeInfo>,
+) -> &'k Rendered {
+    let key = Arc::as_ptr(info) as usize;
+    if kept.len() >= MAX_KEPT && !kept.contains_key(&key) {
+        kept.clear();
     }
+    &kept
+        .entry(key)
+        .or_insert_with(|| (Arc::clone(info), render(info)))
+        .1
+}
+
+/// What comes before and after the resolution members of an object.
+#[derive(Default)]
+struct Extra<'a> {
+    /// `"element"` and `"raw"`.
+    element: Option<(&'a str, &'a [u8])>,
+    /// `"frame"` of a `bt`.
+    frame: Option<u64>,
+    /// `"key"` and `"value"` of a hexdict value.
+    pair: Option<(&'a [u8], &'a [u8])>,
+}
+
+/// An object for a resolved address, its members in name order: address,
+/// adjusted, decl_file, decl_line, element, frame, frames, key, module,
+/// offset, raw, reason, status, symbol, value.
+fn resolved(
+    buf: &mut Vec<u8>,
+    kept: &mut FxHashMap<usize, (Arc<CodeInfo>, Rendered)>,
+    extra: &Extra<'_>,
+    res: &Resolved,
+) {
     let rel = res.place.as_ref().map_or(0, |p| p.rel);
-    let status = match &res.lookup {
-        Lookup::NoRegion => "no_region",
-        Lookup::NoSource => "no_symbols",
+    buf.extend_from_slice(b"{\"address\":");
+    hex(buf, res.addr);
+    buf.extend_from_slice(b",\"adjusted\":");
+    hex(buf, res.adjusted);
+    if let Lookup::Data(d) = &res.lookup
+        && let Some(f) = &d.decl_file
+    {
+        buf.extend_from_slice(b",\"decl_file\":");
+        string(buf, f);
+        buf.extend_from_slice(b",\"decl_line\":");
+        num(buf, d.decl_line);
+    }
+    if let Some((kind, _)) = extra.element {
+        buf.extend_from_slice(b",\"element\":");
+        string(buf, kind);
+    }
+    if let Some(frame) = extra.frame {
+        buf.extend_from_slice(b",\"frame\":");
+        num(buf, frame);
+    }
+    let code = match &res.lookup {
+        Lookup::Code(info) => Some(rendered(kept, info)),
+        _ => None,
+    };
+    if let Some(code) = code {
+        buf.extend_from_slice(b",\"frames\":");
+        buf.extend_from_slice(&code.frames);
+    }
+    if let Some((key, _)) = extra.pair {
+        buf.extend_from_slice(b",\"key\":");
+        lossy(buf, key);
+    }
+    if let Some(p) = &res.place {
+        buf.extend_from_slice(b",\"module\":{\"build_id\":");
+        build_id(buf, &p.module.build_id.0);
+        buf.extend_from_slice(b",\"id\":");
+        num(buf, p.module.id);
+        buf.extend_from_slice(b",\"name\":");
+        lossy(buf, &p.module.name);
+        buf.extend_from_slice(b"},\"offset\":");
+        hex(buf, p.rel);
+    }
+    if let Some((_, raw)) = extra.element {
+        buf.extend_from_slice(b",\"raw\":");
+        lossy(buf, raw);
+    }
+    let status: &[u8] = match &res.lookup {
+        Lookup::NoRegion => b"no_region",
+        Lookup::NoSource | Lookup::Unreadable => b"no_symbols",
         Lookup::Failed(miss) => {
-            m.insert("reason".into(), miss.to_string().into());
-            "no_info"
+            buf.extend_from_slice(b",\"reason\":");
+            string(buf, &miss.to_string());
+            b"no_info"
         }
-        Lookup::Code(info) => {
-            let n = info.frames.len();
-            let frames: Vec<Value> = info
-                .frames
-                .iter()
-                .enumerate()
-                .map(|(i, f)| {
-                    let (function, mangled) = match &f.function {
-                        Some(raw) => name_pair(raw),
-                        None => (Value::Null, Value::Null),
-                    };
-                    json!({
-                        "function": function,
-                        "mangled": mangled,
-                        "file": f.file,
-                        "line": f.line,
-                        "column": f.column,
-                        "inlined": i + 1 != n,
-                    })
-                })
-                .collect();
-            m.insert("frames".into(), frames.into());
-            if let Some(s) = &info.symbol {
-                let (name, mangled) = name_pair(&s.name);
-                m.insert(
-                    "symbol".into(),
-                    json!({"name": name, "mangled": mangled, "offset": hex(rel.wrapping_sub(s.address))}),
-                );
-            }
-            "ok"
+        Lookup::Code(_) | Lookup::Data(_) => b"ok",
+    };
+    buf.extend_from_slice(b",\"status\":\"");
+    buf.extend_from_slice(status);
+    buf.push(b'"');
+    match (&res.lookup, code) {
+        (
+            _,
+            Some(Rendered {
+                symbol: Some((head, addr)),
+                ..
+            }),
+        ) => {
+            buf.extend_from_slice(b",\"symbol\":");
+            buf.extend_from_slice(head);
+            hex(buf, rel.wrapping_sub(*addr));
+            buf.push(b'}');
         }
-        Lookup::Data(d) => {
+        (Lookup::Data(d), _) => {
             if let Some(s) = &d.symbol {
-                let (name, mangled) = name_pair(&s.name);
-                m.insert(
-                    "symbol".into(),
-                    json!({"name": name, "mangled": mangled, "offset": hex(rel.wrapping_sub(s.address))}),
-                );
+                buf.extend_from_slice(b",\"symbol\":");
+                symbol_head(buf, s);
+                hex(buf, rel.wrapping_sub(s.address));
+                buf.push(b'}');
             }
-            if let Some(f) = &d.decl_file {
-                m.insert("decl_file".into(), f.clone().into());
-                m.insert("decl_line".into(), d.decl_line.into());
-            }
-            "ok"
         }
-    };
-    m.insert("status".into(), status.into());
+        _ => {}
+    }
+    if let Some((_, value)) = extra.pair {
+        buf.extend_from_slice(b",\"value\":");
+        lossy(buf, value);
+    }
+    buf.push(b'}');
 }
 
-fn span(ev: &Event<'_>, line: &[u8]) -> Value {
-    let m = match ev {
-        Event::Text(t) => return text_span(t),
-        Event::Sgr(_, t) => return json!({ "sgr": lossy(t) }),
-        Event::Invalid(el) => element("invalid", el, line),
-        Event::Unknown(el) => element("unknown", el, line),
-        Event::Dumpfile(el) => {
-            let mut m = element("dumpfile", el, line);
-            m.insert("type".into(), lossy(el.field(line, 0)).into());
-            m.insert("id".into(), lossy(el.field(line, 1)).into());
-            m
-        }
-        Event::Symbol(el, name) => {
-            let mut m = element("symbol", el, line);
-            let raw = lossy(name);
-            m.insert("demangled".into(), demangle_full(&raw).into());
-            m.insert("name".into(), raw.into());
-            m
-        }
-        Event::Pc(el, res) => {
-            let mut m = element("pc", el, line);
-            resolved(&mut m, res);
-            m
-        }
-        Event::Bt(el, frame, res) => {
-            let mut m = element("bt", el, line);
-            m.insert("frame".into(), (*frame).into());
-            resolved(&mut m, res);
-            m
-        }
-        Event::Data(el, res) => {
-            let mut m = element("data", el, line);
-            resolved(&mut m, res);
-            m
-        }
-        Event::Hexdict(el, values) => {
-            let mut m = element("hexdict", el, line);
-            let vals: Vec<Value> = values
-                .iter()
-                .map(|v| {
-                    let mut vm = Map::new();
-                    vm.insert("key".into(), lossy(v.pair.key).into());
-                    vm.insert("value".into(), lossy(v.pair.value_text).into());
-                    resolved(&mut vm, &v.resolved);
-                    Value::Object(vm)
-                })
-                .collect();
-            m.insert("values".into(), vals.into());
-            m
-        }
-        Event::Context(el, ce) => {
-            let tag = lossy(el.tag(line));
-            let mut m = element(&tag, el, line);
-            match ce {
-                ContextEvent::Refused => {
-                    m.insert("refused".into(), true.into());
-                }
-                ContextEvent::Reset { .. } => {}
-                ContextEvent::Module(md) => {
-                    m.insert("id".into(), md.id.into());
-                    m.insert("name".into(), md.name_lossy().into());
-                    m.insert("build_id".into(), md.build_id.to_hex().into());
-                }
-                ContextEvent::Mmap { region, .. } => {
-                    m.insert("start".into(), hex(region.start).into());
-                    m.insert("size".into(), hex(region.size).into());
-                    m.insert("module".into(), region.module.into());
-                    m.insert("mode".into(), region.mode.as_str().into());
-                    m.insert("offset".into(), hex(region.rel).into());
-                }
-            }
-            m
-        }
-    };
-    Value::Object(m)
+/// `"element":KIND,"raw":RAW` (no braces).
+fn element_raw(buf: &mut Vec<u8>, kind: &[u8], el: &RawElement, line: &[u8]) {
+    buf.extend_from_slice(b"\"element\":");
+    lossy(buf, kind);
+    buf.extend_from_slice(b",\"raw\":");
+    lossy(buf, el.text(line));
 }
 
-fn write_obj(out: &mut dyn Write, v: &Value) -> io::Result<()> {
-    serde_json::to_writer(&mut *out, v).map_err(io::Error::other)?;
-    out.write_all(b"\n")
+impl Json {
+    /// One span. `note` is the `"dumpfile"` member of a dumpfile span.
+    fn span(&mut self, ev: &Event<'_>, line: &[u8], note: Option<&Value>) -> io::Result<()> {
+        let buf = &mut self.buf;
+        let kept = &mut self.kept;
+        let element = |kind: &'static str, el: &RawElement| Extra {
+            element: Some((kind, el.text(line))),
+            ..Extra::default()
+        };
+        match ev {
+            Event::Text(t) => text_span(buf, t),
+            Event::Sgr(_, t) => {
+                buf.extend_from_slice(b"{\"sgr\":");
+                lossy(buf, t);
+                buf.push(b'}');
+            }
+            Event::Invalid(el) | Event::Unknown(el) => {
+                let kind: &[u8] = match ev {
+                    Event::Invalid(_) => b"invalid",
+                    _ => b"unknown",
+                };
+                buf.push(b'{');
+                element_raw(buf, kind, el, line);
+                buf.push(b'}');
+            }
+            Event::Dumpfile(el) => {
+                buf.push(b'{');
+                if let Some(note) = note {
+                    buf.extend_from_slice(b"\"dumpfile\":");
+                    serde_json::to_writer(&mut *buf, note).map_err(io::Error::other)?;
+                    buf.push(b',');
+                }
+                buf.extend_from_slice(b"\"element\":\"dumpfile\",\"id\":");
+                lossy(buf, el.field(line, 1));
+                buf.extend_from_slice(b",\"raw\":");
+                lossy(buf, el.text(line));
+                buf.extend_from_slice(b",\"type\":");
+                lossy(buf, el.field(line, 0));
+                buf.push(b'}');
+            }
+            Event::Symbol(el, name) => {
+                let raw = String::from_utf8_lossy(name);
+                buf.extend_from_slice(b"{\"demangled\":");
+                string(buf, &demangle_full(&raw));
+                buf.extend_from_slice(b",\"element\":\"symbol\",\"name\":");
+                string(buf, &raw);
+                buf.extend_from_slice(b",\"raw\":");
+                lossy(buf, el.text(line));
+                buf.push(b'}');
+            }
+            Event::Pc(el, res) => resolved(buf, kept, &element("pc", el), res),
+            Event::Bt(el, frame, res) => {
+                let extra = Extra {
+                    frame: Some(*frame),
+                    ..element("bt", el)
+                };
+                resolved(buf, kept, &extra, res);
+            }
+            Event::Data(el, res) => resolved(buf, kept, &element("data", el), res),
+            Event::Hexdict(el, values) => {
+                buf.push(b'{');
+                element_raw(buf, b"hexdict", el, line);
+                buf.extend_from_slice(b",\"values\":[");
+                for (i, v) in values.iter().enumerate() {
+                    if i > 0 {
+                        buf.push(b',');
+                    }
+                    let extra = Extra {
+                        pair: Some((v.pair.key, v.pair.value_text)),
+                        ..Extra::default()
+                    };
+                    resolved(buf, kept, &extra, &v.resolved);
+                }
+                buf.extend_from_slice(b"]}");
+            }
+            Event::Context(el, ce) => {
+                let tag = el.tag(line);
+                buf.push(b'{');
+                match ce {
+                    ContextEvent::Refused => {
+                        element_raw(buf, tag, el, line);
+                        buf.extend_from_slice(b",\"refused\":true");
+                    }
+                    ContextEvent::Reset { .. } => element_raw(buf, tag, el, line),
+                    ContextEvent::Module(md) => {
+                        buf.extend_from_slice(b"\"build_id\":");
+                        build_id(buf, &md.build_id.0);
+                        buf.push(b',');
+                        element_raw_split(buf, tag, el, line, |buf| {
+                            buf.extend_from_slice(b",\"id\":");
+                            num(buf, md.id);
+                            buf.extend_from_slice(b",\"name\":");
+                            lossy(buf, &md.name);
+                        });
+                    }
+                    ContextEvent::Mmap { region, .. } => {
+                        element_raw_split(buf, tag, el, line, |buf| {
+                            buf.extend_from_slice(b",\"mode\":");
+                            string(buf, region.mode.as_str());
+                            buf.extend_from_slice(b",\"module\":");
+                            num(buf, region.module);
+                            buf.extend_from_slice(b",\"offset\":");
+                            hex(buf, region.rel);
+                        });
+                        buf.extend_from_slice(b",\"size\":");
+                        hex(buf, region.size);
+                        buf.extend_from_slice(b",\"start\":");
+                        hex(buf, region.start);
+                    }
+                }
+                buf.push(b'}');
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `"element":KIND`, then what `between` writes, then `,"raw":RAW`.
+fn element_raw_split(
+    buf: &mut Vec<u8>,
+    kind: &[u8],
+    el: &RawElement,
+    line: &[u8],
+    between: impl FnOnce(&mut Vec<u8>),
+) {
+    buf.extend_from_slice(b"\"element\":");
+    lossy(buf, kind);
+    between(buf);
+    buf.extend_from_slice(b",\"raw\":");
+    lossy(buf, el.text(line));
 }
 
 impl Render for Json {
     fn plain(&mut self, out: &mut dyn Write, text: &[u8], first_line: u64) -> io::Result<()> {
-        for (n, l) in (first_line..).zip(text.split_inclusive(|&b| b == b'\n')) {
-            let l = l.strip_suffix(b"\n").unwrap_or(l);
-            write_obj(out, &json!({ "line": n, "spans": [text_span(l)] }))?;
+        let mut n = itoa::Buffer::new();
+        let mut number = first_line;
+        let mut start = 0;
+        let ends = memchr::memchr_iter(b'\n', text).map(|i| (i, i + 1));
+        // A last line without `\n` (never given, but kept as before).
+        let last = (text.len(), text.len());
+        for (end, next) in ends.chain((!text.ends_with(b"\n") && !text.is_empty()).then_some(last))
+        {
+            let l = &text[start..end];
+            start = next;
+            self.buf.extend_from_slice(b"{\"line\":");
+            self.buf.extend_from_slice(n.format(number).as_bytes());
+            self.buf.extend_from_slice(b",\"spans\":[");
+            text_span(&mut self.buf, l);
+            self.buf.extend_from_slice(b"]}\n");
+            number = number.wrapping_add(1);
+            if self.buf.len() >= FLUSH_AT {
+                self.flush_buf(out)?;
+            }
         }
-        Ok(())
+        self.flush_buf(out)
     }
 
     fn line(
@@ -255,18 +591,25 @@ impl Render for Json {
         line: &Line<'_>,
         events: &[Event<'_>],
     ) -> io::Result<()> {
-        let mut spans: Vec<Value> = events.iter().map(|e| span(e, line.bytes)).collect();
-        if !self.dump_notes.is_empty() {
-            for (e, sp) in events.iter().zip(spans.iter_mut()) {
-                if let Event::Dumpfile(_) = e
-                    && let Some(note) = self.dump_notes.pop_front()
-                {
-                    sp["dumpfile"] = note;
-                }
+        self.buf.extend_from_slice(b"{\"line\":");
+        num(&mut self.buf, line.number);
+        self.buf.extend_from_slice(b",\"spans\":[");
+        let mut notes = std::mem::take(&mut self.dump_notes);
+        for (i, ev) in events.iter().enumerate() {
+            if i > 0 {
+                self.buf.push(b',');
             }
-            self.dump_notes.clear();
+            let note = match ev {
+                Event::Dumpfile(_) => notes.pop_front(),
+                _ => None,
+            };
+            self.span(ev, line.bytes, note.as_ref())?;
         }
-        write_obj(out, &json!({ "line": line.number, "spans": spans }))
+        notes.clear();
+        // Keep the queue's allocation.
+        self.dump_notes = notes;
+        self.buf.extend_from_slice(b"]}\n");
+        self.flush_buf(out)
     }
 
     fn dumpfile_note(&mut self, note: Value) {
@@ -274,13 +617,594 @@ impl Render for Json {
     }
 
     fn raw(&mut self, out: &mut dyn Write, bytes: &[u8]) -> io::Result<()> {
-        write_obj(
-            out,
-            &json!({ "spans": [text_span(bytes)], "partial": true }),
-        )
+        self.buf.extend_from_slice(b"{\"partial\":true,\"spans\":[");
+        text_span(&mut self.buf, bytes);
+        self.buf.extend_from_slice(b"]}\n");
+        self.flush_buf(out)
     }
 
-    fn finish(&mut self, _out: &mut dyn Write) -> io::Result<()> {
-        Ok(())
+    fn finish(&mut self, out: &mut dyn Write) -> io::Result<()> {
+        self.flush_buf(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::context::{Module, Region};
+    use crate::markup::{HexPair, Lexer, Mode, Node, Sgr};
+    use crate::render::{HexValue, Place};
+    use crate::symbols::{BuildId, DataInfo, Frame, Miss};
+    use proptest::prelude::*;
+
+    /// The renderer as it was first written: a `serde_json::Value` per
+    /// line. The hand-written one must give the same bytes.
+    mod oracle {
+        use super::super::{ContextEvent, Event, Lookup, Resolved};
+        use crate::demangle::demangle_full;
+        use crate::markup::RawElement;
+        use serde_json::{Map, Value, json};
+
+        fn hex(v: u64) -> String {
+            format!("{v:#x}")
+        }
+
+        pub fn text_span(t: &[u8]) -> Value {
+            match std::str::from_utf8(t) {
+                Ok(s) => json!({ "text": s }),
+                Err(_) => json!({ "text": String::from_utf8_lossy(t), "bytes": t }),
+            }
+        }
+
+        fn lossy(b: &[u8]) -> String {
+            String::from_utf8_lossy(b).into_owned()
+        }
+
+        fn element(kind: &str, el: &RawElement, line: &[u8]) -> Map<String, Value> {
+            let mut m = Map::new();
+            m.insert("element".into(), kind.into());
+            m.insert("raw".into(), lossy(el.text(line)).into());
+            m
+        }
+
+        fn name_pair(raw: &str) -> (Value, Value) {
+            (demangle_full(raw).into(), raw.into())
+        }
+
+        fn resolved(m: &mut Map<String, Value>, res: &Resolved) {
+            m.insert("address".into(), hex(res.addr).into());
+            m.insert("adjusted".into(), hex(res.adjusted).into());
+            if let Some(p) = &res.place {
+                m.insert(
+                    "module".into(),
+                    json!({
+                        "id": p.module.id,
+                        "name": p.module.name_lossy(),
+                        "build_id": p.module.build_id.to_hex(),
+                    }),
+                );
+                m.insert("offset".into(), hex(p.rel).into());
+            }
+            let rel = res.place.as_ref().map_or(0, |p| p.rel);
+            let status = match &res.lookup {
+                Lookup::NoRegion => "no_region",
+                Lookup::NoSource | Lookup::Unreadable => "no_symbols",
+                Lookup::Failed(miss) => {
+                    m.insert("reason".into(), miss.to_string().into());
+                    "no_info"
+                }
+                Lookup::Code(info) => {
+                    let n = info.frames.len();
+                    let frames: Vec<Value> = info
+                        .frames
+                        .iter()
+                        .enumerate()
+                        .map(|(i, f)| {
+                            let (function, mangled) = match &f.function {
+                                Some(raw) => name_pair(raw),
+                                None => (Value::Null, Value::Null),
+                            };
+                            json!({
+                                "function": function,
+                                "mangled": mangled,
+                                "file": f.file,
+                                "line": f.line,
+                                "column": f.column,
+                                "inlined": i + 1 != n,
+                            })
+                        })
+                        .collect();
+                    m.insert("frames".into(), frames.into());
+                    if let Some(s) = &info.symbol {
+                        let (name, mangled) = name_pair(&s.name);
+                        m.insert(
+                            "symbol".into(),
+                            json!({"name": name, "mangled": mangled, "offset": hex(rel.wrapping_sub(s.address))}),
+                        );
+                    }
+                    "ok"
+                }
+                Lookup::Data(d) => {
+                    if let Some(s) = &d.symbol {
+                        let (name, mangled) = name_pair(&s.name);
+                        m.insert(
+                            "symbol".into(),
+                            json!({"name": name, "mangled": mangled, "offset": hex(rel.wrapping_sub(s.address))}),
+                        );
+                    }
+                    if let Some(f) = &d.decl_file {
+                        m.insert("decl_file".into(), f.clone().into());
+                        m.insert("decl_line".into(), d.decl_line.into());
+                    }
+                    "ok"
+                }
+            };
+            m.insert("status".into(), status.into());
+        }
+
+        pub fn span(ev: &Event<'_>, line: &[u8]) -> Value {
+            let m = match ev {
+                Event::Text(t) => return text_span(t),
+                Event::Sgr(_, t) => return json!({ "sgr": lossy(t) }),
+                Event::Invalid(el) => element("invalid", el, line),
+                Event::Unknown(el) => element("unknown", el, line),
+                Event::Dumpfile(el) => {
+                    let mut m = element("dumpfile", el, line);
+                    m.insert("type".into(), lossy(el.field(line, 0)).into());
+                    m.insert("id".into(), lossy(el.field(line, 1)).into());
+                    m
+                }
+                Event::Symbol(el, name) => {
+                    let mut m = element("symbol", el, line);
+                    let raw = lossy(name);
+                    m.insert("demangled".into(), demangle_full(&raw).into());
+                    m.insert("name".into(), raw.into());
+                    m
+                }
+                Event::Pc(el, res) => {
+                    let mut m = element("pc", el, line);
+                    resolved(&mut m, res);
+                    m
+                }
+                Event::Bt(el, frame, res) => {
+                    let mut m = element("bt", el, line);
+                    m.insert("frame".into(), (*frame).into());
+                    resolved(&mut m, res);
+                    m
+                }
+                Event::Data(el, res) => {
+                    let mut m = element("data", el, line);
+                    resolved(&mut m, res);
+                    m
+                }
+                Event::Hexdict(el, values) => {
+                    let mut m = element("hexdict", el, line);
+                    let vals: Vec<Value> = values
+                        .iter()
+                        .map(|v| {
+                            let mut vm = Map::new();
+                            vm.insert("key".into(), lossy(v.pair.key).into());
+                            vm.insert("value".into(), lossy(v.pair.value_text).into());
+                            resolved(&mut vm, &v.resolved);
+                            Value::Object(vm)
+                        })
+                        .collect();
+                    m.insert("values".into(), vals.into());
+                    m
+                }
+                Event::Context(el, ce) => {
+                    let tag = lossy(el.tag(line));
+                    let mut m = element(&tag, el, line);
+                    match ce {
+                        ContextEvent::Refused => {
+                            m.insert("refused".into(), true.into());
+                        }
+                        ContextEvent::Reset { .. } => {}
+                        ContextEvent::Module(md) => {
+                            m.insert("id".into(), md.id.into());
+                            m.insert("name".into(), md.name_lossy().into());
+                            m.insert("build_id".into(), md.build_id.to_hex().into());
+                        }
+                        ContextEvent::Mmap { region, .. } => {
+                            m.insert("start".into(), hex(region.start).into());
+                            m.insert("size".into(), hex(region.size).into());
+                            m.insert("module".into(), region.module.into());
+                            m.insert("mode".into(), region.mode.as_str().into());
+                            m.insert("offset".into(), hex(region.rel).into());
+                        }
+                    }
+                    m
+                }
+            };
+            Value::Object(m)
+        }
+
+        fn obj(v: &Value) -> Vec<u8> {
+            let mut b = serde_json::to_vec(v).expect("serialise");
+            b.push(b'\n');
+            b
+        }
+
+        /// `Render::line`, with the notes for its dumpfile spans.
+        pub fn line(number: u64, bytes: &[u8], events: &[Event<'_>], notes: &[Value]) -> Vec<u8> {
+            let mut notes = notes.iter();
+            let mut spans: Vec<Value> = events.iter().map(|e| span(e, bytes)).collect();
+            for (e, sp) in events.iter().zip(spans.iter_mut()) {
+                if let Event::Dumpfile(_) = e
+                    && let Some(note) = notes.next()
+                {
+                    sp["dumpfile"] = note.clone();
+                }
+            }
+            obj(&json!({ "line": number, "spans": spans }))
+        }
+
+        pub fn plain(text: &[u8], first_line: u64) -> Vec<u8> {
+            let mut out = Vec::new();
+            for (n, l) in (first_line..).zip(text.split_inclusive(|&b| b == b'\n')) {
+                let l = l.strip_suffix(b"\n").unwrap_or(l);
+                out.extend(obj(&json!({ "line": n, "spans": [text_span(l)] })));
+            }
+            out
+        }
+
+        pub fn raw(bytes: &[u8]) -> Vec<u8> {
+            obj(&json!({ "spans": [text_span(bytes)], "partial": true }))
+        }
+    }
+
+    fn json() -> Json {
+        Json::new(RenderOptions::default())
+    }
+
+    fn render_line(r: &mut Json, number: u64, bytes: &[u8], events: &[Event<'_>]) -> Vec<u8> {
+        let mut out = Vec::new();
+        let line = Line {
+            bytes,
+            ending: b"\n",
+            number,
+        };
+        r.line(&mut out, &line, events).expect("render");
+        out
+    }
+
+    fn elements(line: &[u8]) -> Vec<RawElement> {
+        let mut nodes = Vec::new();
+        Lexer::new().tokenize(line, &mut nodes);
+        nodes
+            .into_iter()
+            .filter_map(|n| match n {
+                Node::Element(e) => Some(e),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn module(id: u64, name: &[u8]) -> Arc<Module> {
+        Arc::new(Module {
+            id,
+            name: name.to_vec(),
+            build_id: BuildId(vec![0xab, 0x01, 0xff, 0x00]),
+        })
+    }
+
+    fn region(module: u64) -> Region {
+        Region {
+            start: 0x5555_0000,
+            size: 0x2000,
+            module,
+            mode: Mode {
+                read: true,
+                write: false,
+                exec: true,
+            },
+            rel: 0x1000,
+        }
+    }
+
+    fn frame(function: Option<&str>, file: Option<&str>, line: u32, column: u32) -> Frame {
+        Frame {
+            function: function.map(str::to_string),
+            file: file.map(str::to_string),
+            line,
+            column,
+        }
+    }
+
+    fn hit(name: &str, address: u64) -> crate::symbols::SymbolHit {
+        crate::symbols::SymbolHit {
+            name: name.into(),
+            address,
+            size: 0x10,
+            file: None,
+        }
+    }
+
+    /// Every kind of answer, with and without a place.
+    fn answers() -> Vec<Resolved> {
+        let code = Arc::new(CodeInfo {
+            frames: vec![
+                frame(
+                    Some("_ZN2ns5innerIiEEvT_"),
+                    Some("/src/a \"b\"\\c.h"),
+                    12,
+                    3,
+                ),
+                frame(None, None, 0, 0),
+                frame(
+                    Some("_ZN4core3fmt5write17h0123456789abcdefE"),
+                    Some("/src/\u{1}\u{7f}é.rs"),
+                    7,
+                    0,
+                ),
+                frame(Some("main"), Some("/src/main.c"), 40, 5),
+            ],
+            symbol: Some(hit("main", 0x1100)),
+        });
+        let bare = Arc::new(CodeInfo {
+            frames: vec![],
+            symbol: Some(hit("_ZN3fooEv", 0x1300)),
+        });
+        let empty = Arc::new(CodeInfo::default());
+        let data = Arc::new(DataInfo {
+            symbol: Some(hit("_ZN2ns7counterE", 0x2000)),
+            decl_file: Some("/src/g\tlobals.c".into()),
+            decl_line: 9,
+        });
+        let data_bare = Arc::new(DataInfo::default());
+        let lookups = vec![
+            Lookup::NoRegion,
+            Lookup::NoSource,
+            Lookup::Unreadable,
+            Lookup::Failed(Miss::NoInfo),
+            Lookup::Failed(Miss::Unreadable {
+                path: "/x/\u{0}y".into(),
+                reason: "bad \"ELF\"".into(),
+            }),
+            Lookup::Code(Arc::clone(&code)),
+            Lookup::Code(bare),
+            Lookup::Code(empty),
+            Lookup::Data(data),
+            Lookup::Data(data_bare),
+            // The same answer again at another address: its cached frames
+            // with a new symbol offset.
+            Lookup::Code(code),
+        ];
+        let mut out = Vec::new();
+        for (i, lookup) in lookups.into_iter().enumerate() {
+            let i = i as u64;
+            for place in [false, true] {
+                let place = place.then(|| Place {
+                    module: module(i, b"lib\xffx\"y\".so"),
+                    region: region(i),
+                    rel: 0x1000 + i * 0x100 + 4,
+                });
+                out.push(Resolved {
+                    addr: 0x5555_1000 + i,
+                    adjusted: 0x5555_0fff + i,
+                    place,
+                    lookup: lookup.clone(),
+                });
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn every_shape_as_the_value_renderer() {
+        let line: &[u8] = b"t\xff\"\x01 {{{pc:0x10}}}{{{bt:3:0x20:ra}}}{{{data:0x30}}}\
+            {{{hexdict:\n  k\xfe: 0x40\n  q: 0x50\n}}}{{{symbol:_ZN3fooC2Ev}}}\
+            {{{symbol:\xff_Z}}}{{{dumpfile:sancov:a\\b\x02}}}{{{dumpfile:xray:c}}}\
+            {{{mmap:0x1000:0x2000:load:0:rx:0x0}}}{{{module:0:n:elf:ab}}}{{{reset}}}\
+            {{{FOO:\x1b}}}{{{zz:1}}}{{{module:x\x7f}}}";
+        let els = elements(line);
+        assert_eq!(els.len(), 14);
+        let mut events = vec![
+            Event::Text(&line[..5]),
+            Event::Text(b""),
+            Event::Sgr(Sgr::Color(1), b"\x1b[31m"),
+            Event::Sgr(Sgr::Reset, b"\x1b[\xff"),
+        ];
+        for res in answers() {
+            events.push(Event::Pc(&els[0], res.clone()));
+            events.push(Event::Bt(&els[1], u64::MAX, res.clone()));
+            events.push(Event::Data(&els[2], res));
+        }
+        let values: Vec<HexValue<'_>> = answers()
+            .into_iter()
+            .map(|resolved| HexValue {
+                pair: HexPair {
+                    key: b"k\xfe\"",
+                    value_at: 0,
+                    value_text: b"0x40\t",
+                    value: 0x40,
+                },
+                resolved,
+            })
+            .collect();
+        events.push(Event::Hexdict(&els[3], values));
+        events.push(Event::Hexdict(&els[3], vec![]));
+        events.push(Event::Symbol(&els[4], b"_ZN3fooC2Ev"));
+        events.push(Event::Symbol(&els[5], b"\xff_Z\"\n"));
+        events.push(Event::Dumpfile(&els[6]));
+        events.push(Event::Dumpfile(&els[7]));
+        let md = module(7, b"n\x00\xc3");
+        events.push(Event::Context(
+            &els[8],
+            ContextEvent::Mmap {
+                module: (*md).clone(),
+                region: region(7),
+                duplicate: false,
+            },
+        ));
+        events.push(Event::Context(&els[9], ContextEvent::Module((*md).clone())));
+        events.push(Event::Context(
+            &els[10],
+            ContextEvent::Reset { had_state: true },
+        ));
+        events.push(Event::Context(&els[13], ContextEvent::Refused));
+        events.push(Event::Invalid(&els[11]));
+        events.push(Event::Unknown(&els[12]));
+        events.push(Event::Invalid(&els[13]));
+
+        let notes = [
+            serde_json::json!({"kind": "sancov", "z": [1, 2.5, null], "a": {"y": "\u{1}", "b": true}}),
+            Value::Null,
+        ];
+        // Each line twice: the second time from the kept answers.
+        let mut r = json();
+        for number in [1, u64::MAX] {
+            for n in &notes {
+                r.dumpfile_note(n.clone());
+            }
+            let got = render_line(&mut r, number, line, &events);
+            let want = oracle::line(number, line, &events, &notes);
+            assert_eq!(
+                String::from_utf8_lossy(&got),
+                String::from_utf8_lossy(&want)
+            );
+            assert_eq!(got, want);
+        }
+        // One note for two dumpfile elements; and a third note left over,
+        // dropped at the end of the line.
+        let three = [notes[0].clone(), notes[1].clone(), serde_json::json!(3)];
+        r.dumpfile_note(notes[0].clone());
+        assert_eq!(
+            render_line(&mut r, 2, line, &events),
+            oracle::line(2, line, &events, &notes[..1])
+        );
+        for n in &three {
+            r.dumpfile_note(n.clone());
+        }
+        assert_eq!(
+            render_line(&mut r, 3, line, &events),
+            oracle::line(3, line, &events, &three)
+        );
+        assert_eq!(
+            render_line(&mut r, 4, line, &events),
+            oracle::line(4, line, &events, &[])
+        );
+        assert_eq!(
+            render_line(&mut r, 5, b"", &[]),
+            oracle::line(5, b"", &[], &[])
+        );
+    }
+
+    #[test]
+    fn kept_answers_are_bounded_and_refilled() {
+        let line: &[u8] = b"{{{pc:0x10}}}";
+        let els = elements(line);
+        let mut r = json();
+        for i in 0..(MAX_KEPT as u64 + 5) {
+            let info = Arc::new(CodeInfo {
+                frames: vec![frame(Some("f"), Some("/a.c"), i as u32, 1)],
+                symbol: Some(hit("f", i)),
+            });
+            let res = Resolved {
+                addr: i,
+                adjusted: i,
+                place: Some(Place {
+                    module: module(0, b"m"),
+                    region: region(0),
+                    rel: 0x1000 + i,
+                }),
+                lookup: Lookup::Code(info),
+            };
+            let events = [Event::Pc(&els[0], res)];
+            assert_eq!(
+                render_line(&mut r, i, line, &events),
+                oracle::line(i, line, &events, &[])
+            );
+            assert!(r.kept.len() <= MAX_KEPT);
+        }
+    }
+
+    #[test]
+    fn plain_and_raw_as_the_value_renderer() {
+        let text: &[u8] =
+            b"a\n\n\xff\xfe\"\\\x00\x1f\x7f\r\n\xe2\x82\n\xf0\x9f\x98\x80 \t\x08\x0c\n";
+        let mut r = json();
+        let mut out = Vec::new();
+        r.plain(&mut out, text, 41).expect("plain");
+        assert_eq!(out, oracle::plain(text, 41));
+        // More than one buffer's worth.
+        let big: Vec<u8> = text
+            .iter()
+            .copied()
+            .cycle()
+            .take(FLUSH_AT * 3 + 7)
+            .collect();
+        let big = &big[..=big.iter().rposition(|&b| b == b'\n').unwrap_or(0)];
+        let mut out = Vec::new();
+        r.plain(&mut out, big, 1).expect("plain");
+        assert_eq!(out, oracle::plain(big, 1));
+        // No final newline (the filter never gives one, but it is kept).
+        for t in [&b"a\nb\"\xff"[..], b"\n", b"", b"z"] {
+            let mut out = Vec::new();
+            r.plain(&mut out, t, 7).expect("plain");
+            assert_eq!(out, oracle::plain(t, 7));
+        }
+        let mut out = Vec::new();
+        r.raw(&mut out, b"x\xc3(\"").expect("raw");
+        assert_eq!(out, oracle::raw(b"x\xc3(\""));
+    }
+
+    #[test]
+    fn word_check_is_exact() {
+        for b in 0..=255u8 {
+            for at in 0..8 {
+                let mut w = *b"abcdefgh";
+                w[at] = b;
+                assert_eq!(
+                    word_needs_escape(u64::from_le_bytes(w)),
+                    ESCAPE[usize::from(b)] != 0,
+                    "{b:#x} at {at}"
+                );
+            }
+        }
+        // Next to bytes that borrow or carry.
+        for w in [
+            [0x80u8, 0x1f, 0xff, 0, 0x21, 0x23, 0x5b, 0x5d],
+            [0xff; 8],
+            [0x20; 8],
+        ] {
+            let want = w.iter().any(|&b| ESCAPE[usize::from(b)] != 0);
+            assert_eq!(word_needs_escape(u64::from_le_bytes(w)), want, "{w:?}");
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn words_checked_exactly(w: [u8; 8]) {
+            let want = w.iter().any(|&b| ESCAPE[usize::from(b)] != 0);
+            prop_assert_eq!(word_needs_escape(u64::from_le_bytes(w)), want);
+        }
+
+        #[test]
+        fn mixed_strings_escape_as_serde_json(s in "[a-z\"\\\\\u{0}-\u{1f}\u{7f}é€😀 ]{0,40}") {
+            let mut ours = Vec::new();
+            string(&mut ours, &s);
+            prop_assert_eq!(ours, serde_json::to_vec(&s).unwrap_or_default());
+        }
+
+        #[test]
+        fn strings_escape_as_serde_json(s in any::<String>(), ctl in proptest::collection::vec(0u8..0x80, 0..40)) {
+            for s in [s, String::from_utf8(ctl).unwrap_or_default()] {
+                let mut ours = Vec::new();
+                string(&mut ours, &s);
+                prop_assert_eq!(ours, serde_json::to_vec(&s).unwrap_or_default());
+            }
+        }
+
+        #[test]
+        fn text_spans_as_serde_json(t in proptest::collection::vec(any::<u8>(), 0..64)) {
+            let mut ours = Vec::new();
+            text_span(&mut ours, &t);
+            prop_assert_eq!(ours, serde_json::to_vec(&oracle::text_span(&t)).unwrap_or_default());
+            let mut r = json();
+            let mut out = Vec::new();
+            prop_assert!(r.raw(&mut out, &t).is_ok());
+            prop_assert_eq!(out, oracle::raw(&t));
+        }
     }
 }

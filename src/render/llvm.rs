@@ -3,18 +3,27 @@
 //! elision, `[[[...]]]` reprints, line endings and `--color=always` escape
 //! forms. See `/work/shared/reference/llvm-filter-markup-22.md`.
 
+use std::collections::HashSet;
+use std::fmt;
 use std::io::{self, Write};
+use std::sync::Arc;
 
+use rustc_hash::FxHashMap;
+
+use super::num::{Hex, dec};
 use super::{ContextEvent, Event, Line, Lookup, Render, Resolved};
 use crate::context::{Module, Region};
 use crate::demangle::demangle_llvm;
 use crate::markup::{RawElement, Sgr};
-use crate::symbols::CodeInfo;
+use crate::symbols::{BuildId, CodeInfo};
 
 const BLUE: u8 = 4;
 const CYAN: u8 = 6;
 const GREEN: u8 = 2;
 const BAD: &str = "<invalid>";
+/// Answers whose frames are kept demangled: logs repeat their frames, and
+/// demangling costs more than printing. Bounded; refilled when full.
+const MAX_KEPT: usize = 1 << 14;
 
 /// The open `[[[ELF module ...` line.
 struct InfoLine {
@@ -29,6 +38,12 @@ pub struct Llvm {
     info: Option<InfoLine>,
     /// Whether the last line seen ended in `\r\n` (for output at EOF).
     last_crlf: bool,
+    /// Frames as LLVM prints them, per shared answer (keyed by its address;
+    /// the kept `Arc` keeps that address from being reused).
+    kept: FxHashMap<usize, (Arc<CodeInfo>, Arc<[LFrame]>)>,
+    /// Modules whose file was found unreadable by an element printed
+    /// already: LLVM has cached them as bad since (see [`Llvm::bad_module`]).
+    bad_modules: HashSet<BuildId>,
 }
 
 /// One frame as LLVM's `DILineInfo` holds it.
@@ -37,6 +52,9 @@ struct LFrame {
     file: String,
     line: u32,
     column: u32,
+    /// `FUNCTION FILE:LINE:COLUMN ` as a `bt` frame prints it without
+    /// colour (empty for an empty frame), made once per kept answer.
+    body: Box<[u8]>,
 }
 
 impl LFrame {
@@ -46,10 +64,27 @@ impl LFrame {
             file: BAD.into(),
             line: 0,
             column: 0,
+            body: Box::default(),
         }
     }
     fn is_empty(&self) -> bool {
         self.function == BAD && self.file == BAD && self.line == 0 && self.column == 0
+    }
+    fn plain_body(&self) -> Box<[u8]> {
+        if self.is_empty() {
+            return Box::default();
+        }
+        let mut num = itoa::Buffer::new();
+        let mut b = Vec::with_capacity(self.function.len() + self.file.len() + 24);
+        b.extend_from_slice(self.function.as_bytes());
+        b.push(b' ');
+        b.extend_from_slice(self.file.as_bytes());
+        b.push(b':');
+        b.extend_from_slice(dec(self.line, &mut num));
+        b.push(b':');
+        b.extend_from_slice(dec(self.column, &mut num));
+        b.push(b' ');
+        b.into_boxed_slice()
     }
 }
 
@@ -65,6 +100,7 @@ fn llvm_frames(info: &CodeInfo) -> Vec<LFrame> {
             file: f.file.clone().unwrap_or_else(|| BAD.into()),
             line: f.line,
             column: f.column,
+            body: Box::default(),
         })
         .collect();
     if frames.is_empty() {
@@ -97,7 +133,42 @@ impl Llvm {
             bold: false,
             info: None,
             last_crlf: false,
+            kept: FxHashMap::default(),
+            bad_modules: HashSet::new(),
         }
+    }
+
+    /// For a lookup whose module file is unreadable: whether LLVM has
+    /// already cached the module as bad. The first element that needs it
+    /// gets the error (and prints raw); later ones get an empty answer. Only
+    /// elements that are printed count: LLVM looks nothing up for the
+    /// elements of a line it elides.
+    fn bad_module(&mut self, res: &Resolved) -> bool {
+        match (&res.lookup, &res.place) {
+            (Lookup::Unreadable, Some(place)) => {
+                !self.bad_modules.insert(place.module.build_id.clone())
+            }
+            _ => false,
+        }
+    }
+
+    /// [`llvm_frames`], computed once per distinct answer.
+    fn frames(&mut self, info: &Arc<CodeInfo>) -> Arc<[LFrame]> {
+        let key = Arc::as_ptr(info) as usize;
+        if let Some((_, frames)) = self.kept.get(&key) {
+            return Arc::clone(frames);
+        }
+        let mut frames = llvm_frames(info);
+        for f in &mut frames {
+            f.body = f.plain_body();
+        }
+        let frames: Arc<[LFrame]> = frames.into();
+        if self.kept.len() >= MAX_KEPT {
+            self.kept.clear();
+        }
+        self.kept
+            .insert(key, (Arc::clone(info), Arc::clone(&frames)));
+        frames
     }
 
     fn ending(crlf: bool) -> &'static [u8] {
@@ -117,6 +188,15 @@ impl Llvm {
             out.write_all(sgr_color(GREEN, self.bold).as_bytes())?;
         }
         out.write_all(v)?;
+        self.highlight(out)
+    }
+
+    /// [`Self::value`] for formatted text, without an allocation.
+    fn value_fmt(&self, out: &mut dyn Write, v: fmt::Arguments<'_>) -> io::Result<()> {
+        if self.colors {
+            out.write_all(sgr_color(GREEN, self.bold).as_bytes())?;
+        }
+        out.write_fmt(v)?;
         self.highlight(out)
     }
 
@@ -252,11 +332,12 @@ impl Llvm {
         el: &RawElement,
         res: &Resolved,
     ) -> io::Result<()> {
+        self.bad_module(res);
         let info = match &res.lookup {
             Lookup::Code(info) => info,
             _ => return self.raw_element(out, line, el),
         };
-        let frames = llvm_frames(info);
+        let frames = self.frames(info);
         let (Some(inner), Some(outer)) = (frames.first(), frames.last()) else {
             return self.raw_element(out, line, el);
         };
@@ -268,7 +349,7 @@ impl Llvm {
         out.write_all(b"[")?;
         self.value(out, inner.file.as_bytes())?;
         out.write_all(b":")?;
-        self.value(out, inner.line.to_string().as_bytes())?;
+        self.value(out, dec(inner.line, &mut itoa::Buffer::new()))?;
         out.write_all(b"]")?;
         self.restore(out)
     }
@@ -282,38 +363,51 @@ impl Llvm {
         res: &Resolved,
     ) -> io::Result<()> {
         let (place, frames) = match (&res.place, &res.lookup) {
-            (Some(place), Lookup::Code(info)) => (place, llvm_frames(info)),
-            (Some(place), Lookup::Failed(_)) => (place, vec![LFrame::bad()]),
+            (Some(place), Lookup::Code(info)) => (place, self.frames(info)),
+            (Some(place), Lookup::Failed(_)) => (place, Arc::from([LFrame::bad()])),
+            // A module cached as bad gives no frames at all.
+            (Some(_), Lookup::Unreadable) if self.bad_module(res) => {
+                self.highlight(out)?;
+                return self.restore(out);
+            }
             _ => return self.raw_element(out, line.bytes, el),
         };
         self.highlight(out)?;
+        // `{:>6}` of `#N`, with only the number highlighted.
+        let digits = frame.checked_ilog10().unwrap_or(0) as usize + 1;
+        let pad = 5usize.saturating_sub(digits);
         let n = frames.len();
+        let mut num = itoa::Buffer::new();
+        let mut addr = [b' '; 20];
+        addr[1..19].copy_from_slice(Hex::new(res.adjusted, 18).as_bytes());
+        let rel = Hex::new(place.rel, 0);
         for (i, f) in frames.iter().enumerate() {
-            let header = format!("{:>6}", format!("#{frame}"));
-            let hash = header.find('#').map_or(0, |i| i + 1);
-            out.write_all(&header.as_bytes()[..hash])?;
-            self.value(out, &header.as_bytes()[hash..])?;
+            out.write_all(&b"     "[..pad])?;
+            out.write_all(b"#")?;
+            self.value(out, dec(frame, &mut num))?;
             if i == n - 1 {
                 out.write_all(b"   ")?;
             } else {
                 out.write_all(b".")?;
-                self.value(out, format!("{:<2}", i + 1).as_bytes())?;
+                self.value_fmt(out, format_args!("{:<2}", i + 1))?;
             }
-            self.value(out, format!(" {:#018x} ", res.adjusted).as_bytes())?;
-            if !f.is_empty() {
+            self.value(out, &addr)?;
+            if !self.colors {
+                out.write_all(&f.body)?;
+            } else if !f.is_empty() {
                 self.value(out, f.function.as_bytes())?;
                 out.write_all(b" ")?;
                 self.value(out, f.file.as_bytes())?;
                 out.write_all(b":")?;
-                self.value(out, f.line.to_string().as_bytes())?;
+                self.value(out, dec(f.line, &mut num))?;
                 out.write_all(b":")?;
-                self.value(out, f.column.to_string().as_bytes())?;
+                self.value(out, dec(f.column, &mut num))?;
                 out.write_all(b" ")?;
             }
             out.write_all(b"(")?;
             self.value(out, &place.module.name)?;
             out.write_all(b"+")?;
-            self.value(out, format!("{:#x}", place.rel).as_bytes())?;
+            self.value(out, rel.as_bytes())?;
             out.write_all(b")")?;
             if i != n - 1 {
                 out.write_all(Self::ending(line.crlf()))?;
@@ -335,6 +429,7 @@ impl Llvm {
                 .as_ref()
                 .map_or(BAD.to_string(), |s| demangle_llvm(&s.name)),
             Lookup::Failed(_) => BAD.to_string(),
+            Lookup::Unreadable if self.bad_module(res) => BAD.to_string(),
             _ => return self.raw_element(out, line, el),
         };
         self.highlight(out)?;

@@ -15,8 +15,11 @@
 pub mod human;
 pub mod json;
 pub mod llvm;
+mod num;
+pub mod paths;
 
 use std::io::{self, Write};
+use std::sync::Arc;
 
 use crate::context::{Module, Region};
 use crate::markup::{HexPair, RawElement, Sgr};
@@ -56,10 +59,14 @@ pub enum Lookup {
     NoRegion,
     /// The module's symbols could not be found (the trail is in `--explain`).
     NoSource,
+    /// Like `NoSource`, but a file found for the module could not be read
+    /// (LLVM prints the first element that needs it raw, then caches the
+    /// module as bad: `bt` prints nothing and `data` prints `<invalid>`).
+    Unreadable,
     /// The source could not answer.
     Failed(Miss),
-    Code(CodeInfo),
-    Data(DataInfo),
+    Code(Arc<CodeInfo>),
+    Data(Arc<DataInfo>),
 }
 
 /// A resolved address.
@@ -131,7 +138,7 @@ pub enum Event<'a> {
 /// no markup and no escape (the fast path), `line` for every other line,
 /// `raw` for bytes of an over-long line passed through untouched, and
 /// `finish` at the end of all input.
-pub trait Render {
+pub trait Render: Send {
     /// Complete lines (each ending in `\n`) with no `{{{` and no ESC.
     /// `first_line` is the number of the first of them.
     fn plain(&mut self, out: &mut dyn Write, text: &[u8], first_line: u64) -> io::Result<()>;
@@ -145,6 +152,11 @@ pub trait Render {
     /// Bytes passed through without interpretation (over-long lines).
     fn raw(&mut self, out: &mut dyn Write, bytes: &[u8]) -> io::Result<()> {
         out.write_all(bytes)
+    }
+    /// The filter is about to read more input (which may block): write out
+    /// whatever is being held back, so output stays live.
+    fn idle(&mut self, _out: &mut dyn Write) -> io::Result<()> {
+        Ok(())
     }
     /// End of all input.
     fn finish(&mut self, out: &mut dyn Write) -> io::Result<()>;
@@ -180,6 +192,10 @@ pub struct RenderOptions {
     pub color: bool,
     pub keep_context: bool,
     pub strip_path_prefix: Option<String>,
+    /// Human format: show source paths exactly as the debug info gives them
+    /// (no common-directory or toolchain shortening; `strip_path_prefix`
+    /// still applies).
+    pub full_paths: bool,
 }
 
 /// Build the renderer for `format`.
@@ -189,9 +205,4 @@ pub fn renderer(format: Format, opts: &RenderOptions) -> Box<dyn Render> {
         Format::Llvm => Box::new(llvm::Llvm::new(opts.color)),
         Format::Json => Box::new(json::Json::new(opts.clone())),
     }
-}
-
-/// Lowercase hex with `0x`.
-pub(crate) fn hex(v: u64) -> String {
-    format!("{v:#x}")
 }

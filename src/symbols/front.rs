@@ -1,7 +1,7 @@
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use super::memo::Memo;
-use super::{Attempt, BuildId, ModuleKey, Provider, SymbolSource};
+use super::{Attempt, BuildId, ModuleKey, Provider};
 
 /// Which sources to ask, in order. Local sources come first; network
 /// sources (debuginfod) last.
@@ -11,7 +11,7 @@ pub struct SymbolizerConfig {
 }
 
 enum Slot {
-    Found(Box<dyn SymbolSource>),
+    Found(Box<Memo>),
     /// Not found; the places tried are in `trails`.
     Missing,
 }
@@ -24,11 +24,12 @@ pub struct Symbolizer {
     providers: Vec<Box<dyn Provider>>,
     slots: HashMap<BuildId, Slot>,
     trails: HashMap<BuildId, Vec<Attempt>>,
+    data_declarations: bool,
 }
 
 /// The outcome of asking for a module's source.
 pub struct Opened<'a> {
-    pub source: Result<&'a dyn SymbolSource, &'a [Attempt]>,
+    pub source: Result<&'a Memo, &'a [Attempt]>,
     /// True the first time this build ID was asked for (callers report a
     /// miss only then).
     pub first_time: bool,
@@ -38,14 +39,29 @@ impl Symbolizer {
     pub fn new(config: SymbolizerConfig) -> Symbolizer {
         Symbolizer {
             providers: config.providers,
-            slots: HashMap::new(),
-            trails: HashMap::new(),
+            slots: HashMap::default(),
+            trails: HashMap::default(),
+            data_declarations: true,
         }
     }
 
+    /// Whether data answers carry declaration file and line. Finding them
+    /// may cost an index over all of a module's DWARF; output formats that
+    /// do not print them (`--format=llvm`) turn this off.
+    pub fn set_data_declarations(&mut self, on: bool) {
+        self.data_declarations = on;
+    }
+
     pub fn open(&mut self, key: &ModuleKey) -> Opened<'_> {
-        let first_time = !self.slots.contains_key(&key.build_id);
+        self.open_with(&key.build_id, || key.clone())
+    }
+
+    /// [`Self::open`], making the key only when `id` was not asked for
+    /// before (the filter asks for every element; keys own strings).
+    pub fn open_with(&mut self, id: &BuildId, key: impl FnOnce() -> ModuleKey) -> Opened<'_> {
+        let first_time = !self.slots.contains_key(id);
         if first_time {
+            let key = &key();
             let mut trail = Vec::new();
             let mut found = None;
             for p in &self.providers {
@@ -56,17 +72,14 @@ impl Symbolizer {
             }
             self.trails.insert(key.build_id.clone(), trail);
             let slot = match found {
-                Some(src) => Slot::Found(Box::new(Memo::new(src))),
+                Some(src) => Slot::Found(Box::new(Memo::new(src, self.data_declarations))),
                 None => Slot::Missing,
             };
             self.slots.insert(key.build_id.clone(), slot);
         }
-        let source = match self.slots.get(&key.build_id) {
+        let source = match self.slots.get(id) {
             Some(Slot::Found(src)) => Ok(src.as_ref()),
-            Some(Slot::Missing) | None => Err(self
-                .trails
-                .get(&key.build_id)
-                .map_or(&[][..], Vec::as_slice)),
+            Some(Slot::Missing) | None => Err(self.trails.get(id).map_or(&[][..], Vec::as_slice)),
         };
         Opened { source, first_time }
     }

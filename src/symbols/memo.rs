@@ -4,6 +4,7 @@
 
 use rustc_hash::FxHashMap as HashMap;
 use std::cell::RefCell;
+use std::sync::Arc;
 
 use super::{CodeInfo, DataInfo, Miss, SymbolSource};
 
@@ -11,32 +12,38 @@ use super::{CodeInfo, DataInfo, Miss, SymbolSource};
 /// log of endless distinct addresses cannot grow memory without bound.
 const MAX_ENTRIES: usize = 1 << 16;
 
-/// A [`SymbolSource`] that remembers its inner source's answers.
+/// A [`SymbolSource`] that remembers its inner source's answers, and hands
+/// them out shared: a remembered answer costs a hash probe and a reference
+/// count, not a copy of every frame's strings.
 pub struct Memo {
     inner: Box<dyn SymbolSource>,
-    code: RefCell<HashMap<u64, Result<CodeInfo, Miss>>>,
-    data: RefCell<HashMap<u64, Result<DataInfo, Miss>>>,
+    code: RefCell<HashMap<u64, Result<Arc<CodeInfo>, Miss>>>,
+    data: RefCell<HashMap<u64, Result<Arc<DataInfo>, Miss>>>,
+    /// Whether data answers carry declarations (see
+    /// [`SymbolSource::data_declaration`]).
+    declarations: bool,
 }
 
 impl Memo {
-    pub fn new(inner: Box<dyn SymbolSource>) -> Memo {
+    pub fn new(inner: Box<dyn SymbolSource>, declarations: bool) -> Memo {
         Memo {
             inner,
             code: RefCell::default(),
             data: RefCell::default(),
+            declarations,
         }
     }
 }
 
-fn remembered<T: Clone>(
-    table: &RefCell<HashMap<u64, Result<T, Miss>>>,
+fn remembered<T>(
+    table: &RefCell<HashMap<u64, Result<Arc<T>, Miss>>>,
     addr: u64,
     compute: impl FnOnce() -> Result<T, Miss>,
-) -> Result<T, Miss> {
+) -> Result<Arc<T>, Miss> {
     if let Some(hit) = table.borrow().get(&addr) {
         return hit.clone();
     }
-    let answer = compute();
+    let answer = compute().map(Arc::new);
     let mut table = table.borrow_mut();
     if table.len() >= MAX_ENTRIES {
         table.clear();
@@ -45,24 +52,37 @@ fn remembered<T: Clone>(
     answer
 }
 
-impl SymbolSource for Memo {
-    fn origin(&self) -> String {
+/// The same questions as [`SymbolSource`], answered from memory when asked
+/// before.
+impl Memo {
+    /// The source itself, for callers that ask each address once.
+    pub fn inner(&self) -> &dyn SymbolSource {
+        self.inner.as_ref()
+    }
+
+    pub fn origin(&self) -> String {
         self.inner.origin()
     }
 
-    fn lookup_code(&self, addr: u64) -> Result<CodeInfo, Miss> {
+    pub fn lookup_code(&self, addr: u64) -> Result<Arc<CodeInfo>, Miss> {
         remembered(&self.code, addr, || self.inner.lookup_code(addr))
     }
 
-    fn lookup_data(&self, addr: u64) -> Result<DataInfo, Miss> {
-        remembered(&self.data, addr, || self.inner.lookup_data(addr))
+    pub fn lookup_data(&self, addr: u64) -> Result<Arc<DataInfo>, Miss> {
+        remembered(&self.data, addr, || {
+            if self.declarations {
+                self.inner.lookup_data_declared(addr)
+            } else {
+                self.inner.lookup_data(addr)
+            }
+        })
     }
 
-    fn return_address_step(&self) -> u64 {
+    pub fn return_address_step(&self) -> u64 {
         self.inner.return_address_step()
     }
 
-    fn warnings(&self) -> Vec<String> {
+    pub fn warnings(&self) -> Vec<String> {
         self.inner.warnings()
     }
 }
@@ -98,9 +118,14 @@ mod tests {
 
     #[test]
     fn answers_are_computed_once_and_stay_the_same() {
-        let memo = Memo::new(Box::new(Counting(Cell::new(0))));
+        let memo = Memo::new(Box::new(Counting(Cell::new(0))), true);
         let first = memo.lookup_code(7);
         assert_eq!(memo.lookup_code(7), first);
+        // The same answer, shared rather than copied.
+        assert!(Arc::ptr_eq(
+            memo.lookup_code(7).as_ref().unwrap(),
+            first.as_ref().unwrap()
+        ));
         assert_eq!(memo.lookup_code(0), Err(Miss::NoInfo));
         assert_eq!(memo.lookup_code(0), Err(Miss::NoInfo));
         assert_eq!(memo.code.borrow().len(), 2);
@@ -112,7 +137,7 @@ mod tests {
 
     #[test]
     fn the_table_is_bounded() {
-        let memo = Memo::new(Box::new(Counting(Cell::new(0))));
+        let memo = Memo::new(Box::new(Counting(Cell::new(0))), true);
         for a in 1..=(MAX_ENTRIES as u64 + 10) {
             let _ = memo.lookup_code(a);
         }

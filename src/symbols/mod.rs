@@ -11,5 +11,6 @@ mod front;
 mod memo;
 mod types;
 
-pub use front::{Symbolizer, SymbolizerConfig};
+pub use front::{Opened, Symbolizer, SymbolizerConfig};
+pub use memo::Memo;
 pub use types::*;

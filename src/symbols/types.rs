@@ -65,6 +65,23 @@ pub struct ModuleKey {
     /// The human-readable name from `{{{module}}}` (may be empty). Only a
     /// hint: Breakpad stores are laid out by debug file name.
     pub name: String,
+    /// The module-relative address of the module's lowest loaded region
+    /// (the lowest `{{{mmap}}}` load address: the first `PT_LOAD`'s
+    /// `p_vaddr`, e.g. 0x400000 for a non-PIE executable), when known.
+    /// Sources whose addresses are relative to the image base (Breakpad
+    /// `.sym`) use it when their own data does not tell the base.
+    pub image_base_hint: Option<u64>,
+}
+
+impl ModuleKey {
+    /// A key with no image base hint.
+    pub fn new(build_id: BuildId, name: impl Into<String>) -> ModuleKey {
+        ModuleKey {
+            build_id,
+            name: name.into(),
+            image_base_hint: None,
+        }
+    }
 }
 
 /// One frame of a code location. `function` is the raw (usually mangled)
@@ -158,8 +175,24 @@ pub trait SymbolSource: Send {
     /// Code lookup at a module-relative address (already adjusted for
     /// return addresses by the caller).
     fn lookup_code(&self, addr: u64) -> Result<CodeInfo, Miss>;
-    /// Data lookup at a module-relative address.
+    /// Data lookup at a module-relative address. Sources for which the
+    /// declaration costs extra leave it to [`Self::data_declaration`].
     fn lookup_data(&self, addr: u64) -> Result<DataInfo, Miss>;
+    /// The declaration (file, line) of the global at `addr`, when finding it
+    /// costs more than the symbol (DWARF: an index over every DIE, built on
+    /// first use). Only asked by consumers that print declarations.
+    fn data_declaration(&self, _addr: u64) -> Option<(Option<String>, u32)> {
+        None
+    }
+    /// [`Self::lookup_data`] with the declaration filled in when known.
+    fn lookup_data_declared(&self, addr: u64) -> Result<DataInfo, Miss> {
+        let mut info = self.lookup_data(addr)?;
+        if let Some((file, line)) = self.data_declaration(addr) {
+            info.decl_file = file;
+            info.decl_line = line;
+        }
+        Ok(info)
+    }
     /// How far to move a return address back to land inside the call
     /// instruction (x86: 1, AArch64: 4, RISC-V: 2).
     fn return_address_step(&self) -> u64 {

@@ -97,6 +97,7 @@ impl Binary {
         let key = ModuleKey {
             build_id: build_id.clone(),
             name: name.to_string(),
+            image_base_hint: None,
         };
         let opened = symbolizer.open(&key);
         let mut tried = String::new();

@@ -75,6 +75,7 @@ impl Names {
         let key = map.build_id.as_ref().map(|b| ModuleKey {
             build_id: b.clone(),
             name: module_name.to_string(),
+            image_base_hint: None,
         });
         let mut names = Names::default();
         for id in ids {
@@ -98,7 +99,7 @@ impl Names {
                     info.column = frame.column;
                 }
                 if info.name.is_none() {
-                    info.name = code.symbol.map(|s| demangle(&s.name));
+                    info.name = code.symbol.as_ref().map(|s| demangle(&s.name));
                 }
             }
             if info.name.is_none() {

@@ -154,6 +154,68 @@ def main():
     with open(os.path.join(HERE, "edge_cases.log"), "w", newline="") as f:
         f.write("\n".join(lines))
 
+    unreadable_files()
+
+
+# Build IDs whose .build-id/xx/rest.debug file exists but is not an object file: a text file
+# (LLVM: "The file was not recognized as a valid object file"), a directory ("Is a directory") and
+# an ELF file cut short ("section header table goes past the end of the file").
+CORRUPT_ID = "badc0ffee0ddf00d0123456789abcdef01234567"
+DIR_ID = "badd1e0000000000000000000000000000000000"
+TRUNCATED_ID = "bad0e1f000000000000000000000000000000000"
+
+
+def unreadable_files():
+    """The unreadable-file case: the first element LLVM looks up in the module prints raw (and the
+    error), after which LLVM has cached the module as bad: pc raw, bt nothing, data <invalid>."""
+    debug = os.path.join(HERE, "..", "debug", ".build-id")
+    os.makedirs(os.path.join(HERE, "unreadable"), exist_ok=True)
+    with open(os.path.join(HERE, "unreadable", "not-an-object.debug"), "w") as f:
+        f.write("this build-ID file is not an ELF object\n" * 3)
+    # git keeps no empty folder: the folder standing in the .debug slot holds a placeholder.
+    os.makedirs(os.path.join(HERE, "unreadable", "a-folder.debug"), exist_ok=True)
+    with open(os.path.join(HERE, "unreadable", "a-folder.debug", "README"), "w") as f:
+        f.write("A folder where a build-ID tree expects a .debug file.\n")
+    with open(os.path.join(BIN, "app_c_O2"), "rb") as f:
+        head = f.read(200)
+    with open(os.path.join(HERE, "unreadable", "truncated.debug"), "wb") as f:
+        f.write(head)
+    for bid, target in [(CORRUPT_ID, "not-an-object.debug"), (DIR_ID, "a-folder.debug"),
+                        (TRUNCATED_ID, "truncated.debug")]:
+        sub = os.path.join(debug, bid[:2])
+        os.makedirs(sub, exist_ok=True)
+        link = os.path.join(sub, bid[2:] + ".debug")
+        if os.path.lexists(link):
+            os.remove(link)
+        os.symlink(os.path.join("..", "..", "..", "llvm-diff", "unreadable", target), link)
+    lines = [
+        "{{{reset}}}",
+        "{{{module:0:broken:elf:%s}}}" % CORRUPT_ID,
+        "{{{mmap:0x10000:0x2000:load:0:rx:0x0}}}",
+        # Elided (the mmap extends the open info line): LLVM looks nothing up for it.
+        "skip {{{bt:0:0x10100}}}{{{mmap:0x12000:0x1000:load:0:r:0x2000}}} skip",
+        "{{{module:1:folder:elf:%s}}}" % DIR_ID,
+        "{{{mmap:0x20000:0x2000:load:1:r:0x0}}}",
+        # Printed verbatim, nothing looked up.
+        "hexdict {{{hexdict:RIP: 0x10100}}}",
+        "first bt {{{bt:0:0x10100}}} after",
+        "   {{{bt:1:0x10104}}} later bt",
+        "pc {{{pc:0x10108}}} and {{{pc:0x1010c:ra}}} end",
+        "    #2 {{{bt:2:0x10110:pc}}}",
+        "data {{{data:0x10200}}} end",
+        "data first {{{data:0x20010}}} then bt {{{bt:3:0x20020}}} then pc {{{pc:0x20030}}}",
+        "{{{module:2:truncated:elf:%s}}}" % TRUNCATED_ID,
+        "{{{mmap:0x40000:0x2000:load:2:rx:0x0}}}",
+        "pc first {{{pc:0x40100}}}",
+        "   {{{bt:0:0x40100}}} bt then data {{{data:0x40200}}} then pc {{{pc:0x40100}}}",
+        "{{{reset}}}",
+        "{{{module:5:broken-again:elf:%s}}}" % CORRUPT_ID,
+        "{{{mmap:0x30000:0x1000:load:5:rx:0x0}}}",
+        "after reset {{{bt:0:0x30100}}} {{{data:0x30200}}} {{{pc:0x30300}}}",
+        "no mmap {{{bt:9:0x90000}}}",
+    ]
+    write("unreadable_build_id", lines)
+
 
 if __name__ == "__main__":
     main()

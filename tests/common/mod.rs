@@ -1,0 +1,102 @@
+//! Helpers shared by the integration tests (`mod common;` in each).
+//! Each test crate uses only some of them.
+#![allow(dead_code)]
+
+pub mod debuginfod;
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// testdata/elf: the ELF fixtures (build.sh) and llvm-symbolizer's answers
+/// for them (make-expected.py).
+pub fn elf_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/elf")
+}
+
+/// `symfilter lookup ARGS`, as [`symfilter`].
+pub fn lookup(args: &[&str], stdin: &[u8]) -> (String, String, i32) {
+    let mut all = vec!["lookup"];
+    all.extend_from_slice(args);
+    symfilter(&all, stdin)
+}
+
+/// Run the symfilter binary with `args`, `stdin` on its standard input:
+/// (stdout, stderr, exit code or -1 when killed by a signal).
+pub fn symfilter(args: &[&str], stdin: &[u8]) -> (String, String, i32) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_symfilter"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run symfilter");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(stdin)
+        .expect("write stdin");
+    let out = child.wait_with_output().expect("wait for symfilter");
+    (
+        String::from_utf8(out.stdout).expect("UTF-8 stdout"),
+        String::from_utf8(out.stderr).expect("UTF-8 stderr"),
+        out.status.code().unwrap_or(-1),
+    )
+}
+
+/// `symfilter lookup --no-debuginfod --build-id ID --breakpad-store STORE
+/// ARGS`, which must succeed with nothing on standard error: its output.
+pub fn breakpad_lookup(store: &Path, build_id: &str, args: &[&str]) -> String {
+    let store = store.to_str().expect("UTF-8 path");
+    let mut all = vec![
+        "--no-debuginfod",
+        "--build-id",
+        build_id,
+        "--breakpad-store",
+        store,
+    ];
+    all.extend_from_slice(args);
+    let (out, err, code) = lookup(&all, b"");
+    assert_eq!((err.as_str(), code), ("", 0), "lookup {all:?}");
+    out
+}
+
+/// The committed `.sym` of a Breakpad fixture module
+/// (testdata/breakpad/store/NAME/DEBUG_ID/NAME.sym): its path and debug ID.
+pub fn breakpad_fixture_sym(name: &str) -> (PathBuf, String) {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("testdata/breakpad/store")
+        .join(name);
+    let id_dir = std::fs::read_dir(&dir)
+        .expect("fixture store")
+        .next()
+        .expect("a debug ID folder")
+        .expect("read_dir")
+        .path();
+    let debug_id = id_dir
+        .file_name()
+        .and_then(|n| n.to_str())
+        .expect("debug ID")
+        .to_owned();
+    (id_dir.join(format!("{name}.sym")), debug_id)
+}
+
+/// A Breakpad store in a temporary folder with `text` as the symbol file
+/// of module NAME with DEBUG_ID.
+pub fn breakpad_store_with(name: &str, debug_id: &str, text: &[u8]) -> tempfile::TempDir {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let id_dir = tmp.path().join(name).join(debug_id);
+    std::fs::create_dir_all(&id_dir).expect("mkdir");
+    std::fs::write(id_dir.join(format!("{name}.sym")), text).expect("write .sym");
+    tmp
+}
+
+/// The build ID (lower-case hex) a `.sym` text's `INFO CODE_ID` gives.
+pub fn sym_build_id(text: &str) -> String {
+    text.lines()
+        .find_map(|l| l.strip_prefix("INFO CODE_ID "))
+        .and_then(|rest| rest.split(' ').next())
+        .expect("INFO CODE_ID record")
+        .to_ascii_lowercase()
+}
