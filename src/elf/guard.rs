@@ -60,9 +60,9 @@ struct Index<'a> {
 }
 
 impl<'a> DepthGuard<'a> {
-    /// Read the unit ranges, before addr2line's `Context` is made, and
-    /// return with the guard `.debug_aranges` sets (in `dwarf`'s byte
-    /// order) for the units that declare no ranges: the sequences of their
+    /// Read the unit ranges, before addr2line's `Context` is made. Returned
+    /// with the guard: `.debug_aranges` sets (in `dwarf`'s byte order) for
+    /// the units that declare no ranges: the sequences of their
     /// line programs, exactly the ranges addr2line would take from them, or
     /// when there are none (units holding only types, most of a Rust
     /// binary's), `[NO_CODE, NO_CODE + 1)`. Appended to `.debug_aranges`,
