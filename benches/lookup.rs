@@ -4,7 +4,7 @@
 //! SYMFILTER_BENCH_FILE to an ELF file with DWARF (for example ripgrep built
 //! with debug info) to measure a large binary: 10,000 pseudo-random
 //! addresses in its .text, the first pass (cold: units parsed on demand)
-//! and repeated passes (warm).
+//! and repeated passes (warm), and opening it for a single answer.
 
 use std::hint::black_box;
 use std::path::PathBuf;
@@ -45,6 +45,13 @@ fn bench(c: &mut Criterion) {
     for file in files {
         let name = file.file_name().unwrap().to_string_lossy().into_owned();
         let addrs = text_addresses(&file, 10_000);
+        // What `symfilter lookup --file F ADDR` does: open, one answer.
+        c.bench_function(&format!("{name}/open+first-code-lookup"), |b| {
+            b.iter(|| {
+                let src = symfilter::elf::open_file(&file, &[]).expect("open");
+                black_box(src.lookup_code(addrs[0]))
+            })
+        });
         c.bench_function(&format!("{name}/open+10k-code-lookups"), |b| {
             b.iter(|| {
                 let src = symfilter::elf::open_file(&file, &[]).expect("open");

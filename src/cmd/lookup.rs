@@ -1,6 +1,8 @@
 //! `symfilter lookup`: symbolize module-relative addresses of one module.
 
 use std::borrow::Cow;
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::io::{self, BufRead, BufWriter, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -54,11 +56,12 @@ pub enum Format {
 
 pub fn run(args: LookupArgs) -> anyhow::Result<ExitCode> {
     let mut symbolizer = None;
-    let direct;
+    let mut direct = None;
     let source: &dyn SymbolSource = if let Some(path) = &args.file {
-        direct = crate::elf::open_file(path, &args.sources.build_id_dirs)
-            .map_err(|miss| anyhow::anyhow!("{}: {miss}", path.display()))?;
-        &direct
+        direct.insert(
+            crate::elf::open_file(path, &args.sources.build_id_dirs)
+                .map_err(|miss| anyhow::anyhow!("{}: {miss}", path.display()))?,
+        )
     } else {
         let hex = args.build_id.as_deref().unwrap_or_default();
         let build_id = BuildId::from_hex(hex).with_context(|| format!("bad build ID '{hex}'"))?;
@@ -93,6 +96,7 @@ pub fn run(args: LookupArgs) -> anyhow::Result<ExitCode> {
         demangle: !args.no_demangle,
         data: args.data,
         bad: 0,
+        demangled: RefCell::default(),
     };
     if args.addresses.is_empty() {
         let stdin = io::stdin();
@@ -114,6 +118,10 @@ pub fn run(args: LookupArgs) -> anyhow::Result<ExitCode> {
         }
     }
     out.flush()?;
+    // The process ends here: freeing the parsed DWARF and unmapping the
+    // files would be work for nothing (a few percent of a one-address run).
+    std::mem::forget(direct);
+    std::mem::forget(symbolizer);
     Ok(if printer.bad > 0 {
         ExitCode::from(1)
     } else {
@@ -126,7 +134,13 @@ struct Printer {
     demangle: bool,
     data: bool,
     bad: usize,
+    /// Names demangled so far (inlined callers and hot functions come back
+    /// again and again; demangling was a sixth of a 10,000-address run).
+    demangled: RefCell<HashMap<Box<str>, Box<str>>>,
 }
+
+/// Demangled names kept at most (the cache starts over past this).
+const DEMANGLED: usize = 1 << 16;
 
 #[derive(Serialize)]
 struct JsonFrame<'a> {
@@ -180,11 +194,21 @@ fn parse_addr(text: &str) -> Option<u64> {
 
 impl Printer {
     fn name<'a>(&self, raw: &'a str) -> Cow<'a, str> {
-        if self.demangle {
-            demangle(raw)
-        } else {
-            Cow::Borrowed(raw)
+        if !self.demangle {
+            return Cow::Borrowed(raw);
         }
+        let mut cache = self.demangled.borrow_mut();
+        if let Some(name) = cache.get(raw) {
+            return Cow::Owned(name.to_string());
+        }
+        let name = demangle(raw);
+        if let Cow::Owned(name) = &name {
+            if cache.len() >= DEMANGLED {
+                cache.clear();
+            }
+            cache.insert(raw.into(), name.as_str().into());
+        }
+        name
     }
 
     fn one(
@@ -351,7 +375,10 @@ impl Printer {
 /// returned as it is.
 fn demangle(raw: &str) -> Cow<'_, str> {
     if let Ok(d) = rustc_demangle::try_demangle(raw) {
-        return Cow::Owned(d.to_string());
+        use std::fmt::Write as _;
+        let mut name = String::with_capacity(raw.len());
+        let _ = write!(name, "{d}");
+        return Cow::Owned(name);
     }
     if raw.starts_with("_Z")
         && let Ok(sym) = cpp_demangle::Symbol::new(raw)

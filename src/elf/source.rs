@@ -14,10 +14,10 @@ use typed_arena::Arena;
 
 use super::file::{self, Mapped};
 use super::globals::Globals;
-use super::guard::{DepthGuard, MAX_DEPTH, unit_depth_ok};
+use super::guard::{self, DepthGuard, MAX_DEPTH, unit_depth_ok};
 use super::line0::Line0Columns;
 use super::search::bytes_to_path;
-use super::symtab::{SymEntry, SymbolTable};
+use super::symtab::{SymEntry, Symbols};
 use crate::symbols::{CodeInfo, DataInfo, Frame, Miss, SymbolHit, SymbolSource};
 
 type R<'a> = EndianSlice<'a, RunTimeEndian>;
@@ -73,7 +73,7 @@ struct Loaded<'a> {
     /// Refuses units nested too deeply for addr2line's recursion.
     guard: Option<DepthGuard<'a>>,
     dwp: Option<gimli::DwarfPackage<R<'a>>>,
-    symbols: SymbolTable<'a>,
+    symbols: Symbols<'a>,
     /// Columns of line-0 rows, which addr2line does not report.
     line0: Line0Columns<R<'a>>,
     /// Why DWARF could not be used, if it could not.
@@ -121,26 +121,14 @@ impl<'a> Loaded<'a> {
         for m in &parts.files {
             objects.push(file::parse(&m.map).map_err(|e| file::unreadable(&m.path, e))?);
         }
-        // Symbols: the DWARF file first, then the others (later ones win
-        // exact ties, so the found file has the last word as in LLVM).
-        let mut order: Vec<&object::File<'a>> = Vec::with_capacity(objects.len());
-        if let Some(d) = parts.dwarf {
-            order.extend(objects.get(d));
-        }
-        for (i, o) in objects.iter().enumerate() {
-            if Some(i) != parts.dwarf {
-                order.push(o);
-            }
-        }
-        order.reverse();
-        let symbols = SymbolTable::build(&order);
-
         let mut dwarf_error = None;
         let mut dwarf = None;
+        let mut guard = None;
         let ctx = match parts.dwarf.and_then(|d| objects.get(d)) {
             Some(obj) => match load_dwarf(owner, obj) {
-                Ok((ctx, d)) => {
+                Ok((ctx, d, g)) => {
                     dwarf = Some(d);
+                    guard = Some(g);
                     Some(ctx)
                 }
                 Err(LoadError(e)) => {
@@ -160,7 +148,16 @@ impl<'a> Loaded<'a> {
             )
             .ok()
         });
-        let guard = dwarf.as_deref().map(DepthGuard::new);
+        // Symbols: the DWARF file first, then the others (later ones win
+        // exact ties, so the found file has the last word as in LLVM).
+        let mut objects: Vec<Option<object::File<'a>>> = objects.into_iter().map(Some).collect();
+        let mut order: Vec<object::File<'a>> = Vec::with_capacity(objects.len());
+        if let Some(d) = parts.dwarf {
+            order.extend(objects.get_mut(d).and_then(Option::take));
+        }
+        order.extend(objects.into_iter().flatten());
+        order.reverse();
+        let symbols = Symbols::new(order);
         Ok(Loaded {
             ctx,
             guard,
@@ -233,10 +230,12 @@ impl<'a> Loaded<'a> {
 
 type Dwarf<'a> = Arc<gimli::Dwarf<R<'a>>>;
 
+/// The DWARF of `obj`, addr2line's context over it, and the depth guard
+/// (whose ranges for units that declare none are added to `.debug_aranges`).
 fn load_dwarf<'a>(
     owner: &'a Owner,
     obj: &object::File<'a>,
-) -> Result<(Context<R<'a>>, Dwarf<'a>), LoadError> {
+) -> Result<(Context<R<'a>>, Dwarf<'a>, DepthGuard<'a>), LoadError> {
     let endian = endian_of(obj);
     let mut dwarf = gimli::Dwarf::load(|id| section(owner, obj, id.name(), endian))?;
     if let Some(sup) = &owner.parts.sup {
@@ -244,9 +243,27 @@ fn load_dwarf<'a>(
         let sup_endian = endian_of(&sup_obj);
         dwarf.load_sup(|id| section(owner, &sup_obj, id.name(), sup_endian))?;
     }
-    dwarf.populate_abbreviations_cache(gimli::AbbreviationsCacheStrategy::Duplicates);
+    // Every unit's abbreviations are parsed once, shared by the guard and
+    // addr2line.
+    dwarf.populate_abbreviations_cache(gimli::AbbreviationsCacheStrategy::All);
+    let big = endian == RunTimeEndian::Big;
+    if let Some(clean) =
+        guard::clean_aranges(gimli::Section::reader(&dwarf.debug_aranges).slice(), big)
+    {
+        let clean: &'a [u8] = owner.data.alloc(clean);
+        dwarf.debug_aranges = EndianSlice::new(clean, endian).into();
+    }
+    let (guard, extra) = DepthGuard::build(&dwarf);
+    if !extra.is_empty() {
+        let mut aranges = gimli::Section::reader(&dwarf.debug_aranges)
+            .slice()
+            .to_vec();
+        aranges.extend_from_slice(&extra);
+        let aranges: &'a [u8] = owner.data.alloc(aranges);
+        dwarf.debug_aranges = EndianSlice::new(aranges, endian).into();
+    }
     let dwarf = Arc::new(dwarf);
-    Ok((Context::from_arc_dwarf(dwarf.clone())?, dwarf))
+    Ok((Context::from_arc_dwarf(dwarf.clone())?, dwarf, guard))
 }
 
 fn endian_of(obj: &object::File<'_>) -> RunTimeEndian {
@@ -325,8 +342,10 @@ impl SymbolSource for ElfSource {
                 ));
             }
             // addr2line probes `[addr, addr + 1)`: the last address of the
-            // space cannot be asked (and no code lives there).
-            let askable = guarded && addr != u64::MAX;
+            // space cannot be asked (and no code lives there), nor the one
+            // before, where the guard parks the units without code
+            // (see `DepthGuard::build`).
+            let askable = guarded && addr < guard::NO_CODE;
             if let Some(ctx) = loaded.ctx.as_ref().filter(|_| askable) {
                 let mut lookup = ctx.find_frames(addr);
                 let found = loop {
@@ -375,7 +394,7 @@ impl SymbolSource for ElfSource {
                     Err(e) => error = Some(format!("DWARF: {e}")),
                 }
             }
-            let symbol = loaded.symbols.find(addr).map(hit);
+            let symbol = loaded.symbols.find(addr).as_ref().map(hit);
             if frames.is_empty() && symbol.is_none() {
                 return Err(match error {
                     Some(e) => Miss::Other(e),
@@ -388,7 +407,12 @@ impl SymbolSource for ElfSource {
 
     fn lookup_data(&self, addr: u64) -> Result<DataInfo, Miss> {
         self.cell.with_dependent(|_owner, loaded| {
-            let symbol = loaded.symbols.find(addr).map(hit).ok_or(Miss::NoInfo)?;
+            let symbol = loaded
+                .symbols
+                .find(addr)
+                .as_ref()
+                .map(hit)
+                .ok_or(Miss::NoInfo)?;
             Ok(DataInfo {
                 decl_file: symbol.file.clone(),
                 symbol: Some(symbol),

@@ -8,8 +8,74 @@
 //! `STT_FILE` symbol preceding them. We do the same, over the `.symtab` of
 //! every file of the module (or their `.dynsym` when no `.symtab` exists).
 
+use std::cell::{Cell, OnceCell};
+
 use object::read::elf::{ElfFile, FileHeader, Sym};
 use object::{Endianness, elf};
+
+/// Lookups answered by scanning the tables before the sorted table is
+/// built: a scan costs about a twentieth of the build, and a process asked
+/// for one address should not pay for the sort.
+const SCANS: u32 = 8;
+
+/// The symbol table of a module, built on demand: the first [`SCANS`]
+/// lookups scan the files' tables (same answers), later ones use the
+/// sorted [`SymbolTable`].
+pub(crate) struct Symbols<'a> {
+    /// In priority order (later ones win exact ties).
+    files: Vec<object::File<'a>>,
+    scans: Cell<u32>,
+    table: OnceCell<SymbolTable<'a>>,
+}
+
+impl<'a> Symbols<'a> {
+    pub(crate) fn new(files: Vec<object::File<'a>>) -> Symbols<'a> {
+        Symbols {
+            files,
+            scans: Cell::new(0),
+            table: OnceCell::new(),
+        }
+    }
+
+    /// The symbol covering `addr`, as [`SymbolTable::find`].
+    pub(crate) fn find(&self, addr: u64) -> Option<SymEntry<'a>> {
+        if self.table.get().is_none() && self.scans.get() < SCANS {
+            self.scans.set(self.scans.get() + 1);
+            return self.scan(addr);
+        }
+        let table = self
+            .table
+            .get_or_init(|| SymbolTable::build(&self.files.iter().collect::<Vec<_>>()));
+        table.find(addr).copied()
+    }
+
+    /// One pass over the tables, keeping the entry the sorted table would
+    /// answer with: the largest address at or below `addr`, then the
+    /// largest size, then the last one seen.
+    fn scan(&self, addr: u64) -> Option<SymEntry<'a>> {
+        for table in [Table::Static, Table::Dynamic] {
+            let mut any = false;
+            let best: Cell<Option<SymEntry<'a>>> = Cell::new(None);
+            let want = |a: u64, size: u64| {
+                a <= addr && best.get().is_none_or(|b| (a, size) >= (b.addr, b.size))
+            };
+            let keep = |s: SymEntry<'a>| best.set(Some(s));
+            for file in &self.files {
+                match file {
+                    object::File::Elf32(f) => visit(f, table, &mut any, want, &keep),
+                    object::File::Elf64(f) => visit(f, table, &mut any, want, &keep),
+                    _ => {}
+                }
+            }
+            if any {
+                return best
+                    .get()
+                    .filter(|s| s.size == 0 || s.addr.saturating_add(s.size) > addr);
+            }
+        }
+        None
+    }
+}
 
 /// One symbol; names borrow the mapped file.
 #[derive(Clone, Copy, Debug)]
@@ -89,6 +155,20 @@ fn collect<'a, Elf: FileHeader<Endian = Endianness>>(
     which: Table,
     out: &mut Vec<SymEntry<'a>>,
 ) {
+    let mut any = false;
+    visit(file, which, &mut any, |_, _| true, |s| out.push(s));
+}
+
+/// Hand the symbols LLVM keeps from one table to `keep`, in table order,
+/// skipping those `want(address, size)` refuses before reading their names.
+/// `any` is set once the table is known to keep at least one symbol.
+fn visit<'a, Elf: FileHeader<Endian = Endianness>>(
+    file: &ElfFile<'a, Elf, &'a [u8]>,
+    which: Table,
+    any: &mut bool,
+    want: impl Fn(u64, u64) -> bool,
+    mut keep: impl FnMut(SymEntry<'a>),
+) {
     let endian = file.endian();
     let table = match which {
         Table::Static => file.elf_symbol_table(),
@@ -105,12 +185,12 @@ fn collect<'a, Elf: FileHeader<Endian = Endianness>>(
         if index.0 == 0 {
             continue;
         }
-        let Ok(name) = table.symbol_name(endian, sym) else {
-            continue;
-        };
         let st_type = sym.st_type();
         if st_type == elf::STT_FILE {
-            current_file = (!name.is_empty()).then_some(name);
+            // (A name that cannot be read leaves the current file as it was.)
+            if let Ok(name) = table.symbol_name(endian, sym) {
+                current_file = (!name.is_empty()).then_some(name);
+            }
             continue;
         }
         if !(st_type == elf::STT_NOTYPE
@@ -125,17 +205,29 @@ fn collect<'a, Elf: FileHeader<Endian = Endianness>>(
             Ok(Some(section)) if section.0 < section_count => {}
             _ => continue,
         }
-        if mapping_symbols && is_mapping_symbol(name) {
-            continue;
-        }
         let mut addr: u64 = sym.st_value(endian).into();
         if is_arm && st_type == elf::STT_FUNC {
             addr &= !1;
         }
+        let size: u64 = sym.st_size(endian).into();
+        let wanted = want(addr, size);
+        if !wanted && *any {
+            continue;
+        }
+        let Ok(name) = table.symbol_name(endian, sym) else {
+            continue;
+        };
+        if mapping_symbols && is_mapping_symbol(name) {
+            continue;
+        }
+        *any = true;
+        if !wanted {
+            continue;
+        }
         let local = sym.st_bind() == elf::STB_LOCAL;
-        out.push(SymEntry {
+        keep(SymEntry {
             addr,
-            size: sym.st_size(endian).into(),
+            size,
             name,
             file: if local { current_file } else { None },
         });
@@ -185,6 +277,69 @@ mod tests {
     fn size_zero_covers_to_the_end() {
         let t = SymbolTable::from_symbols(vec![s(0x10, 0, "asm")]);
         assert_eq!(t.find(u64::MAX).map(|s| s.name), Some(&b"asm"[..]));
+    }
+
+    /// The scan answers as the sorted table, at every symbol's edges, on
+    /// every fixture (C, C++, Rust, shared library, stripped + debug file).
+    #[test]
+    fn scan_answers_as_the_table() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut paths: Vec<std::path::PathBuf> = Vec::new();
+        for dir in ["testdata/elf/bin", "testdata/bin", "testdata/latency/bin"] {
+            if let Ok(entries) = std::fs::read_dir(root.join(dir)) {
+                paths.extend(entries.flatten().map(|e| e.path()));
+            }
+        }
+        if let Some(extra) = std::env::var_os("SYMFILTER_TEST_DWARF_FILE") {
+            paths.push(extra.into());
+        }
+        paths.sort();
+        let datas: Vec<Vec<u8>> = paths.iter().map(|p| std::fs::read(p).unwrap()).collect();
+        let mut checked = 0;
+        // Each file alone, and a binary with its debug file (both orders).
+        let mut sets: Vec<Vec<usize>> = (0..datas.len()).map(|i| vec![i]).collect();
+        let find = |name: &str| paths.iter().position(|p| p.ends_with(name));
+        if let (Some(a), Some(b)) = (find("elf/bin/c_stripped"), find("elf/bin/c_stripped.debug")) {
+            sets.push(vec![a, b]);
+            sets.push(vec![b, a]);
+        }
+        for set in sets {
+            let parse = || -> Vec<object::File<'_>> {
+                set.iter()
+                    .filter_map(|&i| object::File::parse(&*datas[i]).ok())
+                    .filter(|f| matches!(f, object::File::Elf32(_) | object::File::Elf64(_)))
+                    .collect()
+            };
+            let files = parse();
+            if files.is_empty() {
+                continue;
+            }
+            let table = SymbolTable::build(&files.iter().collect::<Vec<_>>());
+            let symbols = Symbols::new(parse());
+            let mut addrs = vec![0, 1, u64::MAX];
+            for s in &table.syms {
+                addrs.extend([s.addr.wrapping_sub(1), s.addr, s.addr + 1]);
+                addrs.extend([
+                    s.addr.wrapping_add(s.size).wrapping_sub(1),
+                    s.addr.wrapping_add(s.size),
+                ]);
+            }
+            addrs.sort_unstable();
+            addrs.dedup();
+            let step = addrs.len() / 5_000 + 1;
+            for &a in addrs.iter().step_by(step) {
+                let want = table.find(a).map(|s| (s.addr, s.size, s.name, s.file));
+                let got = symbols.scan(a).map(|s| (s.addr, s.size, s.name, s.file));
+                assert_eq!(
+                    got,
+                    want,
+                    "{:?} {a:#x}",
+                    set.iter().map(|&i| &paths[i]).collect::<Vec<_>>()
+                );
+                checked += 1;
+            }
+        }
+        assert!(checked > 2000, "{checked}");
     }
 
     #[test]
