@@ -11,9 +11,6 @@
 //! trickling pipe (`tail -f log | symfilter`) while big files still get big
 //! writes.
 //!
-//! Rendering and writing run on a second thread ([`crate::pipeline`]):
-//! the filter hands over each line's events in order, in batches.
-//!
 //! Memory is bounded: a line longer than [`Options::max_line`] is passed
 //! through unchanged without interpretation (one diagnostic if it held
 //! markup); a multi-line `hexdict` is gathered up to
@@ -22,13 +19,12 @@
 
 use std::collections::HashSet;
 use std::io::{self, Read, Write};
-use std::sync::mpsc::{SyncSender, sync_channel};
 
 use crate::context::{Context, ContextError, MmapAdded, Module, Region};
 use crate::markup::{ESC, Element, Lexer, Node, PcKind, RawElement, parse_element};
-use crate::pipeline::{self, BATCH_BYTES, BATCHES_IN_FLIGHT, Batch, Job, LineJob, OwnedEvent};
 use crate::render::{
-    self, ContextEvent, Event, Format, HexValue, Lookup, Place, Render, RenderOptions, Resolved,
+    self, ContextEvent, Event, Format, HexValue, Line, Lookup, Place, Render, RenderOptions,
+    Resolved,
 };
 use crate::symbols::{BuildId, Symbolizer};
 
@@ -167,19 +163,12 @@ pub struct Filter {
     lexer: Lexer,
     context: Context,
     symbolizer: Symbolizer,
-    /// The renderer; on the render thread while [`Filter::run`] runs.
-    render: Option<Box<dyn Render>>,
-    /// What the renderer wants (asked once, it is away during a run).
-    multiline: bool,
-    context_ends_line: bool,
+    render: Box<dyn Render>,
     /// Reads of the input never wait (a regular file): the renderer is not
     /// asked to write out what it holds at read boundaries.
     never_blocks: bool,
-    /// Jobs not yet handed to the render thread.
-    batch: Batch,
-    /// The render thread's end of the pipe, during a run.
-    to_render: Option<SyncSender<Batch>>,
     diag: Diagnostics,
+    nodes: Vec<Node>,
     explained: HashSet<BuildId>,
     input: String,
     /// Location of the element being resolved (for diagnostics).
@@ -210,13 +199,10 @@ impl Filter {
             lexer: Lexer::new(),
             context: Context::new(),
             symbolizer,
-            multiline: render.multiline(),
+            render,
             never_blocks: false,
-            context_ends_line: render.context_ends_line(),
-            render: Some(render),
-            batch: Batch::default(),
-            to_render: None,
             diag,
+            nodes: Vec::new(),
             explained: HashSet::new(),
             input: String::from("<stdin>"),
             at: (0, 0),
@@ -240,85 +226,13 @@ impl Filter {
     }
 
     /// Filter one input. `input` names it in diagnostics (a path or
-    /// `<stdin>`). Output is written by a second thread while this one
-    /// reads and resolves.
+    /// `<stdin>`).
     pub fn run(
         &mut self,
         input: &str,
-        reader: impl Read,
-        out: &mut (dyn Write + Send),
+        mut reader: impl Read,
+        out: &mut dyn Write,
     ) -> Result<(), FilterError> {
-        let Some(mut render) = self.render.take() else {
-            return Err(FilterError::Write(io::Error::other(
-                "the renderer was lost to an earlier failure",
-            )));
-        };
-        let (to_render, batches) = sync_channel(BATCHES_IN_FLIGHT);
-        let (scanned, played) = std::thread::scope(|s| {
-            let player = s.spawn(move || {
-                let played = pipeline::play_all(render.as_mut(), out, batches);
-                (render, played)
-            });
-            self.to_render = Some(to_render);
-            let scanned = self
-                .scan(input, reader)
-                .and_then(|()| self.hand_over(false));
-            // Hang up: the render thread ends after the last batch.
-            self.to_render = None;
-            (scanned, player.join())
-        });
-        let (render, played) = match played {
-            Ok(r) => r,
-            Err(panic) => std::panic::resume_unwind(panic),
-        };
-        self.render = Some(render);
-        // A write failure is the cause when both sides stopped.
-        played.map_err(FilterError::Write)?;
-        scanned
-    }
-
-    /// Hand the batch to the render thread (`flush`: and have it write
-    /// everything out, as the filter is about to block).
-    fn hand_over(&mut self, flush: bool) -> Result<(), FilterError> {
-        if flush {
-            self.batch.jobs.push(Job::Flush);
-        }
-        if self.batch.is_empty() {
-            return Ok(());
-        }
-        let batch = std::mem::take(&mut self.batch);
-        let sent = match &self.to_render {
-            Some(tx) => tx.send(batch).is_ok(),
-            None => false,
-        };
-        if sent {
-            Ok(())
-        } else {
-            // The render thread stopped: its error is reported by `run`.
-            Err(FilterError::Write(io::ErrorKind::BrokenPipe.into()))
-        }
-    }
-
-    /// Queue a job; hand the batch over when it is big.
-    fn emit(&mut self, job: Job) -> Result<(), FilterError> {
-        self.batch.jobs.push(job);
-        if self.batch.bytes.len() >= BATCH_BYTES {
-            self.hand_over(false)?;
-        }
-        Ok(())
-    }
-
-    fn emit_plain(&mut self, text: &[u8], first_line: u64) -> Result<(), FilterError> {
-        let text = self.batch.keep(text);
-        self.emit(Job::Plain { text, first_line })
-    }
-
-    fn emit_raw(&mut self, bytes: &[u8]) -> Result<(), FilterError> {
-        let r = self.batch.keep(bytes);
-        self.emit(Job::Raw(r))
-    }
-
-    fn scan(&mut self, input: &str, mut reader: impl Read) -> Result<(), FilterError> {
         self.input = input.to_string();
         let chunk = (256 << 10).min(self.opts.max_line.max(16));
         let mut buf = vec![0u8; chunk];
@@ -327,7 +241,7 @@ impl Filter {
             ..Scan::default()
         };
         loop {
-            self.process(&buf, &mut st)?;
+            self.process(&buf, &mut st, out)?;
             if st.eof {
                 break;
             }
@@ -359,7 +273,7 @@ impl Filter {
                             ),
                         );
                     }
-                    self.emit_raw(data)?;
+                    self.render.raw(out, data).map_err(FilterError::Write)?;
                     st.long_line = true;
                     st.end = 0;
                     st.open = Hit::default();
@@ -370,12 +284,10 @@ impl Filter {
             }
             // About to read, which may block: the renderer writes out what
             // it holds back (Render::idle), then everything is flushed.
-            if self.never_blocks {
-                self.hand_over(true)?;
-            } else {
-                self.batch.jobs.push(Job::Idle);
-                self.hand_over(false)?;
+            if !self.never_blocks {
+                self.render.idle(out).map_err(FilterError::Write)?;
             }
+            out.flush().map_err(FilterError::Write)?;
             let n = loop {
                 match reader.read(&mut buf[st.end..]) {
                     Ok(n) => break n,
@@ -383,7 +295,7 @@ impl Filter {
                     Err(e) => {
                         // Keep what was read so far.
                         st.eof = true;
-                        self.process(&buf, &mut st)?;
+                        self.process(&buf, &mut st, out)?;
                         return Err(FilterError::Read(e));
                     }
                 }
@@ -399,29 +311,33 @@ impl Filter {
 
     /// End of all inputs: close what is open (pending summaries, colour).
     pub fn finish(&mut self, out: &mut dyn Write) -> Result<(), FilterError> {
-        if let Some(render) = &mut self.render {
-            render.finish(out).map_err(FilterError::Write)?;
-        }
+        self.render.finish(out).map_err(FilterError::Write)?;
         out.flush().map_err(FilterError::Write)
     }
 
     /// Process everything complete in `buf[st.pos..st.end]` (and, at EOF,
     /// everything).
-    fn process(&mut self, buf: &[u8], st: &mut Scan) -> Result<(), FilterError> {
+    fn process(
+        &mut self,
+        buf: &[u8],
+        st: &mut Scan,
+        out: &mut dyn Write,
+    ) -> Result<(), FilterError> {
+        let w = FilterError::Write;
         while st.pos < st.end {
             let end = st.end;
             if st.long_line {
                 let rest = &buf[st.pos..end];
                 match memchr::memchr(b'\n', rest) {
                     Some(i) => {
-                        self.emit_raw(&rest[..=i])?;
+                        self.render.raw(out, &rest[..=i]).map_err(w)?;
                         st.pos += i + 1;
                         st.line += 1;
                         st.long_line = false;
                         continue;
                     }
                     None => {
-                        self.emit_raw(rest)?;
+                        self.render.raw(out, rest).map_err(w)?;
                         st.pos = end;
                         return Ok(());
                     }
@@ -449,13 +365,13 @@ impl Filter {
                     && let Some(nl) = memchr::memrchr(b'\n', rest)
                 {
                     let text = &rest[..=nl];
-                    self.emit_plain(text, st.line)?;
+                    self.render.plain(out, text, st.line).map_err(w)?;
                     st.line += count_lines(text);
                     st.pos += nl + 1;
                 }
                 if st.eof && st.pos < end {
                     let line = &buf[st.pos..end];
-                    self.line(line, b"", st.line)?;
+                    self.line(line, b"", st.line, out).map_err(w)?;
                     st.pos = end;
                 }
                 return Ok(());
@@ -463,7 +379,7 @@ impl Filter {
             let line_start = memchr::memrchr(b'\n', &buf[pos..s]).map_or(pos, |i| pos + i + 1);
             if line_start > pos {
                 let text = &buf[pos..line_start];
-                self.emit_plain(text, st.line)?;
+                self.render.plain(out, text, st.line).map_err(w)?;
                 st.line += count_lines(text);
                 st.pos = line_start;
             }
@@ -478,7 +394,7 @@ impl Filter {
             };
             // A multi-line hexdict?
             let mut group_end = None;
-            if self.multiline && opens_multiline(&self.lexer, &buf[ls..le]) && le < end {
+            if self.render.multiline() && opens_multiline(&self.lexer, &buf[ls..le]) && le < end {
                 // The dump ends at the first `}}}`; a `{{{` before it means
                 // it never closed (its lines are then plain lines).
                 let next_open = self.lexer.find_open(&buf[le..end]).map(|o| le + o);
@@ -520,9 +436,9 @@ impl Filter {
                 }
             }
             let le = group_end.unwrap_or(le);
-            let ending: &'static [u8] = if le < end { b"\n" } else { b"" };
+            let ending: &[u8] = if le < end { b"\n" } else { b"" };
             let number = st.line;
-            self.line(&buf[ls..le], ending, number)?;
+            self.line(&buf[ls..le], ending, number, out).map_err(w)?;
             st.line += count_lines(&buf[ls..le]) + 1;
             st.pos = (le + 1).min(end);
         }
@@ -533,36 +449,41 @@ impl Filter {
     fn line(
         &mut self,
         bytes: &[u8],
-        ending: &'static [u8],
+        ending: &[u8],
         number: u64,
-    ) -> Result<(), FilterError> {
-        let mut nodes = Vec::new();
+        out: &mut dyn Write,
+    ) -> io::Result<()> {
+        let mut nodes = std::mem::take(&mut self.nodes);
         self.lexer.tokenize(bytes, &mut nodes);
         let mut events = Vec::with_capacity(nodes.len());
-        for (i, node) in nodes.iter().enumerate() {
+        let stop_after_context = self.render.context_ends_line();
+        for node in &nodes {
             match node {
-                Node::Text(r) => events.push(OwnedEvent::Text(r.clone())),
-                Node::Sgr(sgr, r) => events.push(OwnedEvent::Sgr(*sgr, r.clone())),
+                Node::Text(r) => events.push(Event::Text(&bytes[r.clone()])),
+                Node::Sgr(sgr, r) => events.push(Event::Sgr(*sgr, &bytes[r.clone()])),
                 Node::Element(raw) => {
-                    let ev = self.element(bytes, number, raw);
+                    let ev = self.element(bytes, number, raw, out);
                     let contextual = matches!(ev, Event::Context(..));
-                    events.push(OwnedEvent::new(ev, bytes, i));
-                    if contextual && self.context_ends_line {
+                    events.push(ev);
+                    if contextual && stop_after_context {
                         break;
                     }
                 }
             }
         }
-        let line = self.batch.keep(bytes);
-        let after = std::mem::take(&mut self.after_line);
-        self.emit(Job::Line(LineJob {
-            bytes: line,
+        let line = Line {
+            bytes,
             ending,
             number,
-            nodes,
-            events,
-            after,
-        }))
+        };
+        let mut result = self.render.line(out, &line, &events);
+        drop(events);
+        self.nodes = nodes;
+        if !self.after_line.is_empty() {
+            let after = std::mem::take(&mut self.after_line);
+            result = result.and_then(|()| crate::dumpfile::write_after(out, &line, &after));
+        }
+        result
     }
 
     fn report(&mut self, bytes: &[u8], number: u64, at: usize, msg: &str) {
@@ -571,7 +492,13 @@ impl Filter {
         self.diag.at(&input, line, col, msg);
     }
 
-    fn element<'a>(&mut self, bytes: &'a [u8], number: u64, raw: &'a RawElement) -> Event<'a> {
+    fn element<'a>(
+        &mut self,
+        bytes: &'a [u8],
+        number: u64,
+        raw: &'a RawElement,
+        out: &mut dyn Write,
+    ) -> Event<'a> {
         let tag = raw.tag(bytes);
         let contextual = matches!(tag, b"reset" | b"module" | b"mmap");
         let el = match parse_element(bytes, raw) {
@@ -648,21 +575,21 @@ impl Filter {
             }
             Element::Symbol { name } => Event::Symbol(raw, name),
             Element::Pc { addr, kind } => {
-                self.flush_before_first_open(addr);
+                self.flush_before_first_open(addr, out);
                 self.at = locate(bytes, number, raw.fields[0].start);
                 let res = self.resolve_code(addr, kind, false);
                 self.report_unresolved(bytes, number, raw.fields[0].start, &res);
                 Event::Pc(raw, res)
             }
             Element::Bt { frame, addr, kind } => {
-                self.flush_before_first_open(addr);
+                self.flush_before_first_open(addr, out);
                 self.at = locate(bytes, number, raw.fields[1].start);
                 let res = self.resolve_code(addr, kind, true);
                 self.report_unresolved(bytes, number, raw.fields[1].start, &res);
                 Event::Bt(raw, frame, res)
             }
             Element::Data { addr } => {
-                self.flush_before_first_open(addr);
+                self.flush_before_first_open(addr, out);
                 self.at = locate(bytes, number, raw.fields[0].start);
                 let res = self.resolve_data(addr);
                 self.report_unresolved(bytes, number, raw.fields[0].start, &res);
@@ -721,7 +648,7 @@ impl Filter {
         }
         self.after_line.push_str(&outcome.text);
         if let Some(v) = outcome.json {
-            self.batch.jobs.push(Job::Note(v));
+            self.render.dumpfile_note(v);
         }
     }
 
@@ -744,11 +671,11 @@ impl Filter {
     /// Opening a module may take long (a debuginfod download): write out
     /// what earlier lines produced first, so a reader sees them meanwhile.
     /// A write error shows up again at the next write and is handled there.
-    fn flush_before_first_open(&mut self, addr: u64) {
+    fn flush_before_first_open(&mut self, addr: u64, out: &mut dyn Write) {
         if let Some(loc) = self.context.lookup(addr)
             && !self.symbolizer.is_opened(&loc.module.build_id)
         {
-            let _ = self.hand_over(true);
+            let _ = out.flush();
         }
     }
 

@@ -16,7 +16,6 @@ pub mod elf;
 pub mod filter;
 pub mod gsym;
 pub mod markup;
-mod pipeline;
 pub mod render;
 pub mod symbols;
 pub mod xray;

@@ -129,7 +129,7 @@ pub fn run(args: FilterArgs) -> anyhow::Result<ExitCode> {
     let mut symbolizer = sources.symbolizer()?;
     symbolizer.set_data_declarations(args.format != crate::render::Format::Llvm);
     let mut filter = Filter::new(opts, symbolizer);
-    let mut out = io::BufWriter::with_capacity(64 << 10, stdout);
+    let mut out = io::BufWriter::with_capacity(64 << 10, stdout.lock());
     let mut failed = false;
     let stdin_path = PathBuf::from("-");
     let files = if args.files.is_empty() {
