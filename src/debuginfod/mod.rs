@@ -346,16 +346,12 @@ impl DebuginfodProvider {
             .as_ref()
             .and_then(|(path, id)| self.supplement(path, id, trail));
         let extra: Vec<PathBuf> = sup.iter().map(|s| s.dir.path().to_path_buf()).collect();
-        // The supplementary file is mapped while opening; `sup` (its
-        // build-ID tree and any temporary copy) may go afterwards.
+        // Files are mapped while opening: `sup` (its build-ID tree and any
+        // temporary copy) and a temporary download may be deleted
+        // afterwards (the mappings stay valid), so nothing is left behind
+        // however the process ends.
         match (self.opener)(&fetched.path, &extra) {
-            Ok(src) => Some(match fetched._temp {
-                Some(temp) => Box::new(KeepTemp {
-                    inner: src,
-                    _temp: temp,
-                }),
-                None => src,
-            }),
+            Ok(src) => Some(src),
             Err(miss) => {
                 trail.push(Attempt {
                     provider: PROVIDER,
@@ -430,33 +426,6 @@ struct Fetched {
     path: PathBuf,
     facts: ElfFacts,
     _temp: Option<tempfile::TempPath>,
-}
-
-/// A source over a temporary download, deleted when the source is dropped.
-struct KeepTemp {
-    inner: Box<dyn SymbolSource>,
-    _temp: tempfile::TempPath,
-}
-
-impl SymbolSource for KeepTemp {
-    fn origin(&self) -> String {
-        self.inner.origin()
-    }
-    fn lookup_code(&self, addr: u64) -> Result<crate::symbols::CodeInfo, Miss> {
-        self.inner.lookup_code(addr)
-    }
-    fn lookup_data(&self, addr: u64) -> Result<crate::symbols::DataInfo, Miss> {
-        self.inner.lookup_data(addr)
-    }
-    fn data_declaration(&self, addr: u64) -> Option<(Option<String>, u32)> {
-        self.inner.data_declaration(addr)
-    }
-    fn return_address_step(&self) -> u64 {
-        self.inner.return_address_step()
-    }
-    fn warnings(&self) -> Vec<String> {
-        self.inner.warnings()
-    }
 }
 
 /// The hex form of a build ID that may go into a URL and a path, or why
