@@ -128,6 +128,7 @@ pub fn run(args: FilterArgs) -> anyhow::Result<ExitCode> {
     sources.quiet = args.quiet;
     let mut symbolizer = sources.symbolizer()?;
     symbolizer.set_data_declarations(args.format != crate::render::Format::Llvm);
+    symbolizer.set_line0_columns(args.format != crate::render::Format::Human);
     let mut filter = Filter::new(opts, symbolizer);
     let mut out = io::BufWriter::with_capacity(64 << 10, stdout.lock());
     let mut failed = false;

@@ -93,6 +93,8 @@ pub struct ElfSource {
     cell: Cell,
     origin: String,
     step: u64,
+    /// Whether to find the column of line-0 rows (see `line0`).
+    line0_columns: bool,
 }
 
 impl ElfSource {
@@ -110,7 +112,12 @@ impl ElfSource {
             dwo_maps: Arena::new(),
         };
         let cell = Cell::try_new(owner, |owner| Loaded::new(owner))?;
-        Ok(ElfSource { cell, origin, step })
+        Ok(ElfSource {
+            cell,
+            origin,
+            step,
+            line0_columns: true,
+        })
     }
 }
 
@@ -374,7 +381,9 @@ impl SymbolSource for ElfSource {
                                     // The innermost frame on a line-0 row: LLVM
                                     // prints the row's column, addr2line drops it.
                                     (Some(l), Some(dwarf))
-                                        if l.line.is_none() && frames.is_empty() =>
+                                        if l.line.is_none()
+                                            && frames.is_empty()
+                                            && self.line0_columns =>
                                     {
                                         loaded
                                             .line0
@@ -435,5 +444,9 @@ impl SymbolSource for ElfSource {
 
     fn return_address_step(&self) -> u64 {
         self.step
+    }
+
+    fn skip_line0_columns(&mut self) {
+        self.line0_columns = false;
     }
 }

@@ -25,6 +25,7 @@ pub struct Symbolizer {
     slots: HashMap<BuildId, Slot>,
     trails: HashMap<BuildId, Vec<Attempt>>,
     data_declarations: bool,
+    line0_columns: bool,
 }
 
 /// The outcome of asking for a module's source.
@@ -42,7 +43,14 @@ impl Symbolizer {
             slots: HashMap::default(),
             trails: HashMap::default(),
             data_declarations: true,
+            line0_columns: true,
         }
+    }
+
+    /// Whether code answers carry the column of locations on line 0
+    /// (LLVM prints it; the human format never does).
+    pub fn set_line0_columns(&mut self, on: bool) {
+        self.line0_columns = on;
     }
 
     /// Whether data answers carry declaration file and line. Finding them
@@ -72,7 +80,12 @@ impl Symbolizer {
             }
             self.trails.insert(key.build_id.clone(), trail);
             let slot = match found {
-                Some(src) => Slot::Found(Box::new(Memo::new(src, self.data_declarations))),
+                Some(mut src) => {
+                    if !self.line0_columns {
+                        src.skip_line0_columns();
+                    }
+                    Slot::Found(Box::new(Memo::new(src, self.data_declarations)))
+                }
                 None => Slot::Missing,
             };
             self.slots.insert(key.build_id.clone(), slot);

@@ -198,6 +198,9 @@ pub trait SymbolSource: Send {
     fn return_address_step(&self) -> u64 {
         1
     }
+    /// The consumer never prints the column of a location whose line is 0
+    /// (finding it may cost a second pass over a line program).
+    fn skip_line0_columns(&mut self) {}
     /// Problems found in the data when it was opened that did not stop it
     /// from being used (e.g. corrupt records skipped), one line each, for
     /// the caller to report once per module.
