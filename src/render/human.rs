@@ -39,8 +39,7 @@ use std::collections::HashMap;
 use std::io::{self, Write};
 use std::sync::Arc;
 
-use rustc_hash::FxHashMap;
-
+use super::kept::PerAnswer;
 use super::num::Hex;
 use super::paths::{self, Class, Token};
 use super::{ContextEvent, Event, Line, Lookup, Place, Render, RenderOptions, Resolved};
@@ -116,17 +115,9 @@ pub struct Human {
     short_names: HashMap<Vec<u8>, BaseName>,
     /// Module IDs shown by base name, sorted (looked up per frame).
     short_ids: Vec<u64>,
-    /// Demangled frame names per shared answer (keyed by its address; the
-    /// kept `Arc` keeps that address from being reused): logs repeat their
-    /// frames, and demangling costs more than the rest of a frame.
-    kept: RefCell<FxHashMap<usize, KeptNames>>,
+    /// Demangled frame names per shared answer.
+    kept: RefCell<PerAnswer<Arc<[String]>>>,
 }
-
-/// An answer and its frames' demangled names.
-type KeptNames = (Arc<CodeInfo>, Arc<[String]>);
-
-/// Answers whose names are kept; refilled when full.
-const MAX_KEPT: usize = 1 << 14;
 
 /// Who uses a module base name.
 enum BaseName {
@@ -165,17 +156,9 @@ impl Human {
 
     /// Each frame's demangled function (`??` when unknown), once per answer.
     fn names(&self, info: &Arc<CodeInfo>) -> Arc<[String]> {
-        let key = Arc::as_ptr(info) as usize;
-        if let Some((_, names)) = self.kept.borrow().get(&key) {
-            return Arc::clone(names);
-        }
-        let names: Arc<[String]> = info.frames.iter().map(Self::function_of).collect();
-        let mut kept = self.kept.borrow_mut();
-        if kept.len() >= MAX_KEPT {
-            kept.clear();
-        }
-        kept.insert(key, (Arc::clone(info), Arc::clone(&names)));
-        names
+        Arc::clone(self.kept.borrow_mut().get_or_make(info, |info| {
+            info.frames.iter().map(Self::function_of).collect()
+        }))
     }
 
     /// Remember a declared module's base name (see `short_names`).

@@ -52,20 +52,16 @@
 
 use std::collections::VecDeque;
 use std::io::{self, Write};
-use std::sync::Arc;
 
-use rustc_hash::FxHashMap;
 use serde_json::Value;
 
+use super::kept::PerAnswer;
 use super::num::Hex;
 use super::{ContextEvent, Event, Line, Lookup, Render, RenderOptions, Resolved};
 use crate::demangle::demangle_full;
 use crate::markup::RawElement;
 use crate::symbols::{CodeInfo, SymbolHit};
 
-/// Answers whose frames are kept rendered (see [`Json::code`]). Bounded;
-/// refilled when full.
-const MAX_KEPT: usize = 1 << 14;
 /// The buffer goes to the writer once it holds this much.
 const FLUSH_AT: usize = 64 << 10;
 
@@ -75,9 +71,8 @@ pub struct Json {
     dump_notes: VecDeque<Value>,
     /// Output not yet handed to the writer.
     buf: Vec<u8>,
-    /// Rendered answers, keyed by the address of the shared answer (the kept
-    /// `Arc` keeps that address from being reused).
-    kept: FxHashMap<usize, (Arc<CodeInfo>, Rendered)>,
+    /// Rendered answers, once per shared answer.
+    kept: PerAnswer<Rendered>,
 }
 
 /// A code answer as JSON, but for the symbol's offset (which depends on the
@@ -95,7 +90,7 @@ impl Json {
             _opts: opts,
             dump_notes: VecDeque::new(),
             buf: Vec::with_capacity(FLUSH_AT + 4096),
-            kept: FxHashMap::default(),
+            kept: PerAnswer::default(),
         }
     }
 
@@ -295,21 +290,6 @@ fn render(info: &CodeInfo) -> Rendered {
     }
 }
 
-/// [`render`], once per shared answer.
-fn rendered<'k>(
-    kept: &'k mut FxHashMap<usize, (Arc<CodeInfo>, Rendered)>,
-    info: &Arc<CodeInfo>,
-) -> &'k Rendered {
-    let key = Arc::as_ptr(info) as usize;
-    if kept.len() >= MAX_KEPT && !kept.contains_key(&key) {
-        kept.clear();
-    }
-    &kept
-        .entry(key)
-        .or_insert_with(|| (Arc::clone(info), render(info)))
-        .1
-}
-
 /// What comes before and after the resolution members of an object.
 #[derive(Default)]
 struct Extra<'a> {
@@ -324,12 +304,7 @@ struct Extra<'a> {
 /// An object for a resolved address, its members in name order: address,
 /// adjusted, decl_file, decl_line, element, frame, frames, key, module,
 /// offset, raw, reason, status, symbol, value.
-fn resolved(
-    buf: &mut Vec<u8>,
-    kept: &mut FxHashMap<usize, (Arc<CodeInfo>, Rendered)>,
-    extra: &Extra<'_>,
-    res: &Resolved,
-) {
+fn resolved(buf: &mut Vec<u8>, kept: &mut PerAnswer<Rendered>, extra: &Extra<'_>, res: &Resolved) {
     let rel = res.place.as_ref().map_or(0, |p| p.rel);
     buf.extend_from_slice(b"{\"address\":");
     hex(buf, res.addr);
@@ -352,7 +327,7 @@ fn resolved(
         num(buf, frame);
     }
     let code = match &res.lookup {
-        Lookup::Code(info) => Some(rendered(kept, info)),
+        Lookup::Code(info) => Some(kept.get_or_make(info, render)),
         _ => None,
     };
     if let Some(code) = code {
@@ -633,9 +608,11 @@ mod tests {
     use super::*;
     use crate::context::{Module, Region};
     use crate::markup::{HexPair, Lexer, Mode, Node, Sgr};
+    use crate::render::kept::MAX_KEPT;
     use crate::render::{HexValue, Place};
     use crate::symbols::{BuildId, DataInfo, Frame, Miss};
     use proptest::prelude::*;
+    use std::sync::Arc;
 
     /// The renderer as it was first written: a `serde_json::Value` per
     /// line. The hand-written one must give the same bytes.

@@ -8,8 +8,7 @@ use std::fmt;
 use std::io::{self, Write};
 use std::sync::Arc;
 
-use rustc_hash::FxHashMap;
-
+use super::kept::PerAnswer;
 use super::num::{Hex, dec};
 use super::{ContextEvent, Event, Line, Lookup, Render, Resolved};
 use crate::context::{Module, Region};
@@ -21,9 +20,6 @@ const BLUE: u8 = 4;
 const CYAN: u8 = 6;
 const GREEN: u8 = 2;
 const BAD: &str = "<invalid>";
-/// Answers whose frames are kept demangled: logs repeat their frames, and
-/// demangling costs more than printing. Bounded; refilled when full.
-const MAX_KEPT: usize = 1 << 14;
 
 /// The open `[[[ELF module ...` line.
 struct InfoLine {
@@ -38,9 +34,8 @@ pub struct Llvm {
     info: Option<InfoLine>,
     /// Whether the last line seen ended in `\r\n` (for output at EOF).
     last_crlf: bool,
-    /// Frames as LLVM prints them, per shared answer (keyed by its address;
-    /// the kept `Arc` keeps that address from being reused).
-    kept: FxHashMap<usize, (Arc<CodeInfo>, Arc<[LFrame]>)>,
+    /// Frames as LLVM prints them, per shared answer.
+    kept: PerAnswer<Arc<[LFrame]>>,
     /// Modules whose file was found unreadable by an element printed
     /// already: LLVM has cached them as bad since (see [`Llvm::bad_module`]).
     bad_modules: HashSet<BuildId>,
@@ -133,7 +128,7 @@ impl Llvm {
             bold: false,
             info: None,
             last_crlf: false,
-            kept: FxHashMap::default(),
+            kept: PerAnswer::default(),
             bad_modules: HashSet::new(),
         }
     }
@@ -154,21 +149,13 @@ impl Llvm {
 
     /// [`llvm_frames`], computed once per distinct answer.
     fn frames(&mut self, info: &Arc<CodeInfo>) -> Arc<[LFrame]> {
-        let key = Arc::as_ptr(info) as usize;
-        if let Some((_, frames)) = self.kept.get(&key) {
-            return Arc::clone(frames);
-        }
-        let mut frames = llvm_frames(info);
-        for f in &mut frames {
-            f.body = f.plain_body();
-        }
-        let frames: Arc<[LFrame]> = frames.into();
-        if self.kept.len() >= MAX_KEPT {
-            self.kept.clear();
-        }
-        self.kept
-            .insert(key, (Arc::clone(info), Arc::clone(&frames)));
-        frames
+        Arc::clone(self.kept.get_or_make(info, |info| {
+            let mut frames = llvm_frames(info);
+            for f in &mut frames {
+                f.body = f.plain_body();
+            }
+            frames.into()
+        }))
     }
 
     fn ending(crlf: bool) -> &'static [u8] {

@@ -14,6 +14,7 @@
 
 pub mod human;
 pub mod json;
+mod kept;
 pub mod llvm;
 mod num;
 pub mod paths;
