@@ -1005,19 +1005,7 @@ mod tests {
     fn check_file(path: &std::path::Path, dwo: bool) -> usize {
         let data = std::fs::read(path).unwrap();
         let obj = object::File::parse(&*data).unwrap();
-        let load = |id: gimli::SectionId| -> Result<R<'_>, gimli::Error> {
-            let name = if dwo {
-                id.dwo_name().unwrap_or("")
-            } else {
-                id.name()
-            };
-            let bytes = obj
-                .section_by_name(name)
-                .and_then(|s| s.data().ok())
-                .unwrap_or(&[]);
-            Ok(gimli::EndianSlice::new(bytes, gimli::RunTimeEndian::Little))
-        };
-        let dwarf = gimli::Dwarf::load(load).unwrap();
+        let dwarf = load_sections(&obj, dwo);
         let mut units = dwarf.units();
         let mut n = 0;
         while let Some(header) = units.next().unwrap() {
