@@ -9,7 +9,7 @@ use std::io::{self, Write};
 use std::sync::Arc;
 
 use super::kept::PerAnswer;
-use super::num::{Hex, dec};
+use super::num::Hex;
 use super::{ContextEvent, Event, Line, Lookup, Render, Resolved};
 use crate::context::{Module, Region};
 use crate::demangle::demangle_llvm;
@@ -75,9 +75,9 @@ impl LFrame {
         b.push(b' ');
         b.extend_from_slice(self.file.as_bytes());
         b.push(b':');
-        b.extend_from_slice(dec(self.line, &mut num));
+        b.extend_from_slice(num.format(self.line).as_bytes());
         b.push(b':');
-        b.extend_from_slice(dec(self.column, &mut num));
+        b.extend_from_slice(num.format(self.column).as_bytes());
         b.push(b' ');
         b.into_boxed_slice()
     }
@@ -336,7 +336,7 @@ impl Llvm {
         out.write_all(b"[")?;
         self.value(out, inner.file.as_bytes())?;
         out.write_all(b":")?;
-        self.value(out, dec(inner.line, &mut itoa::Buffer::new()))?;
+        self.value(out, itoa::Buffer::new().format(inner.line).as_bytes())?;
         out.write_all(b"]")?;
         self.restore(out)
     }
@@ -371,7 +371,7 @@ impl Llvm {
         for (i, f) in frames.iter().enumerate() {
             out.write_all(&b"     "[..pad])?;
             out.write_all(b"#")?;
-            self.value(out, dec(frame, &mut num))?;
+            self.value(out, num.format(frame).as_bytes())?;
             if i == n - 1 {
                 out.write_all(b"   ")?;
             } else {
@@ -386,9 +386,9 @@ impl Llvm {
                 out.write_all(b" ")?;
                 self.value(out, f.file.as_bytes())?;
                 out.write_all(b":")?;
-                self.value(out, dec(f.line, &mut num))?;
+                self.value(out, num.format(f.line).as_bytes())?;
                 out.write_all(b":")?;
-                self.value(out, dec(f.column, &mut num))?;
+                self.value(out, num.format(f.column).as_bytes())?;
                 out.write_all(b" ")?;
             }
             out.write_all(b"(")?;

@@ -1,4 +1,4 @@
-//! Numbers as text without `core::fmt`: renderers print an address, a line
+//! Hex numbers as text without `core::fmt` (decimal: the `itoa` crate): renderers print an address, a line
 //! and a column for every frame, and the formatting machinery costs more
 //! than the rest of a frame (measured on the filter benchmark).
 
@@ -34,11 +34,6 @@ impl Hex {
     pub(crate) fn as_bytes(&self) -> &[u8] {
         &self.buf[self.start..]
     }
-}
-
-/// Decimal.
-pub(crate) fn dec(v: impl itoa::Integer, buf: &mut itoa::Buffer) -> &[u8] {
-    buf.format(v).as_bytes()
 }
 
 #[cfg(test)]
