@@ -176,6 +176,11 @@ pub struct Filter {
     dumps: crate::dumpfile::Dumps,
     /// Lines to print after the current line (dumpfile summaries).
     after_line: String,
+    /// A read-ahead filter (see [`crate::readahead`]): looks addresses up
+    /// and nothing else (no output, no diagnostics, no dumpfiles).
+    looks_ahead: bool,
+    /// Lines in the inputs before this one.
+    lines_before: u64,
 }
 
 impl Filter {
@@ -208,8 +213,23 @@ impl Filter {
             at: (0, 0),
             dumps: crate::dumpfile::Dumps::new(opts.dumpfile.clone()),
             after_line: String::new(),
+            looks_ahead: false,
+            lines_before: 0,
             opts,
         }
+    }
+
+    /// A filter that runs ahead of one built with the same `opts`, to look
+    /// up what it will ask for (see [`crate::readahead`]): the same lexing,
+    /// context and lookups, a renderer that writes nothing, no diagnostics,
+    /// no dumpfiles.
+    pub fn read_ahead(opts: Options, symbolizer: Symbolizer) -> Filter {
+        let diag = Diagnostics::new(Box::new(io::sink()), true);
+        let mut filter = Filter::with_diagnostics(opts, symbolizer, diag);
+        filter.render = Box::new(render::Discard::like(filter.render.as_ref()));
+        filter.never_blocks = true;
+        filter.looks_ahead = true;
+        filter
     }
 
     /// Say whether the next inputs are regular files, whose reads never
@@ -217,7 +237,7 @@ impl Filter {
     /// written out early at read boundaries, and the output does not depend
     /// on read sizes. Default false (pipes, terminals: output stays live).
     pub fn set_input_never_blocks(&mut self, yes: bool) {
-        self.never_blocks = yes;
+        self.never_blocks = yes || self.looks_ahead;
     }
 
     /// Number of diagnostics so far.
@@ -234,14 +254,27 @@ impl Filter {
         out: &mut dyn Write,
     ) -> Result<(), FilterError> {
         self.input = input.to_string();
-        let chunk = (256 << 10).min(self.opts.max_line.max(16));
-        let mut buf = vec![0u8; chunk];
         let mut st = Scan {
             line: 1,
             ..Scan::default()
         };
+        let result = self.scan(&mut reader, out, &mut st);
+        self.lines_before += st.line - 1;
+        result
+    }
+
+    fn scan(
+        &mut self,
+        reader: &mut impl Read,
+        out: &mut dyn Write,
+        st: &mut Scan,
+    ) -> Result<(), FilterError> {
+        let input = self.input.clone();
+        let input = input.as_str();
+        let chunk = (256 << 10).min(self.opts.max_line.max(16));
+        let mut buf = vec![0u8; chunk];
         loop {
-            self.process(&buf, &mut st, out)?;
+            self.process(&buf, st, out)?;
             if st.eof {
                 break;
             }
@@ -295,7 +328,7 @@ impl Filter {
                     Err(e) => {
                         // Keep what was read so far.
                         st.eof = true;
-                        self.process(&buf, &mut st, out)?;
+                        self.process(&buf, st, out)?;
                         return Err(FilterError::Read(e));
                     }
                 }
@@ -453,6 +486,7 @@ impl Filter {
         number: u64,
         out: &mut dyn Write,
     ) -> io::Result<()> {
+        self.symbolizer.at_line(self.lines_before + number);
         let mut nodes = std::mem::take(&mut self.nodes);
         self.lexer.tokenize(bytes, &mut nodes);
         let mut events = Vec::with_capacity(nodes.len());
@@ -624,6 +658,9 @@ impl Filter {
     /// printed after the element's line (human format only).
     fn dumpfile(&mut self, bytes: &[u8], number: u64, raw: &RawElement, kind: &[u8], id: &[u8]) {
         use crate::dumpfile::Want;
+        if self.looks_ahead {
+            return;
+        }
         let want = match self.opts.format {
             Format::Human => Want::Text,
             Format::Json => Want::Json,

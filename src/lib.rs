@@ -16,6 +16,7 @@ pub mod elf;
 pub mod filter;
 pub mod gsym;
 pub mod markup;
+pub mod readahead;
 pub mod render;
 pub mod symbols;
 pub mod xray;

@@ -1,5 +1,6 @@
 use std::fs::File;
-use std::io::{self, IsTerminal, Write};
+use std::io::{self, IsTerminal, Seek, Write};
+use std::sync::Arc;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -7,6 +8,8 @@ use clap::{Args, ValueEnum};
 
 use super::sources::SourceArgs;
 use crate::filter::{Filter, FilterError, Options};
+use crate::readahead::{ReadAhead, ReadFrom};
+use crate::symbols::{SharedAnswers, Sharing, Symbolizer};
 use crate::render::Format;
 
 /// When to colour the output.
@@ -81,6 +84,12 @@ pub struct FilterArgs {
     #[arg(long, value_name = "FILE")]
     pub dumpfile_report: Option<PathBuf>,
 
+    /// Do not look addresses up on a second thread ahead of the output
+    /// (done by default when the input is a regular file of 1 MiB or more
+    /// and there are two CPUs or more; the output is the same either way).
+    #[arg(long)]
+    pub no_read_ahead: bool,
+
     /// Accepted for compatibility with llvm-symbolizer; has no effect.
     #[arg(long, hide = true)]
     pub filter_markup: bool,
@@ -126,28 +135,48 @@ pub fn run(args: FilterArgs) -> anyhow::Result<ExitCode> {
     };
     let mut sources = args.sources.clone();
     sources.quiet = args.quiet;
+    let configure = |symbolizer: &mut Symbolizer| {
+        symbolizer.set_data_declarations(args.format != crate::render::Format::Llvm);
+        symbolizer.set_line0_columns(args.format != crate::render::Format::Human);
+    };
     let mut symbolizer = sources.symbolizer()?;
-    symbolizer.set_data_declarations(args.format != crate::render::Format::Llvm);
-    symbolizer.set_line0_columns(args.format != crate::render::Format::Human);
-    let mut filter = Filter::new(opts, symbolizer);
-    let mut out = io::BufWriter::with_capacity(64 << 10, stdout.lock());
-    let mut failed = false;
+    configure(&mut symbolizer);
     let stdin_path = PathBuf::from("-");
     let files = if args.files.is_empty() {
         std::slice::from_ref(&stdin_path)
     } else {
         &args.files[..]
     };
+    let read_ahead = match read_ahead_inputs(&args, files) {
+        Some(inputs) => {
+            let shared = Arc::new(SharedAnswers::default());
+            let mut behind = sources.local_symbolizer()?;
+            configure(&mut behind);
+            behind.share(Sharing::Publish(Arc::clone(&shared)));
+            symbolizer.share(Sharing::Take(Arc::clone(&shared)));
+            ReadAhead::start(Filter::read_ahead(opts.clone(), behind), inputs, shared).ok()
+        }
+        None => None,
+    };
+    let mut filter = Filter::new(opts, symbolizer);
+    let mut out = io::BufWriter::with_capacity(64 << 10, stdout.lock());
+    let mut failed = false;
     for path in files {
         let result = if path.as_os_str() == "-" {
-            filter.run("<stdin>", io::stdin().lock(), &mut out)
+            match &read_ahead {
+                Some(ahead) => filter.run("<stdin>", ahead.counted(io::stdin().lock()), &mut out),
+                None => filter.run("<stdin>", io::stdin().lock(), &mut out),
+            }
         } else {
             let name = path.display().to_string();
             match File::open(path) {
                 Ok(file) => {
                     let regular = file.metadata().is_ok_and(|m| m.is_file());
                     filter.set_input_never_blocks(regular);
-                    let result = filter.run(&name, file, &mut out);
+                    let result = match &read_ahead {
+                        Some(ahead) => filter.run(&name, ahead.counted(file), &mut out),
+                        None => filter.run(&name, file, &mut out),
+                    };
                     filter.set_input_never_blocks(false);
                     result
                 }
@@ -183,6 +212,38 @@ pub fn run(args: FilterArgs) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// Inputs smaller than this are filtered without a read-ahead thread: it
+/// would cost more (a second opening of each module) than it saves.
+const READ_AHEAD_MIN: u64 = 1 << 20;
+
+/// The inputs as the read-ahead thread reads them (its own handles), when
+/// a read-ahead is worth it: every input a regular file (standard input
+/// included), 1 MiB or more in all, and a second CPU to run on.
+fn read_ahead_inputs(args: &FilterArgs, files: &[PathBuf]) -> Option<Vec<ReadFrom>> {
+    if args.no_read_ahead || std::thread::available_parallelism().map_or(1, |n| n.get()) < 2 {
+        return None;
+    }
+    let mut inputs = Vec::new();
+    let mut total = 0;
+    for path in files {
+        let mut file = if path.as_os_str() == "-" {
+            use std::os::fd::AsFd;
+            File::from(io::stdin().as_fd().try_clone_to_owned().ok()?)
+        } else {
+            File::open(path).ok()?
+        };
+        let meta = file.metadata().ok()?;
+        if !meta.is_file() {
+            return None;
+        }
+        // Standard input may have been read from already.
+        let start = file.stream_position().ok()?;
+        total += meta.len().saturating_sub(start);
+        inputs.push(ReadFrom { file, start });
+    }
+    (total >= READ_AHEAD_MIN).then_some(inputs)
 }
 
 /// A closed pipe (`symfilter log | head -1`) ends the run quietly.

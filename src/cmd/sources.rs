@@ -58,4 +58,14 @@ impl SourceArgs {
         config.providers.extend(crate::debuginfod::providers(self)?);
         Ok(Symbolizer::new(config))
     }
+
+    /// The same front without network sources, for the filter's read-ahead
+    /// (a download is the writing side's to make and report).
+    pub fn local_symbolizer(&self) -> anyhow::Result<Symbolizer> {
+        let local = SourceArgs {
+            no_debuginfod: true,
+            ..self.clone()
+        };
+        local.symbolizer()
+    }
 }

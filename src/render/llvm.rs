@@ -4,7 +4,6 @@
 //! forms. See `/work/shared/reference/llvm-filter-markup-22.md`.
 
 use std::collections::HashSet;
-use std::fmt;
 use std::io::{self, Write};
 use std::sync::Arc;
 
@@ -39,6 +38,8 @@ pub struct Llvm {
     /// Modules whose file was found unreadable by an element printed
     /// already: LLVM has cached them as bad since (see [`Llvm::bad_module`]).
     bad_modules: HashSet<BuildId>,
+    /// The line being rendered (see [`Llvm::buffered`]).
+    line_buf: Vec<u8>,
 }
 
 /// One frame as LLVM's `DILineInfo` holds it.
@@ -130,6 +131,7 @@ impl Llvm {
             last_crlf: false,
             kept: PerAnswer::default(),
             bad_modules: HashSet::new(),
+            line_buf: Vec::new(),
         }
     }
 
@@ -162,7 +164,7 @@ impl Llvm {
         if crlf { b"\r\n" } else { b"\n" }
     }
 
-    fn highlight(&self, out: &mut dyn Write) -> io::Result<()> {
+    fn highlight(&self, out: &mut Vec<u8>) -> io::Result<()> {
         if !self.colors {
             return Ok(());
         }
@@ -170,7 +172,7 @@ impl Llvm {
         out.write_all(sgr_color(c, self.bold).as_bytes())
     }
 
-    fn value(&self, out: &mut dyn Write, v: &[u8]) -> io::Result<()> {
+    fn value(&self, out: &mut Vec<u8>, v: &[u8]) -> io::Result<()> {
         if self.colors {
             out.write_all(sgr_color(GREEN, self.bold).as_bytes())?;
         }
@@ -178,16 +180,7 @@ impl Llvm {
         self.highlight(out)
     }
 
-    /// [`Self::value`] for formatted text, without an allocation.
-    fn value_fmt(&self, out: &mut dyn Write, v: fmt::Arguments<'_>) -> io::Result<()> {
-        if self.colors {
-            out.write_all(sgr_color(GREEN, self.bold).as_bytes())?;
-        }
-        out.write_fmt(v)?;
-        self.highlight(out)
-    }
-
-    fn restore(&self, out: &mut dyn Write) -> io::Result<()> {
+    fn restore(&self, out: &mut Vec<u8>) -> io::Result<()> {
         if !self.colors {
             return Ok(());
         }
@@ -203,7 +196,7 @@ impl Llvm {
         }
     }
 
-    fn reset_color(&mut self, out: &mut dyn Write) -> io::Result<()> {
+    fn reset_color(&mut self, out: &mut Vec<u8>) -> io::Result<()> {
         if self.color.is_none() && !self.bold {
             return Ok(());
         }
@@ -215,7 +208,7 @@ impl Llvm {
         Ok(())
     }
 
-    fn begin_info(&mut self, out: &mut dyn Write, m: &Module) -> io::Result<()> {
+    fn begin_info(&mut self, out: &mut Vec<u8>, m: &Module) -> io::Result<()> {
         self.highlight(out)?;
         out.write_all(b"[[[ELF module")?;
         self.value(out, format!(" #{:#x} ", m.id).as_bytes())?;
@@ -229,7 +222,7 @@ impl Llvm {
         Ok(())
     }
 
-    fn end_info(&mut self, out: &mut dyn Write, crlf: bool) -> io::Result<()> {
+    fn end_info(&mut self, out: &mut Vec<u8>, crlf: bool) -> io::Result<()> {
         let Some(mut info) = self.info.take() else {
             return Ok(());
         };
@@ -251,7 +244,7 @@ impl Llvm {
         self.restore(out)
     }
 
-    fn raw_element(&self, out: &mut dyn Write, line: &[u8], el: &RawElement) -> io::Result<()> {
+    fn raw_element(&self, out: &mut Vec<u8>, line: &[u8], el: &RawElement) -> io::Result<()> {
         self.highlight(out)?;
         out.write_all(b"[[[")?;
         self.value(out, el.tag(line))?;
@@ -264,7 +257,7 @@ impl Llvm {
     }
 
     /// Print a node of a line known not to be contextual (`filterNode`).
-    fn node(&mut self, out: &mut dyn Write, line: &Line<'_>, ev: &Event<'_>) -> io::Result<()> {
+    fn node(&mut self, out: &mut Vec<u8>, line: &Line<'_>, ev: &Event<'_>) -> io::Result<()> {
         let bytes = line.bytes;
         match ev {
             Event::Text(t) => out.write_all(t),
@@ -292,7 +285,7 @@ impl Llvm {
         }
     }
 
-    fn sgr(&mut self, out: &mut dyn Write, sgr: Sgr) -> io::Result<()> {
+    fn sgr(&mut self, out: &mut Vec<u8>, sgr: Sgr) -> io::Result<()> {
         match sgr {
             Sgr::Reset => self.reset_color(out),
             Sgr::Bold => {
@@ -314,7 +307,7 @@ impl Llvm {
 
     fn pc(
         &mut self,
-        out: &mut dyn Write,
+        out: &mut Vec<u8>,
         line: &[u8],
         el: &RawElement,
         res: &Resolved,
@@ -343,7 +336,7 @@ impl Llvm {
 
     fn bt(
         &mut self,
-        out: &mut dyn Write,
+        out: &mut Vec<u8>,
         line: &Line<'_>,
         el: &RawElement,
         frame: u64,
@@ -376,7 +369,15 @@ impl Llvm {
                 out.write_all(b"   ")?;
             } else {
                 out.write_all(b".")?;
-                self.value_fmt(out, format_args!("{:<2}", i + 1))?;
+                // `{:<2}`
+                let k = num.format(i + 1).as_bytes();
+                if k.len() < 2 {
+                    let mut padded = [b' '; 2];
+                    padded[..k.len()].copy_from_slice(k);
+                    self.value(out, &padded)?;
+                } else {
+                    self.value(out, k)?;
+                }
             }
             self.value(out, &addr)?;
             if !self.colors {
@@ -405,7 +406,7 @@ impl Llvm {
 
     fn data(
         &mut self,
-        out: &mut dyn Write,
+        out: &mut Vec<u8>,
         line: &[u8],
         el: &RawElement,
         res: &Resolved,
@@ -433,8 +434,10 @@ impl Render for Llvm {
         if self.info.is_some() || self.color.is_some() || self.bold {
             let first_end = memchr::memchr(b'\n', text).unwrap_or(text.len());
             let crlf = first_end > 0 && text[first_end - 1] == b'\r';
-            self.reset_color(out)?;
-            self.end_info(out, crlf)?;
+            self.buffered(out, |me, buf| {
+                me.reset_color(buf)?;
+                me.end_info(buf, crlf)
+            })?;
         }
         self.last_crlf = text.len() >= 2 && text[text.len() - 2] == b'\r';
         out.write_all(text)
@@ -443,6 +446,52 @@ impl Render for Llvm {
     fn line(
         &mut self,
         out: &mut dyn Write,
+        line: &Line<'_>,
+        events: &[Event<'_>],
+    ) -> io::Result<()> {
+        self.buffered(out, |me, buf| me.render_line(buf, line, events))
+    }
+
+    fn finish(&mut self, out: &mut dyn Write) -> io::Result<()> {
+        let crlf = self.last_crlf;
+        self.buffered(out, |me, buf| {
+            me.end_info(buf, crlf)?;
+            me.reset_color(buf)
+        })
+    }
+
+    fn context_ends_line(&self) -> bool {
+        true
+    }
+
+    fn multiline(&self) -> bool {
+        false
+    }
+}
+
+impl Llvm {
+    /// Render into the line buffer with `f`, then write it out in one
+    /// piece: a `bt` line is a dozen small pieces per frame, and appending
+    /// to a `Vec` costs far less than a call through `dyn Write` each.
+    fn buffered(
+        &mut self,
+        out: &mut dyn Write,
+        f: impl FnOnce(&mut Self, &mut Vec<u8>) -> io::Result<()>,
+    ) -> io::Result<()> {
+        let mut buf = std::mem::take(&mut self.line_buf);
+        buf.clear();
+        let result = f(self, &mut buf);
+        let written = out.write_all(&buf);
+        // A huge line's buffer is not kept.
+        if buf.capacity() <= 1 << 20 {
+            self.line_buf = buf;
+        }
+        result.and(written)
+    }
+
+    fn render_line(
+        &mut self,
+        out: &mut Vec<u8>,
         line: &Line<'_>,
         events: &[Event<'_>],
     ) -> io::Result<()> {
@@ -496,19 +545,5 @@ impl Render for Llvm {
             self.node(out, line, ev)?;
         }
         out.write_all(b"\n")
-    }
-
-    fn finish(&mut self, out: &mut dyn Write) -> io::Result<()> {
-        let crlf = self.last_crlf;
-        self.end_info(out, crlf)?;
-        self.reset_color(out)
-    }
-
-    fn context_ends_line(&self) -> bool {
-        true
-    }
-
-    fn multiline(&self) -> bool {
-        false
     }
 }

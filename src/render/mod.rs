@@ -175,6 +175,43 @@ pub trait Render: Send {
     fn dumpfile_note(&mut self, _note: serde_json::Value) {}
 }
 
+/// A renderer that writes nothing, lexing lines the way `like` does (the
+/// read-ahead filter's).
+pub struct Discard {
+    context_ends_line: bool,
+    multiline: bool,
+}
+
+impl Discard {
+    pub fn like(render: &dyn Render) -> Discard {
+        Discard {
+            context_ends_line: render.context_ends_line(),
+            multiline: render.multiline(),
+        }
+    }
+}
+
+impl Render for Discard {
+    fn plain(&mut self, _: &mut dyn Write, _: &[u8], _: u64) -> io::Result<()> {
+        Ok(())
+    }
+    fn line(&mut self, _: &mut dyn Write, _: &Line<'_>, _: &[Event<'_>]) -> io::Result<()> {
+        Ok(())
+    }
+    fn raw(&mut self, _: &mut dyn Write, _: &[u8]) -> io::Result<()> {
+        Ok(())
+    }
+    fn finish(&mut self, _: &mut dyn Write) -> io::Result<()> {
+        Ok(())
+    }
+    fn context_ends_line(&self) -> bool {
+        self.context_ends_line
+    }
+    fn multiline(&self) -> bool {
+        self.multiline
+    }
+}
+
 /// Which renderer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default, clap::ValueEnum)]
 pub enum Format {

@@ -1,6 +1,7 @@
 use rustc_hash::FxHashMap as HashMap;
 
 use super::memo::Memo;
+use super::shared::Sharing;
 use super::{Attempt, BuildId, ModuleKey, Provider};
 
 /// Which sources to ask, in order. Local sources come first; network
@@ -26,6 +27,7 @@ pub struct Symbolizer {
     trails: HashMap<BuildId, Vec<Attempt>>,
     data_declarations: bool,
     line0_columns: bool,
+    sharing: Option<Sharing>,
 }
 
 /// The outcome of asking for a module's source.
@@ -44,6 +46,7 @@ impl Symbolizer {
             trails: HashMap::default(),
             data_declarations: true,
             line0_columns: true,
+            sharing: None,
         }
     }
 
@@ -58,6 +61,21 @@ impl Symbolizer {
     /// do not print them (`--format=llvm`) turn this off.
     pub fn set_data_declarations(&mut self, on: bool) {
         self.data_declarations = on;
+    }
+
+    /// Share answers with another thread's symbolizer over the same
+    /// sources (see [`super::SharedAnswers`]): every module opened from now
+    /// on publishes its answers, or takes them before computing one.
+    pub fn share(&mut self, sharing: Sharing) {
+        self.sharing = Some(sharing);
+    }
+
+    /// The caller is now resolving `line` (counted over all its inputs):
+    /// tells the other side of a [`Sharing`], if any.
+    pub fn at_line(&self, line: u64) {
+        if let Some(sharing) = &self.sharing {
+            sharing.at_line(line);
+        }
     }
 
     pub fn open(&mut self, key: &ModuleKey) -> Opened<'_> {
@@ -84,7 +102,11 @@ impl Symbolizer {
                     if !self.line0_columns {
                         src.skip_line0_columns();
                     }
-                    Slot::Found(Box::new(Memo::new(src, self.data_declarations)))
+                    let mut memo = Memo::new(src, self.data_declarations);
+                    if let Some(sharing) = &self.sharing {
+                        memo.share(key.build_id.clone(), sharing.clone());
+                    }
+                    Slot::Found(Box::new(memo))
                 }
                 None => Slot::Missing,
             };

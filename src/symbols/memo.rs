@@ -6,7 +6,8 @@ use rustc_hash::FxHashMap as HashMap;
 use std::cell::RefCell;
 use std::sync::Arc;
 
-use super::{CodeInfo, DataInfo, Miss, SymbolSource};
+use super::shared::Sharing;
+use super::{BuildId, CodeInfo, DataInfo, Miss, SymbolSource};
 
 /// Answers kept per module before the table is dropped and refilled, so a
 /// log of endless distinct addresses cannot grow memory without bound.
@@ -22,6 +23,8 @@ pub struct Memo {
     /// Whether data answers carry declarations (see
     /// [`SymbolSource::data_declaration`]).
     declarations: bool,
+    /// Answers handed over between threads, keyed by this module's build ID.
+    sharing: Option<(BuildId, Sharing)>,
 }
 
 impl Memo {
@@ -31,19 +34,26 @@ impl Memo {
             code: RefCell::default(),
             data: RefCell::default(),
             declarations,
+            sharing: None,
         }
+    }
+
+    /// Hand answers to, or take them from, another thread's memo of the
+    /// same module (see [`super::SharedAnswers`]).
+    pub fn share(&mut self, id: BuildId, sharing: Sharing) {
+        self.sharing = Some((id, sharing));
     }
 }
 
 fn remembered<T>(
     table: &RefCell<HashMap<u64, Result<Arc<T>, Miss>>>,
     addr: u64,
-    compute: impl FnOnce() -> Result<T, Miss>,
+    compute: impl FnOnce() -> Result<Arc<T>, Miss>,
 ) -> Result<Arc<T>, Miss> {
     if let Some(hit) = table.borrow().get(&addr) {
         return hit.clone();
     }
-    let answer = compute().map(Arc::new);
+    let answer = compute();
     let mut table = table.borrow_mut();
     if table.len() >= MAX_ENTRIES {
         table.clear();
@@ -65,15 +75,37 @@ impl Memo {
     }
 
     pub fn lookup_code(&self, addr: u64) -> Result<Arc<CodeInfo>, Miss> {
-        remembered(&self.code, addr, || self.inner.lookup_code(addr))
+        remembered(&self.code, addr, || match &self.sharing {
+            None => self.inner.lookup_code(addr).map(Arc::new),
+            Some((id, Sharing::Take(shared))) => shared
+                .take_code(id, addr)
+                .unwrap_or_else(|| self.inner.lookup_code(addr).map(Arc::new)),
+            Some((id, Sharing::Publish(shared))) => {
+                let answer = self.inner.lookup_code(addr).map(Arc::new);
+                shared.put_code(id, addr, &answer);
+                answer
+            }
+        })
     }
 
     pub fn lookup_data(&self, addr: u64) -> Result<Arc<DataInfo>, Miss> {
-        remembered(&self.data, addr, || {
+        let compute = || {
             if self.declarations {
                 self.inner.lookup_data_declared(addr)
             } else {
                 self.inner.lookup_data(addr)
+            }
+            .map(Arc::new)
+        };
+        remembered(&self.data, addr, || match &self.sharing {
+            None => compute(),
+            Some((id, Sharing::Take(shared))) => {
+                shared.take_data(id, addr).unwrap_or_else(compute)
+            }
+            Some((id, Sharing::Publish(shared))) => {
+                let answer = compute();
+                shared.put_data(id, addr, &answer);
+                answer
             }
         })
     }

@@ -9,8 +9,10 @@
 
 mod front;
 mod memo;
+mod shared;
 mod types;
 
 pub use front::{Opened, Symbolizer, SymbolizerConfig};
 pub use memo::Memo;
+pub use shared::{SharedAnswers, Sharing};
 pub use types::*;
