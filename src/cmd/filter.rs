@@ -1,16 +1,16 @@
 use std::fs::File;
 use std::io::{self, IsTerminal, Seek, Write};
-use std::sync::Arc;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use clap::{Args, ValueEnum};
 
 use super::sources::SourceArgs;
 use crate::filter::{Filter, FilterError, Options};
 use crate::readahead::{ReadAhead, ReadFrom};
-use crate::symbols::{SharedAnswers, Sharing, Symbolizer};
 use crate::render::Format;
+use crate::symbols::{SharedAnswers, Sharing, Symbolizer};
 
 /// When to colour the output.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -154,7 +154,10 @@ pub fn run(args: FilterArgs) -> anyhow::Result<ExitCode> {
             configure(&mut behind);
             behind.share(Sharing::Publish(Arc::clone(&shared)));
             symbolizer.share(Sharing::Take(Arc::clone(&shared)));
-            ReadAhead::start(Filter::read_ahead(opts.clone(), behind), inputs, shared).ok()
+            let ahead = Filter::read_ahead(opts.clone(), behind);
+            ReadAhead::start(ahead, inputs, Arc::clone(&shared))
+                .ok()
+                .map(|r| (r, shared))
         }
         None => None,
     };
@@ -164,7 +167,9 @@ pub fn run(args: FilterArgs) -> anyhow::Result<ExitCode> {
     for path in files {
         let result = if path.as_os_str() == "-" {
             match &read_ahead {
-                Some(ahead) => filter.run("<stdin>", ahead.counted(io::stdin().lock()), &mut out),
+                Some((ahead, _)) => {
+                    filter.run("<stdin>", ahead.counted(io::stdin().lock()), &mut out)
+                }
                 None => filter.run("<stdin>", io::stdin().lock(), &mut out),
             }
         } else {
@@ -174,7 +179,7 @@ pub fn run(args: FilterArgs) -> anyhow::Result<ExitCode> {
                     let regular = file.metadata().is_ok_and(|m| m.is_file());
                     filter.set_input_never_blocks(regular);
                     let result = match &read_ahead {
-                        Some(ahead) => filter.run(&name, ahead.counted(file), &mut out),
+                        Some((ahead, _)) => filter.run(&name, ahead.counted(file), &mut out),
                         None => filter.run(&name, file, &mut out),
                     };
                     filter.set_input_never_blocks(false);
@@ -207,6 +212,14 @@ pub fn run(args: FilterArgs) -> anyhow::Result<ExitCode> {
     // diagnostics and dumpfile reports are written as they happen, and
     // debuginfod's temporary downloads are deleted once mapped).
     std::mem::forget(filter);
+    if let Some((_, shared)) = &read_ahead
+        && std::env::var_os("SYMFILTER_READ_AHEAD_STATS").is_some()
+    {
+        let (taken, waited_ms) = shared.stats();
+        eprintln!(
+            "symfilter: read-ahead: {taken} answers handed over, {waited_ms} ms spent waiting for them"
+        );
+    }
     Ok(if failed {
         ExitCode::from(2)
     } else {

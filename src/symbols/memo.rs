@@ -99,9 +99,7 @@ impl Memo {
         };
         remembered(&self.data, addr, || match &self.sharing {
             None => compute(),
-            Some((id, Sharing::Take(shared))) => {
-                shared.take_data(id, addr).unwrap_or_else(compute)
-            }
+            Some((id, Sharing::Take(shared))) => shared.take_data(id, addr).unwrap_or_else(compute),
             Some((id, Sharing::Publish(shared))) => {
                 let answer = compute();
                 shared.put_data(id, addr, &answer);

@@ -16,7 +16,7 @@
 use rustc_hash::FxHashMap as HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::{BuildId, CodeInfo, DataInfo, Miss};
 
@@ -45,10 +45,12 @@ enum Answer {
 #[repr(align(128))]
 struct Position(AtomicU64);
 
+type Table = HashMap<(BuildId, u64, Kind), Answer>;
+
 /// The table between the two threads.
 #[derive(Default)]
 pub struct SharedAnswers {
-    table: Mutex<HashMap<(BuildId, u64, Kind), Answer>>,
+    table: Mutex<Table>,
     published: Condvar,
     /// Line (counted over all inputs) the read-ahead is resolving.
     ahead: Position,
@@ -59,6 +61,10 @@ pub struct SharedAnswers {
     /// The writer is waiting (the read-ahead then wakes it when it moves on
     /// to a later line).
     writer_waits: AtomicBool,
+    /// Answers taken by the writer, and its time spent waiting (for
+    /// `SYMFILTER_READ_AHEAD_STATS`).
+    taken: AtomicU64,
+    waited_us: AtomicU64,
 }
 
 /// Which side of a [`SharedAnswers`] a symbolizer is on.
@@ -89,7 +95,7 @@ impl Sharing {
 }
 
 impl SharedAnswers {
-    fn lock(&self) -> Option<MutexGuard<'_, HashMap<(BuildId, u64, Kind), Answer>>> {
+    fn lock(&self) -> Option<MutexGuard<'_, Table>> {
         // A poisoned lock means the other thread panicked; answers are then
         // simply not shared.
         self.table.lock().ok()
@@ -111,13 +117,17 @@ impl SharedAnswers {
         let mut table = self.lock()?;
         loop {
             if let Some(answer) = table.remove(&key) {
+                self.taken.fetch_add(1, Ordering::Relaxed);
                 return Some(answer);
             }
             if self.ahead_done.load(Ordering::Acquire) || self.ahead_of_writer() {
                 return None;
             }
             self.writer_waits.store(true, Ordering::Release);
+            let since = Instant::now();
             let waited = self.published.wait_timeout(table, WAIT_SLICE);
+            let us = since.elapsed().as_micros();
+            self.waited_us.fetch_add(us as u64, Ordering::Relaxed);
             self.writer_waits.store(false, Ordering::Release);
             table = waited.ok()?.0;
         }
@@ -157,6 +167,15 @@ impl SharedAnswers {
     /// Whether the read-ahead is past the line the writer is resolving.
     pub fn ahead_of_writer(&self) -> bool {
         self.ahead.0.load(Ordering::Acquire) > self.writer.0.load(Ordering::Relaxed)
+    }
+
+    /// What the read-ahead did for the writer: answers taken, and
+    /// milliseconds spent waiting for them.
+    pub fn stats(&self) -> (u64, u64) {
+        (
+            self.taken.load(Ordering::Relaxed),
+            self.waited_us.load(Ordering::Relaxed) / 1000,
+        )
     }
 
     /// Answers published and not yet taken.

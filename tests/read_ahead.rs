@@ -1,0 +1,143 @@
+//! The read-ahead thread (src/readahead.rs) must not change a byte of the
+//! output. A log of 2 MiB is made from the differential suite's logs, so
+//! the answer for it is known from LLVM 22 itself: each log's committed
+//! `llvm-symbolizer --filter-markup` output, with the `[[[reset]]]` that a
+//! reset after earlier context prints in between.
+
+use std::io::{Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+fn dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/llvm-diff")
+}
+
+/// The concatenated log in `tmp`, its expected LLVM output, and where its
+/// second copy of the suite starts in the log and in the output.
+fn big_log(tmp: &Path) -> (PathBuf, Vec<u8>, (u64, usize)) {
+    let mut names: Vec<PathBuf> = std::fs::read_dir(dir())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            name.starts_with("app_") && name.ends_with(".log")
+        })
+        .collect();
+    names.sort();
+    assert!(names.len() >= 7, "the app logs of the suite");
+    let (mut log, mut expected, mut second) = (Vec::new(), Vec::new(), (0, 0));
+    for copy in 0..70 {
+        for (i, name) in names.iter().enumerate() {
+            let text = std::fs::read(name).unwrap();
+            assert!(text.starts_with(b"{{{reset}}}\n") && text.ends_with(b"\n"));
+            if copy == 1 && i == 0 {
+                second.0 = log.len() as u64;
+            }
+            log.extend_from_slice(&text);
+            if !expected.is_empty() {
+                expected.extend_from_slice(b"[[[reset]]]\n");
+            }
+            if copy == 1 && i == 0 {
+                // A reset with nothing before it prints nothing.
+                second.1 = expected.len();
+            }
+            expected.extend(std::fs::read(name.with_extension("llvm.out")).unwrap());
+        }
+    }
+    assert!(log.len() > 2 << 20, "large enough for a read-ahead");
+    let path = tmp.join("big.log");
+    std::fs::write(&path, &log).unwrap();
+    (path, expected, second)
+}
+
+fn symfilter(args: &[&str], stdin: Stdio) -> Output {
+    let out = Command::new(env!("CARGO_BIN_EXE_symfilter"))
+        .current_dir(dir())
+        .env_remove("DEBUGINFOD_URLS")
+        .env("SYMFILTER_READ_AHEAD_STATS", "1")
+        .args([
+            "--color=never",
+            "--no-debuginfod",
+            "--build-id-dir",
+            "../debug",
+        ])
+        .args(args)
+        .stdin(stdin)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "symfilter {args:?} failed");
+    out
+}
+
+/// Answers the read-ahead handed over, from its statistics line (none when
+/// it did not run).
+fn handed_over(out: &Output) -> Option<u64> {
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let line = stderr.lines().find(|l| l.contains("read-ahead:"))?;
+    let n = line.split("read-ahead: ").nth(1)?.split(' ').next()?;
+    n.parse().ok()
+}
+
+#[test]
+fn read_ahead_output_is_llvms_for_a_named_file_and_for_standard_input() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (log, expected, second) = big_log(tmp.path());
+    let log_arg = log.to_str().unwrap();
+
+    let named = symfilter(&["--format=llvm", log_arg], Stdio::null());
+    assert!(
+        named.stdout == expected,
+        "named file: output differs from LLVM's"
+    );
+    let handed = handed_over(&named).expect("the read-ahead ran");
+    assert!(
+        handed > 100,
+        "the read-ahead handed over only {handed} answers"
+    );
+
+    let file = std::fs::File::open(&log).unwrap();
+    let piped = symfilter(&["--format=llvm"], Stdio::from(file));
+    assert!(piped.stdout == expected, "standard input: output differs");
+    assert!(handed_over(&piped).is_some_and(|n| n > 100));
+
+    // Standard input already read from: both threads start where it is.
+    let mut file = std::fs::File::open(&log).unwrap();
+    file.seek(SeekFrom::Start(second.0)).unwrap();
+    let rest = symfilter(&["--format=llvm", "-"], Stdio::from(file));
+    assert!(handed_over(&rest).is_some_and(|n| n > 100));
+    assert!(
+        rest.stdout == expected[second.1..],
+        "standard input read from: output differs"
+    );
+}
+
+#[test]
+fn read_ahead_changes_nothing_in_the_human_and_json_formats() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (log, _, _) = big_log(tmp.path());
+    let log_arg = log.to_str().unwrap();
+    for format in ["--format=human", "--format=json"] {
+        let ahead = symfilter(&[format, log_arg], Stdio::null());
+        let alone = symfilter(&[format, "--no-read-ahead", log_arg], Stdio::null());
+        assert!(handed_over(&ahead).is_some_and(|n| n > 100), "{format}");
+        assert_eq!(handed_over(&alone), None);
+        assert!(ahead.stdout == alone.stdout, "{format}: output differs");
+        // Diagnostics are the writer's alone: the same lines either way.
+        let diags = |o: &Output| {
+            String::from_utf8_lossy(&o.stderr)
+                .lines()
+                .filter(|l| !l.contains("read-ahead:"))
+                .map(str::to_owned)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(diags(&ahead), diags(&alone));
+    }
+}
+
+#[test]
+fn small_inputs_are_filtered_without_a_read_ahead() {
+    let log = dir().join("app_c_O2.log");
+    let out = symfilter(&["--format=llvm", log.to_str().unwrap()], Stdio::null());
+    assert_eq!(handed_over(&out), None);
+    assert!(out.stdout == std::fs::read(dir().join("app_c_O2.llvm.out")).unwrap());
+}
