@@ -66,18 +66,51 @@ struct Owner {
 }
 
 struct Loaded<'a> {
-    ctx: Option<Context<R<'a>>>,
-    dwarf: Option<Arc<gimli::Dwarf<R<'a>>>>,
+    /// The DWARF, set up by the first lookup that needs it: a module whose
+    /// answers all come from elsewhere (the filter's read-ahead) or from
+    /// the symbol table (data lookups) never pays for it.
+    debug: OnceCell<Debug<'a>>,
     /// Global variables, indexed on the first data lookup.
     globals: OnceCell<Globals>,
-    /// Refuses units nested too deeply for addr2line's recursion.
-    guard: Option<DepthGuard<'a>>,
     dwp: Option<gimli::DwarfPackage<R<'a>>>,
     symbols: Symbols<'a>,
     /// Columns of line-0 rows, which addr2line does not report.
     line0: Line0Columns<R<'a>>,
+}
+
+/// A module's DWARF, ready for lookups.
+#[derive(Default)]
+struct Debug<'a> {
+    ctx: Option<Context<R<'a>>>,
+    dwarf: Option<Arc<gimli::Dwarf<R<'a>>>>,
+    /// Refuses units nested too deeply for addr2line's recursion.
+    guard: Option<DepthGuard<'a>>,
     /// Why DWARF could not be used, if it could not.
-    dwarf_error: Option<String>,
+    error: Option<String>,
+}
+
+impl<'a> Debug<'a> {
+    fn load(owner: &'a Owner) -> Debug<'a> {
+        let parts = &owner.parts;
+        let Some(m) = parts.dwarf.and_then(|d| parts.files.get(d)) else {
+            return Debug::default();
+        };
+        let loaded = file::parse(&m.map)
+            .map_err(|e| LoadError(e.to_string()))
+            .and_then(|obj| load_dwarf(owner, &obj));
+        match loaded {
+            Ok((ctx, dwarf, guard)) => Debug {
+                ctx: Some(ctx),
+                dwarf: Some(dwarf),
+                guard: Some(guard),
+                error: None,
+            },
+            Err(LoadError(e)) => Debug {
+                error: Some(e),
+                ..Debug::default()
+            },
+        }
+    }
 }
 
 self_cell::self_cell!(
@@ -128,23 +161,6 @@ impl<'a> Loaded<'a> {
         for m in &parts.files {
             objects.push(file::parse(&m.map).map_err(|e| file::unreadable(&m.path, e))?);
         }
-        let mut dwarf_error = None;
-        let mut dwarf = None;
-        let mut guard = None;
-        let ctx = match parts.dwarf.and_then(|d| objects.get(d)) {
-            Some(obj) => match load_dwarf(owner, obj) {
-                Ok((ctx, d, g)) => {
-                    dwarf = Some(d);
-                    guard = Some(g);
-                    Some(ctx)
-                }
-                Err(LoadError(e)) => {
-                    dwarf_error = Some(e);
-                    None
-                }
-            },
-            None => None,
-        };
         let dwp = parts.dwp.as_ref().and_then(|m| {
             let obj = file::parse(&m.map).ok()?;
             let endian = endian_of(&obj);
@@ -166,14 +182,11 @@ impl<'a> Loaded<'a> {
         order.reverse();
         let symbols = Symbols::new(order);
         Ok(Loaded {
-            ctx,
-            guard,
-            dwarf,
+            debug: OnceCell::new(),
             globals: OnceCell::new(),
             dwp,
             symbols,
             line0: Line0Columns::default(),
-            dwarf_error,
         })
     }
 
@@ -337,9 +350,10 @@ impl SymbolSource for ElfSource {
 
     fn lookup_code(&self, addr: u64) -> Result<CodeInfo, Miss> {
         self.cell.with_dependent(|owner, loaded| {
+            let debug = loaded.debug.get_or_init(|| Debug::load(owner));
             let mut frames = Vec::new();
-            let mut error = loaded.dwarf_error.clone();
-            let guarded = match (&loaded.guard, &loaded.dwarf) {
+            let mut error = debug.error.clone();
+            let guarded = match (&debug.guard, &debug.dwarf) {
                 (Some(guard), Some(dwarf)) => guard.address_ok(dwarf, addr),
                 _ => true,
             };
@@ -353,7 +367,7 @@ impl SymbolSource for ElfSource {
             // before, where the guard parks the units without code
             // (see `DepthGuard::build`).
             let askable = guarded && addr < guard::NO_CODE;
-            if let Some(ctx) = loaded.ctx.as_ref().filter(|_| askable) {
+            if let Some(ctx) = debug.ctx.as_ref().filter(|_| askable) {
                 let mut lookup = ctx.find_frames(addr);
                 let found = loop {
                     match lookup {
@@ -377,7 +391,7 @@ impl SymbolSource for ElfSource {
                                 }),
                                 file: f.location.as_ref().and_then(|l| l.file).map(str::to_owned),
                                 line: f.location.as_ref().and_then(|l| l.line).unwrap_or(0),
-                                column: match (&f.location, &loaded.dwarf) {
+                                column: match (&f.location, &debug.dwarf) {
                                     // The innermost frame on a line-0 row: LLVM
                                     // prints the row's column, addr2line drops it.
                                     (Some(l), Some(dwarf))
@@ -431,8 +445,9 @@ impl SymbolSource for ElfSource {
     }
 
     fn data_declaration(&self, addr: u64) -> Option<(Option<String>, u32)> {
-        self.cell.with_dependent(|_owner, loaded| {
-            let dwarf = loaded.dwarf.as_ref()?;
+        self.cell.with_dependent(|owner, loaded| {
+            let debug = loaded.debug.get_or_init(|| Debug::load(owner));
+            let dwarf = debug.dwarf.as_ref()?;
             let global = loaded
                 .globals
                 .get_or_init(|| Globals::build(dwarf))
