@@ -152,8 +152,8 @@ pub fn run(args: FilterArgs) -> anyhow::Result<ExitCode> {
             let shared = Arc::new(SharedAnswers::default());
             let mut behind = sources.local_symbolizer()?;
             configure(&mut behind);
-            behind.share(Sharing::Publish(Arc::clone(&shared)));
-            symbolizer.share(Sharing::Take(Arc::clone(&shared)));
+            behind.share(Sharing::Ahead(Arc::clone(&shared)));
+            symbolizer.share(Sharing::Writer(Arc::clone(&shared)));
             let ahead = Filter::read_ahead(opts.clone(), behind);
             ReadAhead::start(ahead, inputs, Arc::clone(&shared))
                 .ok()

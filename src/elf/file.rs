@@ -1,9 +1,11 @@
 //! Opening ELF files: memory-map, check the magic, read the notes that say
 //! what a file is (build ID, debug links, whether it carries DWARF).
 
+use std::collections::HashMap;
 use std::fs::File;
 use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, Weak};
 
 use memmap2::Mmap;
 use object::{Architecture, Object, ObjectSection, SectionKind};
@@ -16,7 +18,39 @@ const MIN_ELF_SIZE: u64 = 52;
 /// A memory-mapped file and the path it was opened from.
 pub(crate) struct Mapped {
     pub path: PathBuf,
-    pub map: Mmap,
+    pub map: Arc<Mmap>,
+}
+
+/// Files mapped in this process, by identity: a file opened again (by the
+/// filter's read-ahead thread and its writer, or under two paths) shares
+/// one mapping, so its pages are resident, and counted, once.
+static MAPPED: Mutex<Option<HashMap<FileId, Weak<Mmap>>>> = Mutex::new(None);
+
+/// Device, inode, size and modification time: a file replaced or
+/// rewritten in place is mapped afresh.
+type FileId = (u64, u64, u64, i64, i64);
+
+fn shared_map(file: &File, meta: &std::fs::Metadata) -> std::io::Result<Arc<Mmap>> {
+    use std::os::unix::fs::MetadataExt;
+    let id = (
+        meta.dev(),
+        meta.ino(),
+        meta.len(),
+        meta.mtime(),
+        meta.mtime_nsec(),
+    );
+    let mut maps = MAPPED.lock().unwrap_or_else(|e| e.into_inner());
+    let maps = maps.get_or_insert_with(HashMap::new);
+    if let Some(map) = maps.get(&id).and_then(Weak::upgrade) {
+        return Ok(map);
+    }
+    // SAFETY: the map is read-only and private to this process. As with
+    // every tool that maps object files, another process truncating the
+    // file while we read it is outside what we can defend against.
+    let map = Arc::new(unsafe { Mmap::map(file) }?);
+    maps.retain(|_, m| m.strong_count() > 0);
+    maps.insert(id, Arc::downgrade(&map));
+    Ok(map)
 }
 
 impl Mapped {
@@ -39,10 +73,7 @@ impl Mapped {
         if &magic != b"\x7fELF" {
             return Err(unreadable(path, "not an ELF file"));
         }
-        // SAFETY: the map is read-only and private to this process. As with
-        // every tool that maps object files, another process truncating the
-        // file while we read it is outside what we can defend against.
-        let map = unsafe { Mmap::map(&file) }.map_err(|e| unreadable(path, &e))?;
+        let map = shared_map(&file, &meta).map_err(|e| unreadable(path, &e))?;
         Ok(Mapped {
             path: path.to_path_buf(),
             map,

@@ -62,7 +62,7 @@ struct Owner {
     /// Decompressed sections.
     data: Arena<Vec<u8>>,
     /// `.dwo` files mapped on demand.
-    dwo_maps: Arena<Mmap>,
+    dwo_maps: Arena<Arc<Mmap>>,
 }
 
 struct Loaded<'a> {

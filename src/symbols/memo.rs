@@ -6,7 +6,7 @@ use rustc_hash::FxHashMap as HashMap;
 use std::cell::RefCell;
 use std::sync::Arc;
 
-use super::shared::Sharing;
+use super::shared::{Answer, Sharing, Ticket};
 use super::{BuildId, CodeInfo, DataInfo, Miss, SymbolSource};
 
 /// Answers kept per module before the table is dropped and refilled, so a
@@ -45,21 +45,50 @@ impl Memo {
     }
 }
 
+/// The remembered answer for `addr`, else `compute`'s, remembered unless
+/// `compute` gives `None` (a read-ahead's skipped address).
 fn remembered<T>(
     table: &RefCell<HashMap<u64, Result<Arc<T>, Miss>>>,
     addr: u64,
-    compute: impl FnOnce() -> Result<Arc<T>, Miss>,
+    compute: impl FnOnce() -> Option<Result<Arc<T>, Miss>>,
 ) -> Result<Arc<T>, Miss> {
     if let Some(hit) = table.borrow().get(&addr) {
         return hit.clone();
     }
-    let answer = compute();
+    let Some(answer) = compute() else {
+        return Err(Miss::NoInfo);
+    };
     let mut table = table.borrow_mut();
     if table.len() >= MAX_ENTRIES {
         table.clear();
     }
     table.insert(addr, answer.clone());
     answer
+}
+
+/// `compute`, or the answer from the other side of `sharing`.
+fn shared<T>(
+    sharing: &Option<(BuildId, Sharing)>,
+    addr: u64,
+    data: bool,
+    compute: impl FnOnce() -> Result<Arc<T>, Miss>,
+    wrap: impl FnOnce(Result<Arc<T>, Miss>) -> Answer,
+    unwrap: impl FnOnce(Answer) -> Option<Result<Arc<T>, Miss>>,
+) -> Option<Result<Arc<T>, Miss>> {
+    let Some((id, sharing)) = sharing else {
+        return Some(compute());
+    };
+    match sharing.begin(id, addr, data) {
+        Ticket::Have(answer) => Some(unwrap(answer).unwrap_or_else(compute)),
+        Ticket::Skip => None,
+        Ticket::Compute { publish } => {
+            let answer = compute();
+            if publish {
+                sharing.publish(id, addr, wrap(answer.clone()));
+            }
+            Some(answer)
+        }
+    }
 }
 
 /// The same questions as [`SymbolSource`], answered from memory when asked
@@ -75,16 +104,18 @@ impl Memo {
     }
 
     pub fn lookup_code(&self, addr: u64) -> Result<Arc<CodeInfo>, Miss> {
-        remembered(&self.code, addr, || match &self.sharing {
-            None => self.inner.lookup_code(addr).map(Arc::new),
-            Some((id, Sharing::Take(shared))) => shared
-                .take_code(id, addr)
-                .unwrap_or_else(|| self.inner.lookup_code(addr).map(Arc::new)),
-            Some((id, Sharing::Publish(shared))) => {
-                let answer = self.inner.lookup_code(addr).map(Arc::new);
-                shared.put_code(id, addr, &answer);
-                answer
-            }
+        remembered(&self.code, addr, || {
+            shared(
+                &self.sharing,
+                addr,
+                false,
+                || self.inner.lookup_code(addr).map(Arc::new),
+                Answer::Code,
+                |a| match a {
+                    Answer::Code(a) => Some(a),
+                    Answer::Data(_) => None,
+                },
+            )
         })
     }
 
@@ -97,14 +128,18 @@ impl Memo {
             }
             .map(Arc::new)
         };
-        remembered(&self.data, addr, || match &self.sharing {
-            None => compute(),
-            Some((id, Sharing::Take(shared))) => shared.take_data(id, addr).unwrap_or_else(compute),
-            Some((id, Sharing::Publish(shared))) => {
-                let answer = compute();
-                shared.put_data(id, addr, &answer);
-                answer
-            }
+        remembered(&self.data, addr, || {
+            shared(
+                &self.sharing,
+                addr,
+                true,
+                compute,
+                Answer::Data,
+                |a| match a {
+                    Answer::Data(a) => Some(a),
+                    Answer::Code(_) => None,
+                },
+            )
         })
     }
 

@@ -3,15 +3,22 @@
 //! the writing filter gets there and publishes what it found here; the
 //! writing filter's [`Memo`](super::Memo) takes an answer from here instead
 //! of computing it. Each side keeps its own sources (parsed DWARF is not
-//! shared between threads), so an answer is moved, not computed twice.
+//! shared between threads).
 //!
-//! Both sides run the same filter over the same lines, so the writing side
-//! knows when an answer is coming: while the read-ahead has not gone past
-//! the writer's line, a missing answer is being (or about to be) computed
-//! there, and the writer waits for it rather than racing to compute it too.
-//! Once the read-ahead is past the line (or gone), a missing answer will
-//! not come (its module was not found locally, say) and the writer computes
-//! it itself.
+//! Most of a first lookup's cost is per compilation unit (its line program,
+//! its function list), so the two sides never work in the same stretch of
+//! a module's addresses: each region (`1 << REGION` bytes) of a module
+//! belongs to one side, fixed when an address in it is first needed. The
+//! read-ahead takes the regions it meets first, computes and publishes in
+//! them, and skips the writer's; the writer waits for an answer in a
+//! read-ahead region while the read-ahead has not gone past the writer's
+//! line. Waiting makes the writer "hungry": while it is, every other new
+//! region the read-ahead meets is left to the writer (and a new region the
+//! writer meets first is its own), so at a stretch of new addresses, the
+//! start of a log typically, both threads work on first lookups at once
+//! without parsing a unit twice. Once the read-ahead is past the writer's
+//! line (or gone), an answer it did not publish will not come (its module
+//! was not found locally, say), and the writer computes it.
 
 use rustc_hash::FxHashMap as HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -24,6 +31,16 @@ use super::{BuildId, CodeInfo, DataInfo, Miss};
 /// (it does not wait) beyond this, so memory stays bounded whatever the log.
 const MAX_WAITING: usize = 1 << 16;
 
+/// Regions with an owner, at most (beyond, regions stay unowned: work may
+/// then be done twice, never wrongly).
+const MAX_REGIONS: usize = 1 << 16;
+
+/// log2 of the size of a region of code addresses: many compilation units
+/// of a typical binary (smaller regions split units between the threads,
+/// and measured slower). A module's data addresses are one region: a data
+/// lookup may build an index over the whole module.
+pub const REGION: u32 = 20;
+
 /// Longest single wait for the read-ahead before looking again; a safety
 /// net, as every change the writer waits for comes with a wake-up.
 const WAIT_SLICE: Duration = Duration::from_millis(50);
@@ -34,9 +51,28 @@ enum Kind {
     Data,
 }
 
-enum Answer {
+/// One answer of either kind.
+pub enum Answer {
     Code(Result<Arc<CodeInfo>, Miss>),
     Data(Result<Arc<DataInfo>, Miss>),
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Side {
+    Ahead,
+    Writer,
+}
+
+/// What a side does about an address it has no answer for (see
+/// [`Sharing::begin`]).
+pub enum Ticket {
+    /// The read-ahead computed it.
+    Have(Answer),
+    /// Compute it; if `publish`, hand the answer over with
+    /// [`Sharing::publish`].
+    Compute { publish: bool },
+    /// It is in the writer's region: the read-ahead moves on without it.
+    Skip,
 }
 
 /// A line position on its own cache line: each side writes one of them on
@@ -45,12 +81,18 @@ enum Answer {
 #[repr(align(128))]
 struct Position(AtomicU64);
 
-type Table = HashMap<(BuildId, u64, Kind), Answer>;
+#[derive(Default)]
+struct Tables {
+    /// Published by the read-ahead, not yet taken by the writer.
+    answers: HashMap<(BuildId, u64, Kind), Answer>,
+    /// Who computes in each region of each module.
+    owners: HashMap<(BuildId, u64), Side>,
+}
 
 /// The table between the two threads.
 #[derive(Default)]
 pub struct SharedAnswers {
-    table: Mutex<Table>,
+    tables: Mutex<Tables>,
     published: Condvar,
     /// Line (counted over all inputs) the read-ahead is resolving.
     ahead: Position,
@@ -61,6 +103,11 @@ pub struct SharedAnswers {
     /// The writer is waiting (the read-ahead then wakes it when it moves on
     /// to a later line).
     writer_waits: AtomicBool,
+    /// The writer had to wait for its last answer from the read-ahead: new
+    /// regions go to the writer until it no longer does.
+    writer_hungry: AtomicBool,
+    /// New regions met while the writer was hungry.
+    given: AtomicU64,
     /// Answers taken by the writer, and its time spent waiting (for
     /// `SYMFILTER_READ_AHEAD_STATS`).
     taken: AtomicU64,
@@ -70,103 +117,140 @@ pub struct SharedAnswers {
 /// Which side of a [`SharedAnswers`] a symbolizer is on.
 #[derive(Clone)]
 pub enum Sharing {
-    /// Puts every answer it computes into the table.
-    Publish(Arc<SharedAnswers>),
-    /// Takes answers from the table before computing one.
-    Take(Arc<SharedAnswers>),
+    /// The read-ahead.
+    Ahead(Arc<SharedAnswers>),
+    /// The writing filter.
+    Writer(Arc<SharedAnswers>),
 }
 
 impl Sharing {
     /// This side is now resolving `line` (counted over all inputs).
     pub fn at_line(&self, line: u64) {
         match self {
-            Sharing::Publish(shared) => {
+            Sharing::Ahead(shared) => {
                 shared.ahead.0.store(line, Ordering::Release);
                 if shared.writer_waits.load(Ordering::Acquire) {
                     // Under the lock: the writer is either before its check
                     // of `ahead` (and sees the new line) or waiting.
-                    let _table = shared.lock();
+                    let _tables = shared.lock();
                     shared.published.notify_all();
                 }
             }
-            Sharing::Take(shared) => shared.writer.0.store(line, Ordering::Relaxed),
+            Sharing::Writer(shared) => shared.writer.0.store(line, Ordering::Relaxed),
+        }
+    }
+
+    /// This side has no answer for the code (`data` false) or data address
+    /// `addr` of module `id`: what to do.
+    pub fn begin(&self, id: &BuildId, addr: u64, data: bool) -> Ticket {
+        let (shared, side) = match self {
+            Sharing::Ahead(s) => (s, Side::Ahead),
+            Sharing::Writer(s) => (s, Side::Writer),
+        };
+        let kind = if data { Kind::Data } else { Kind::Code };
+        let key = (id.clone(), addr, kind);
+        let region = (id.clone(), if data { u64::MAX } else { addr >> REGION });
+        let Some(mut tables) = shared.lock() else {
+            return Ticket::Compute { publish: false };
+        };
+        let mut waited = false;
+        loop {
+            if side == Side::Writer
+                && let Some(answer) = tables.answers.remove(&key)
+            {
+                shared.taken.fetch_add(1, Ordering::Relaxed);
+                if !waited {
+                    shared.writer_hungry.store(false, Ordering::Relaxed);
+                }
+                return Ticket::Have(answer);
+            }
+            let owner = tables.owners.get(&region).copied();
+            let passed = || shared.ahead_done.load(Ordering::Acquire) || shared.ahead_of_writer();
+            match (side, owner) {
+                (Side::Ahead, Some(Side::Writer)) => return Ticket::Skip,
+                (Side::Ahead, None)
+                    if shared.writer_hungry.load(Ordering::Relaxed)
+                        && tables.owners.len() < MAX_REGIONS
+                        && shared.given.fetch_add(1, Ordering::Relaxed) % 2 == 1 =>
+                {
+                    // The writer is waiting for answers: every other new
+                    // region is its own to compute, so both threads work at
+                    // once.
+                    tables.owners.insert(region, Side::Writer);
+                    return Ticket::Skip;
+                }
+                (Side::Ahead, _) => {
+                    if owner.is_none() && tables.owners.len() < MAX_REGIONS {
+                        tables.owners.insert(region, Side::Ahead);
+                    }
+                    return Ticket::Compute { publish: true };
+                }
+                (Side::Writer, Some(Side::Writer)) => return Ticket::Compute { publish: false },
+                // The read-ahead went past without it: it will not come.
+                (Side::Writer, _) if passed() => return Ticket::Compute { publish: false },
+                (Side::Writer, None) => {
+                    // The writer caught up: this region is its own now.
+                    if tables.owners.len() < MAX_REGIONS {
+                        tables.owners.insert(region, Side::Writer);
+                    }
+                    return Ticket::Compute { publish: false };
+                }
+                (Side::Writer, Some(Side::Ahead)) => {
+                    // The read-ahead is on it (or about to be).
+                    waited = true;
+                    shared.writer_hungry.store(true, Ordering::Relaxed);
+                    shared.writer_waits.store(true, Ordering::Release);
+                    let since = Instant::now();
+                    let waited = shared.published.wait_timeout(tables, WAIT_SLICE);
+                    let us = since.elapsed().as_micros() as u64;
+                    shared.waited_us.fetch_add(us, Ordering::Relaxed);
+                    shared.writer_waits.store(false, Ordering::Release);
+                    match waited {
+                        Ok((t, _)) => tables = t,
+                        Err(_) => return Ticket::Compute { publish: false },
+                    }
+                }
+            }
+        }
+    }
+
+    /// Hand an answer the read-ahead computed to the writer.
+    pub fn publish(&self, id: &BuildId, addr: u64, answer: Answer) {
+        let Sharing::Ahead(shared) = self else {
+            return;
+        };
+        let kind = match answer {
+            Answer::Code(_) => Kind::Code,
+            Answer::Data(_) => Kind::Data,
+        };
+        if let Some(mut tables) = shared.lock() {
+            if tables.answers.len() < MAX_WAITING {
+                tables.answers.insert((id.clone(), addr, kind), answer);
+            }
+            shared.published.notify_all();
         }
     }
 }
 
 impl SharedAnswers {
-    fn lock(&self) -> Option<MutexGuard<'_, Table>> {
+    fn lock(&self) -> Option<MutexGuard<'_, Tables>> {
         // A poisoned lock means the other thread panicked; answers are then
         // simply not shared.
-        self.table.lock().ok()
+        self.tables.lock().ok()
     }
 
-    fn put(&self, id: &BuildId, addr: u64, kind: Kind, answer: Answer) {
-        if let Some(mut table) = self.lock() {
-            if table.len() < MAX_WAITING {
-                table.insert((id.clone(), addr, kind), answer);
-            }
-            self.published.notify_all();
-        }
-    }
-
-    /// The answer for `(id, addr)`, waiting while the read-ahead may still
-    /// bring it; `None` when it will not come.
-    fn take(&self, id: &BuildId, addr: u64, kind: Kind) -> Option<Answer> {
-        let key = (id.clone(), addr, kind);
-        let mut table = self.lock()?;
-        loop {
-            if let Some(answer) = table.remove(&key) {
-                self.taken.fetch_add(1, Ordering::Relaxed);
-                return Some(answer);
-            }
-            if self.ahead_done.load(Ordering::Acquire) || self.ahead_of_writer() {
-                return None;
-            }
-            self.writer_waits.store(true, Ordering::Release);
-            let since = Instant::now();
-            let waited = self.published.wait_timeout(table, WAIT_SLICE);
-            let us = since.elapsed().as_micros();
-            self.waited_us.fetch_add(us as u64, Ordering::Relaxed);
-            self.writer_waits.store(false, Ordering::Release);
-            table = waited.ok()?.0;
-        }
-    }
-
-    pub fn put_code(&self, id: &BuildId, addr: u64, answer: &Result<Arc<CodeInfo>, Miss>) {
-        self.put(id, addr, Kind::Code, Answer::Code(answer.clone()));
-    }
-
-    pub fn take_code(&self, id: &BuildId, addr: u64) -> Option<Result<Arc<CodeInfo>, Miss>> {
-        match self.take(id, addr, Kind::Code)? {
-            Answer::Code(a) => Some(a),
-            Answer::Data(_) => None,
-        }
-    }
-
-    pub fn put_data(&self, id: &BuildId, addr: u64, answer: &Result<Arc<DataInfo>, Miss>) {
-        self.put(id, addr, Kind::Data, Answer::Data(answer.clone()));
-    }
-
-    pub fn take_data(&self, id: &BuildId, addr: u64) -> Option<Result<Arc<DataInfo>, Miss>> {
-        match self.take(id, addr, Kind::Data)? {
-            Answer::Data(a) => Some(a),
-            Answer::Code(_) => None,
-        }
+    /// Whether the read-ahead is past the line the writer is resolving.
+    pub fn ahead_of_writer(&self) -> bool {
+        self.ahead.0.load(Ordering::Acquire) > self.writer.0.load(Ordering::Relaxed)
     }
 
     /// The read-ahead has stopped (finished, or failed): the writer stops
     /// waiting for it.
     pub fn ahead_done(&self) {
         self.ahead_done.store(true, Ordering::Release);
-        if let Some(_table) = self.lock() {
+        if let Some(_tables) = self.lock() {
             self.published.notify_all();
         }
-    }
-
-    /// Whether the read-ahead is past the line the writer is resolving.
-    pub fn ahead_of_writer(&self) -> bool {
-        self.ahead.0.load(Ordering::Acquire) > self.writer.0.load(Ordering::Relaxed)
     }
 
     /// What the read-ahead did for the writer: answers taken, and
@@ -177,64 +261,127 @@ impl SharedAnswers {
             self.waited_us.load(Ordering::Relaxed) / 1000,
         )
     }
-
-    /// Answers published and not yet taken.
-    pub fn waiting(&self) -> usize {
-        self.lock().map_or(0, |t| t.len())
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn an_answer_is_taken_once_and_the_table_is_bounded() {
-        let shared = SharedAnswers::default();
-        // The read-ahead is past the writer's line: nothing is waited for.
-        shared.ahead.0.store(5, Ordering::Relaxed);
-        let id = BuildId(vec![1, 2]);
-        let answer = Ok(Arc::new(CodeInfo::default()));
-        shared.put_code(&id, 7, &answer);
-        assert_eq!(shared.take_code(&BuildId(vec![1, 3]), 7), None);
-        assert_eq!(shared.take_data(&id, 7), None);
-        let got = shared.take_code(&id, 7).unwrap().unwrap();
-        assert!(Arc::ptr_eq(&got, answer.as_ref().unwrap()));
-        assert_eq!(shared.take_code(&id, 7), None);
-        for a in 0..(MAX_WAITING as u64 + 5) {
-            shared.put_data(&id, a, &Err(Miss::NoInfo));
+    fn code(ticket: Ticket) -> Option<Result<Arc<CodeInfo>, Miss>> {
+        match ticket {
+            Ticket::Have(Answer::Code(a)) => Some(a),
+            _ => None,
         }
-        assert_eq!(shared.waiting(), MAX_WAITING);
+    }
+
+    fn sides() -> (Arc<SharedAnswers>, Sharing, Sharing) {
+        let shared = Arc::new(SharedAnswers::default());
+        let ahead = Sharing::Ahead(Arc::clone(&shared));
+        let writer = Sharing::Writer(Arc::clone(&shared));
+        (shared, ahead, writer)
     }
 
     #[test]
-    fn the_writer_waits_for_an_answer_the_read_ahead_is_computing() {
-        let shared = Arc::new(SharedAnswers::default());
-        let (ahead, writer) = (
-            Sharing::Publish(Arc::clone(&shared)),
-            Sharing::Take(Arc::clone(&shared)),
-        );
+    fn an_answer_computed_ahead_is_taken_once() {
+        let (_, ahead, writer) = sides();
+        let id = BuildId(vec![1, 2]);
+        ahead.at_line(5);
+        assert!(matches!(
+            ahead.begin(&id, 7, false),
+            Ticket::Compute { publish: true }
+        ));
+        let answer = Ok(Arc::new(CodeInfo::default()));
+        ahead.publish(&id, 7, Answer::Code(answer.clone()));
+        writer.at_line(2);
+        let got = code(writer.begin(&id, 7, false)).unwrap().unwrap();
+        assert!(Arc::ptr_eq(&got, answer.as_ref().unwrap()));
+        // Taken: the read-ahead is past line 2 and will not bring it again.
+        assert!(matches!(
+            writer.begin(&id, 7, false),
+            Ticket::Compute { publish: false }
+        ));
+        // Another module's address, another kind: not the same answer.
+        assert!(matches!(
+            writer.begin(&BuildId(vec![1]), 7, false),
+            Ticket::Compute { .. }
+        ));
+    }
+
+    #[test]
+    fn the_writer_waits_while_the_read_ahead_may_bring_the_answer() {
+        let (shared, ahead, writer) = sides();
+        let id = BuildId(vec![9]);
         ahead.at_line(3);
         writer.at_line(3);
-        let id = BuildId(vec![9]);
+        // The read-ahead owns the region of addresses 1 and 2.
+        assert!(matches!(ahead.begin(&id, 1, false), Ticket::Compute { .. }));
         let publisher = {
-            let shared = Arc::clone(&shared);
             let id = id.clone();
             std::thread::spawn(move || {
                 std::thread::sleep(Duration::from_millis(20));
-                shared.put_data(&id, 1, &Err(Miss::NoInfo));
+                ahead.publish(&id, 1, Answer::Code(Err(Miss::NoInfo)));
                 // Moving on to a later line without publishing address 2
                 // releases the writer waiting for it.
                 std::thread::sleep(Duration::from_millis(20));
                 ahead.at_line(4);
             })
         };
-        assert_eq!(shared.take_data(&id, 1), Some(Err(Miss::NoInfo)));
-        assert_eq!(shared.take_data(&id, 2), None);
+        assert_eq!(code(writer.begin(&id, 1, false)), Some(Err(Miss::NoInfo)));
+        assert!(matches!(
+            writer.begin(&id, 2, false),
+            Ticket::Compute { publish: false }
+        ));
         publisher.join().unwrap();
+        assert!(shared.stats().1 >= 30, "the writer waited for both");
         // Once the read-ahead is done, nothing is waited for.
         writer.at_line(10);
         shared.ahead_done();
-        assert_eq!(shared.take_code(&id, 3), None);
+        assert!(matches!(
+            writer.begin(&id, 3, false),
+            Ticket::Compute { .. }
+        ));
+    }
+
+    #[test]
+    fn a_hungry_writer_gets_every_other_new_region() {
+        let (shared, ahead, writer) = sides();
+        let id = BuildId(vec![4]);
+        let region = |n: u64| n << REGION;
+        // The writer meets a region first: its own, skipped by the
+        // read-ahead from then on.
+        writer.at_line(1);
+        assert!(matches!(
+            writer.begin(&id, region(0), false),
+            Ticket::Compute { .. }
+        ));
+        ahead.at_line(1);
+        assert!(matches!(
+            ahead.begin(&id, region(0) + 8, false),
+            Ticket::Skip
+        ));
+        // Not hungry: new regions are the read-ahead's.
+        assert!(matches!(
+            ahead.begin(&id, region(1), false),
+            Ticket::Compute { .. }
+        ));
+        assert!(matches!(
+            ahead.begin(&id, region(2), false),
+            Ticket::Compute { .. }
+        ));
+        // Hungry: every other new region goes to the writer.
+        shared.writer_hungry.store(true, Ordering::Relaxed);
+        let kinds: Vec<bool> = (3..7)
+            .map(|n| matches!(ahead.begin(&id, region(n), false), Ticket::Skip))
+            .collect();
+        assert_eq!(kinds, [false, true, false, true]);
+        // Data addresses are one region of their own.
+        assert!(matches!(
+            ahead.begin(&id, region(0), true),
+            Ticket::Compute { .. }
+        ));
+        assert!(matches!(
+            ahead.begin(&id, region(9), true),
+            Ticket::Compute { .. }
+        ));
     }
 }
