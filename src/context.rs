@@ -6,7 +6,8 @@
 //! O(log n) however many regions a process maps. Every error leaves the state
 //! as it was before the element.
 
-use std::collections::{BTreeMap, HashMap};
+use rustc_hash::FxHashMap as HashMap;
+use std::collections::BTreeMap;
 use std::ops::Bound;
 use std::sync::Arc;
 

@@ -361,6 +361,49 @@ impl Llvm {
         let mut addr = [b' '; 20];
         addr[1..19].copy_from_slice(Hex::new(res.adjusted, 18).as_bytes());
         let rel = Hex::new(place.rel, 0);
+        if !self.colors {
+            // The same bytes as below; what all frames share is written
+            // once and copied from the first frame's line.
+            let (mut head, mut tail) = (0..0, 0..0);
+            for (i, f) in frames.iter().enumerate() {
+                if i == 0 {
+                    let at = out.len();
+                    out.extend_from_slice(&b"     "[..pad]);
+                    out.push(b'#');
+                    out.extend_from_slice(num.format(frame).as_bytes());
+                    head = at..out.len();
+                } else {
+                    out.extend_from_within(head.clone());
+                }
+                if i == n - 1 {
+                    out.extend_from_slice(b"   ");
+                } else {
+                    out.push(b'.');
+                    let k = num.format(i + 1).as_bytes();
+                    out.extend_from_slice(k);
+                    if k.len() < 2 {
+                        out.push(b' ');
+                    }
+                }
+                out.extend_from_slice(&addr);
+                out.extend_from_slice(&f.body);
+                if i == 0 {
+                    let at = out.len();
+                    out.push(b'(');
+                    out.extend_from_slice(&place.module.name);
+                    out.push(b'+');
+                    out.extend_from_slice(rel.as_bytes());
+                    out.push(b')');
+                    tail = at..out.len();
+                } else {
+                    out.extend_from_within(tail.clone());
+                }
+                if i != n - 1 {
+                    out.extend_from_slice(Self::ending(line.crlf()));
+                }
+            }
+            return Ok(());
+        }
         for (i, f) in frames.iter().enumerate() {
             out.write_all(&b"     "[..pad])?;
             out.write_all(b"#")?;
