@@ -489,7 +489,8 @@ impl Filter {
         self.symbolizer.at_line(self.lines_before + number);
         let mut nodes = std::mem::take(&mut self.nodes);
         self.lexer.tokenize(bytes, &mut nodes);
-        let mut events = Vec::with_capacity(nodes.len());
+        // Most lines hold a few nodes: no allocation for them.
+        let mut events: smallvec::SmallVec<[Event<'_>; 4]> = smallvec::SmallVec::new();
         let stop_after_context = self.render.context_ends_line();
         for node in &nodes {
             match node {

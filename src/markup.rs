@@ -54,9 +54,13 @@ pub struct RawElement {
     pub span: Range<usize>,
     /// The tag (never empty; may contain bytes other than `a`-`z`).
     pub tag: Range<usize>,
-    /// The fields, split at every `:`; empty fields are kept.
-    pub fields: Vec<Range<usize>>,
+    /// The fields, split at every `:`; empty fields are kept. Held inline
+    /// up to the six of an `mmap` (no allocation per element).
+    pub fields: Fields,
 }
+
+/// A [`RawElement`]'s field ranges.
+pub type Fields = smallvec::SmallVec<[Range<usize>; 6]>;
 
 impl RawElement {
     pub fn tag<'a>(&self, line: &'a [u8]) -> &'a [u8] {
@@ -150,7 +154,7 @@ impl Lexer {
                 continue;
             }
             let tag = body_start..body_start + tag_len;
-            let mut fields = Vec::new();
+            let mut fields = Fields::new();
             if has_colon {
                 let mut start = body_start + tag_len + 1;
                 loop {
