@@ -115,8 +115,17 @@ pub struct Human {
     short_names: HashMap<Vec<u8>, BaseName>,
     /// Module IDs shown by base name, sorted (looked up per frame).
     short_ids: Vec<u64>,
-    /// Demangled frame names per shared answer.
-    kept: RefCell<PerAnswer<Arc<[String]>>>,
+    /// Frames as shown, per shared answer.
+    kept: RefCell<PerAnswer<Arc<[Shown]>>>,
+}
+
+/// What a frame shows that does not depend on the line it is on, made once
+/// per answer.
+struct Shown {
+    /// Demangled function (`??` when unknown).
+    name: String,
+    /// The source path normalised (see [`paths::Normalizer`]) and its class.
+    path: Option<(Box<[u8]>, Class)>,
 }
 
 /// Who uses a module base name.
@@ -154,10 +163,23 @@ impl Human {
         }
     }
 
-    /// Each frame's demangled function (`??` when unknown), once per answer.
-    fn names(&self, info: &Arc<CodeInfo>) -> Arc<[String]> {
+    /// Each frame's demangled function and normalised path, once per
+    /// answer.
+    fn shown(&self, info: &Arc<CodeInfo>) -> Arc<[Shown]> {
         Arc::clone(self.kept.borrow_mut().get_or_make(info, |info| {
-            info.frames.iter().map(Self::function_of).collect()
+            let mut normalizer = paths::Normalizer::default();
+            info.frames
+                .iter()
+                .map(|f| Shown {
+                    name: Self::function_of(f),
+                    path: f.file.as_deref().map(|p| {
+                        let mut v = Vec::with_capacity(p.len());
+                        normalizer.push(&mut v, p);
+                        let class = paths::classify(&v);
+                        (v.into_boxed_slice(), class)
+                    }),
+                })
+                .collect()
         }))
     }
 
@@ -199,7 +221,14 @@ impl Human {
     }
 
     /// Write a source path the way the options ask (see [`paths`]).
-    fn put_path(&self, st: &mut PathState, out: &mut Vec<u8>, p: &str) {
+    /// Path `p`, with its normalised form and class when known already.
+    fn put_path(
+        &self,
+        st: &mut PathState,
+        out: &mut Vec<u8>,
+        p: &str,
+        normal: Option<&(Box<[u8]>, Class)>,
+    ) {
         if let Some(prefix) = &self.opts.strip_path_prefix
             && let Some(rest) = paths::strip_user_prefix(p, prefix)
         {
@@ -211,8 +240,17 @@ impl Human {
             return;
         }
         let start = out.len();
-        st.normalizer.push(out, p);
-        match paths::classify(&out[start..]) {
+        let class = match normal {
+            Some((bytes, class)) => {
+                out.extend_from_slice(bytes);
+                *class
+            }
+            None => {
+                st.normalizer.push(out, p);
+                paths::classify(&out[start..])
+            }
+        };
+        match class {
             Class::Token { token, root } => {
                 let root_text = &out[start..start + root];
                 let slot = &mut st.stated[token.index()];
@@ -431,14 +469,14 @@ impl Human {
         &self,
         st: &mut PathState,
         out: &mut Vec<u8>,
-        file: &str,
+        (file, normal): (&str, Option<&(Box<[u8]>, Class)>),
         line: u32,
         column: u32,
     ) -> io::Result<()> {
         if self.opts.color {
             out.extend_from_slice(LOC.as_bytes());
         }
-        self.put_path(st, out, file);
+        self.put_path(st, out, file, normal);
         if line != 0 {
             let mut num = itoa::Buffer::new();
             out.push(b':');
@@ -497,8 +535,8 @@ impl Human {
     ) -> io::Result<()> {
         match &res.lookup {
             Lookup::Code(info) if !info.frames.is_empty() => {
-                let names = self.names(info);
-                for (i, f) in info.frames.iter().enumerate() {
+                let shown = self.shown(info);
+                for (i, (f, sh)) in info.frames.iter().zip(shown.iter()).enumerate() {
                     if i > 0 {
                         out.extend_from_slice(b", inlined into ");
                     }
@@ -507,11 +545,11 @@ impl Human {
                             Self::symbol_offset(info, place.rel).unwrap_or_else(|| "??".into());
                         self.paint(out, FUNC, &name);
                     } else {
-                        self.paint(out, FUNC, names.get(i).map_or("??", String::as_str));
+                        self.paint(out, FUNC, &sh.name);
                     }
                     if let Some(file) = f.file.as_deref() {
                         out.extend_from_slice(b" at ");
-                        self.location(st, out, file, f.line, f.column)?;
+                        self.location(st, out, (file, sh.path.as_ref()), f.line, f.column)?;
                     }
                 }
             }
@@ -547,7 +585,7 @@ impl Human {
             self.paint(out, FUNC, &s);
             if let Some(file) = &d.decl_file {
                 out.extend_from_slice(b" at ");
-                self.location(st, out, file, d.decl_line, 0)?;
+                self.location(st, out, (file, None), d.decl_line, 0)?;
             }
             return Ok(());
         }
@@ -565,8 +603,8 @@ impl Human {
         res: &Resolved,
         place: &Place,
     ) -> io::Result<()> {
-        let (frames, names): (&[Frame], Arc<[String]>) = match &res.lookup {
-            Lookup::Code(info) => (&info.frames, self.names(info)),
+        let (frames, shown): (&[Frame], Arc<[Shown]>) = match &res.lookup {
+            Lookup::Code(info) => (&info.frames, self.shown(info)),
             _ => (&[], Arc::from([])),
         };
         let n = frames.len().max(1);
@@ -603,11 +641,12 @@ impl Human {
                         };
                         self.paint(out, FUNC, &name);
                     } else {
-                        self.paint(out, FUNC, names.get(i).map_or("??", String::as_str));
+                        self.paint(out, FUNC, shown.get(i).map_or("??", |s| &s.name));
                     }
                     if let Some(file) = f.file.as_deref() {
                         out.push(b' ');
-                        self.location(st, out, file, f.line, f.column)?;
+                        let normal = shown.get(i).and_then(|s| s.path.as_ref());
+                        self.location(st, out, (file, normal), f.line, f.column)?;
                     }
                 }
                 None => {
