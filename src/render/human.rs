@@ -125,8 +125,10 @@ struct Shown {
     /// Demangled function (`??` when unknown).
     name: String,
     /// The source path normalised (see [`paths::Normalizer`]) and its class.
-    path: Option<(Box<[u8]>, Class)>,
+    path: Option<Normalised>,
 }
+
+type Normalised = (Box<[u8]>, Class);
 
 /// Who uses a module base name.
 enum BaseName {
@@ -227,7 +229,7 @@ impl Human {
         st: &mut PathState,
         out: &mut Vec<u8>,
         p: &str,
-        normal: Option<&(Box<[u8]>, Class)>,
+        normal: Option<&Normalised>,
     ) {
         if let Some(prefix) = &self.opts.strip_path_prefix
             && let Some(rest) = paths::strip_user_prefix(p, prefix)
@@ -469,7 +471,7 @@ impl Human {
         &self,
         st: &mut PathState,
         out: &mut Vec<u8>,
-        (file, normal): (&str, Option<&(Box<[u8]>, Class)>),
+        (file, normal): (&str, Option<&Normalised>),
         line: u32,
         column: u32,
     ) -> io::Result<()> {
