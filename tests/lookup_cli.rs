@@ -200,3 +200,40 @@ fn hostile_die_nesting_is_refused_not_a_crash() {
     let (out, _, _) = lookup(&["--file", s(&file), "0x1160", "0x1200"], b"");
     assert_eq!(out, "0x1160 main ??:0\n0x1200 _fini ??:0\n");
 }
+
+/// Line-0 rows (compiler-generated code): `FILE:0` by default, as addr2line
+/// prints them; `--line0-columns` adds the row's column as llvm-symbolizer
+/// 22 does (testdata/line0/libfixture.so.expected, from the real tool).
+#[test]
+fn line0_columns_only_when_asked() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata");
+    let llvm = std::fs::read_to_string(root.join("line0/libfixture.so.expected")).unwrap();
+    let mut addrs: Vec<&str> = llvm.lines().map(|l| l.split(' ').next().unwrap()).collect();
+    addrs.dedup();
+    let stdin = addrs.join("\n").into_bytes();
+    // lookup leaves a column of 0 out and writes an unknown function `??`.
+    let with_columns: String = llvm
+        .lines()
+        .map(|l| {
+            let l = l.strip_suffix(":0").unwrap_or(l);
+            format!("{}\n", l.replacen("  ", " ?? ", 1))
+        })
+        .collect();
+    let lib = root.join("bin/libfixture.so");
+    let (out, _, code) = lookup(&["--line0-columns", "--file", s(&lib)], &stdin);
+    assert_eq!(code, 0);
+    assert_same(&out, &with_columns);
+    assert!(out.contains(":0:3\n") && out.contains(":0:21\n"));
+
+    let without: String = with_columns
+        .lines()
+        .map(|l| match l.rsplit_once(":0:") {
+            Some((head, col)) if col.bytes().all(|b| b.is_ascii_digit()) => format!("{head}:0\n"),
+            _ => format!("{l}\n"),
+        })
+        .collect();
+    assert_ne!(without, with_columns);
+    let (out, _, code) = lookup(&["--file", s(&lib)], &stdin);
+    assert_eq!(code, 0);
+    assert_same(&out, &without);
+}
