@@ -237,3 +237,52 @@ fn line0_columns_only_when_asked() {
     assert_eq!(code, 0);
     assert_same(&out, &without);
 }
+
+/// Addresses are looked up in address order within a batch, but answered in
+/// the order given: shuffled, repeated and bad addresses between them give
+/// each address's answer (LLVM's, from the expected file) in place.
+#[test]
+fn answers_keep_the_input_order() {
+    let (addrs, want) = expected("c_O2");
+    let addrs: Vec<String> = String::from_utf8(addrs)
+        .unwrap()
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    // LLVM's answer per address (one line per frame).
+    let mut per_addr: std::collections::HashMap<&str, String> = Default::default();
+    for line in want.lines() {
+        let addr = line.split(' ').next().unwrap();
+        per_addr
+            .entry(addr)
+            .or_default()
+            .push_str(&format!("{line}\n"));
+    }
+    // Reversed, every third one repeated, and a bad address in the middle.
+    let mut input = String::new();
+    let mut expected_out = String::new();
+    for (i, a) in addrs.iter().rev().enumerate() {
+        for _ in 0..if i % 3 == 0 { 2 } else { 1 } {
+            input.push_str(&format!("{a}\n"));
+            expected_out.push_str(&per_addr[a.as_str()]);
+        }
+        if i == addrs.len() / 2 {
+            input.push_str("0xnothex\n\n");
+        }
+    }
+    let bin = elf_root().join("bin/c_O2");
+    let (out, err, code) = lookup(&["--file", s(&bin)], input.as_bytes());
+    assert_eq!(code, 1, "a bad address fails the run");
+    assert!(err.contains("bad address '0xnothex'"), "{err}");
+    assert_same(&out, &expected_out);
+    // The same as arguments.
+    let args: Vec<&str> = input
+        .lines()
+        .filter(|l| !l.is_empty() && !l.contains("nothex"))
+        .collect();
+    let mut argv = vec!["--file", s(&bin)];
+    argv.extend(args);
+    let (out, _, code) = lookup(&argv, b"");
+    assert_eq!(code, 0);
+    assert_same(&out, &expected_out);
+}
