@@ -1,14 +1,16 @@
 //! Read-ahead: when the log is a regular file, a second thread runs the
 //! same filter over the same bytes a little in front of the one that writes
 //! the output, with a renderer that prints nothing ([`Filter::read_ahead`]).
-//! It does the expensive part of a first lookup (parsing a unit's functions
-//! and line program, demangling aside) while the writing thread renders
-//! earlier lines, and hands each answer over through
-//! [`SharedAnswers`](crate::symbols::SharedAnswers).
+//! It does the expensive part of first lookups (parsing units' functions
+//! and line programs) while the writing thread renders earlier lines, and
+//! hands each answer over through
+//! [`SharedAnswers`](crate::symbols::SharedAnswers), which also decides
+//! which thread looks up what (by address region, so that no unit is parsed
+//! by both).
 //!
 //! Nothing the user sees depends on it: answers are the same whichever
-//! thread computes them, and the writing filter computes any answer it does
-//! not find waiting. The read-ahead thread has its own sources (parsed
+//! thread computes them, and the writing filter computes any answer that
+//! will not come. The read-ahead thread has its own sources (parsed
 //! DWARF is not shared between threads), reads the files by position
 //! (`pread`, so a shared standard input's offset is untouched), stays at
 //! most [`LEAD`] bytes in front, and stops when the writing side is done.
