@@ -241,36 +241,40 @@ impl Human {
             out.extend_from_slice(p.as_bytes());
             return;
         }
-        let start = out.len();
-        let class = match normal {
-            Some((bytes, class)) => {
-                out.extend_from_slice(bytes);
-                *class
-            }
+        let normalised;
+        let (bytes, class) = match normal {
+            Some((bytes, class)) => (&bytes[..], *class),
             None => {
-                st.normalizer.push(out, p);
-                paths::classify(&out[start..])
+                let mut v = Vec::with_capacity(p.len());
+                st.normalizer.push(&mut v, p);
+                let class = paths::classify(&v);
+                normalised = v;
+                (&normalised[..], class)
             }
         };
+        let start = out.len();
         match class {
             Class::Token { token, root } => {
-                let root_text = &out[start..start + root];
+                let root_text = &bytes[..root];
                 let slot = &mut st.stated[token.index()];
                 if slot.as_deref().map(str::as_bytes) != Some(root_text) {
                     if st.new_tokens.contains(&token) {
                         // Already stated differently for this same text:
                         // this one stays in full.
+                        out.extend_from_slice(bytes);
                         return;
                     }
                     *slot = Some(String::from_utf8_lossy(root_text).into_owned());
                     st.new_tokens.push(token);
                 }
-                out.splice(start..start + root, token.text().bytes());
+                out.extend_from_slice(token.text().as_bytes());
+                out.extend_from_slice(&bytes[root..]);
             }
             Class::Project if st.record && self.opts.strip_path_prefix.is_none() => {
+                out.extend_from_slice(bytes);
                 st.spans.push((start, out.len() - start));
             }
-            _ => {}
+            _ => out.extend_from_slice(bytes),
         }
     }
 
@@ -521,7 +525,11 @@ impl Human {
         } else {
             &name[..]
         };
-        out.extend_from_slice(String::from_utf8_lossy(shown).as_bytes());
+        if shown.is_ascii() {
+            out.extend_from_slice(shown);
+        } else {
+            out.extend_from_slice(String::from_utf8_lossy(shown).as_bytes());
+        }
         out.push(b'+');
         out.extend_from_slice(Hex::new(place.rel, 0).as_bytes());
         Ok(())
