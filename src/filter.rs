@@ -223,7 +223,11 @@ impl Filter {
     /// up what it will ask for (see [`crate::readahead`]): the same lexing,
     /// context and lookups, a renderer that writes nothing, no diagnostics,
     /// no dumpfiles.
-    pub fn read_ahead(opts: Options, symbolizer: Symbolizer) -> Filter {
+    pub fn read_ahead(mut opts: Options, symbolizer: Symbolizer) -> Filter {
+        // Nothing here may reach a file or a terminal.
+        opts.quiet = true;
+        opts.explain = false;
+        opts.dumpfile = crate::dumpfile::DumpOptions::default();
         let diag = Diagnostics::new(Box::new(io::sink()), true);
         let mut filter = Filter::with_diagnostics(opts, symbolizer, diag);
         filter.render = Box::new(render::Discard::like(filter.render.as_ref()));
