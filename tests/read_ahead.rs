@@ -141,3 +141,46 @@ fn small_inputs_are_filtered_without_a_read_ahead() {
     assert_eq!(handed_over(&out), None);
     assert!(out.stdout == std::fs::read(dir().join("app_c_O2.llvm.out")).unwrap());
 }
+
+/// A log with a module whose file is missing, addresses outside any mmap and
+/// malformed elements, repeated past the read-ahead threshold: the same
+/// output and the same diagnostics, at the same lines, with and without the
+/// read-ahead (diagnostics are the writer's alone; the missing module is
+/// reported once).
+#[test]
+fn diagnostics_are_the_writers_alone() {
+    let tmp = tempfile::tempdir().unwrap();
+    let one = std::fs::read(dir().join("shared_and_missing.log")).unwrap();
+    let mut log = Vec::new();
+    while log.len() < 2 << 20 {
+        log.extend_from_slice(&one);
+        log.extend_from_slice(b"bad {{{pc:nothex}}} {{{bt:x:0x1}}}\n");
+    }
+    let path = tmp.path().join("missing.log");
+    std::fs::write(&path, &log).unwrap();
+    let path = path.to_str().unwrap();
+    for format in ["--format=llvm", "--format=human", "--format=json"] {
+        let ahead = symfilter(&[format, path], Stdio::null());
+        let alone = symfilter(&[format, "--no-read-ahead", path], Stdio::null());
+        assert!(
+            handed_over(&ahead).is_some(),
+            "{format}: the read-ahead ran"
+        );
+        assert!(ahead.stdout == alone.stdout, "{format}: output differs");
+        let diags = |o: &Output| {
+            String::from_utf8_lossy(&o.stderr)
+                .lines()
+                .filter(|l| !l.contains("read-ahead:"))
+                .map(str::to_owned)
+                .collect::<Vec<_>>()
+        };
+        let (a, b) = (diags(&ahead), diags(&alone));
+        assert_eq!(a, b, "{format}: diagnostics differ");
+        assert!(a.len() > 1000, "{format}: {} diagnostics", a.len());
+        let missing = a
+            .iter()
+            .filter(|l| l.contains("no symbols for module"))
+            .count();
+        assert_eq!(missing, 1, "{format}: the missing module reported once");
+    }
+}
