@@ -6,7 +6,7 @@ use rustc_hash::FxHashMap as HashMap;
 use std::cell::RefCell;
 use std::sync::Arc;
 
-use super::shared::{Answer, Sharing, Ticket};
+use super::shared::{Shared, Sharing, Ticket};
 use super::{BuildId, CodeInfo, DataInfo, Miss, SymbolSource};
 
 /// Answers kept per module before the table is dropped and refilled, so a
@@ -67,24 +67,21 @@ fn remembered<T>(
 }
 
 /// `compute`, or the answer from the other side of `sharing`.
-fn shared<T>(
+fn shared<T: Shared>(
     sharing: &Option<(BuildId, Sharing)>,
     addr: u64,
-    data: bool,
     compute: impl FnOnce() -> Result<Arc<T>, Miss>,
-    wrap: impl FnOnce(Result<Arc<T>, Miss>) -> Answer,
-    unwrap: impl FnOnce(Answer) -> Option<Result<Arc<T>, Miss>>,
 ) -> Option<Result<Arc<T>, Miss>> {
     let Some((id, sharing)) = sharing else {
         return Some(compute());
     };
-    match sharing.begin(id, addr, data) {
-        Ticket::Have(answer) => Some(unwrap(answer).unwrap_or_else(compute)),
+    match sharing.begin::<T>(id, addr) {
+        Ticket::Have(answer) => Some(answer),
         Ticket::Skip => None,
         Ticket::Compute { publish } => {
             let answer = compute();
             if publish {
-                sharing.publish(id, addr, wrap(answer.clone()));
+                sharing.publish(id, addr, answer.clone());
             }
             Some(answer)
         }
@@ -105,41 +102,22 @@ impl Memo {
 
     pub fn lookup_code(&self, addr: u64) -> Result<Arc<CodeInfo>, Miss> {
         remembered(&self.code, addr, || {
-            shared(
-                &self.sharing,
-                addr,
-                false,
-                || self.inner.lookup_code(addr).map(Arc::new),
-                Answer::Code,
-                |a| match a {
-                    Answer::Code(a) => Some(a),
-                    Answer::Data(_) => None,
-                },
-            )
+            shared(&self.sharing, addr, || {
+                self.inner.lookup_code(addr).map(Arc::new)
+            })
         })
     }
 
     pub fn lookup_data(&self, addr: u64) -> Result<Arc<DataInfo>, Miss> {
-        let compute = || {
-            if self.declarations {
-                self.inner.lookup_data_declared(addr)
-            } else {
-                self.inner.lookup_data(addr)
-            }
-            .map(Arc::new)
-        };
         remembered(&self.data, addr, || {
-            shared(
-                &self.sharing,
-                addr,
-                true,
-                compute,
-                Answer::Data,
-                |a| match a {
-                    Answer::Data(a) => Some(a),
-                    Answer::Code(_) => None,
-                },
-            )
+            shared(&self.sharing, addr, || {
+                if self.declarations {
+                    self.inner.lookup_data_declared(addr)
+                } else {
+                    self.inner.lookup_data(addr)
+                }
+                .map(Arc::new)
+            })
         })
     }
 

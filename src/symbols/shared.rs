@@ -45,16 +45,50 @@ pub const REGION: u32 = 20;
 /// net, as every change the writer waits for comes with a wake-up.
 const WAIT_SLICE: Duration = Duration::from_millis(50);
 
+/// Which kind an answer is.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
-enum Kind {
+pub enum Kind {
     Code,
     Data,
 }
 
-/// One answer of either kind.
+/// One answer of either kind, as the table holds it.
 pub enum Answer {
     Code(Result<Arc<CodeInfo>, Miss>),
     Data(Result<Arc<DataInfo>, Miss>),
+}
+
+/// The kinds of answer that are handed over: code and data.
+pub trait Shared: Sized {
+    const KIND: Kind;
+    fn wrap(answer: Result<Arc<Self>, Miss>) -> Answer;
+    fn unwrap(answer: Answer) -> Option<Result<Arc<Self>, Miss>>;
+}
+
+impl Shared for CodeInfo {
+    const KIND: Kind = Kind::Code;
+    fn wrap(answer: Result<Arc<Self>, Miss>) -> Answer {
+        Answer::Code(answer)
+    }
+    fn unwrap(answer: Answer) -> Option<Result<Arc<Self>, Miss>> {
+        match answer {
+            Answer::Code(a) => Some(a),
+            Answer::Data(_) => None,
+        }
+    }
+}
+
+impl Shared for DataInfo {
+    const KIND: Kind = Kind::Data;
+    fn wrap(answer: Result<Arc<Self>, Miss>) -> Answer {
+        Answer::Data(answer)
+    }
+    fn unwrap(answer: Answer) -> Option<Result<Arc<Self>, Miss>> {
+        match answer {
+            Answer::Data(a) => Some(a),
+            Answer::Code(_) => None,
+        }
+    }
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -65,9 +99,9 @@ enum Side {
 
 /// What a side does about an address it has no answer for (see
 /// [`Sharing::begin`]).
-pub enum Ticket {
+pub enum Ticket<T> {
     /// The read-ahead computed it.
-    Have(Answer),
+    Have(Result<Arc<T>, Miss>),
     /// Compute it; if `publish`, hand the answer over with
     /// [`Sharing::publish`].
     Compute { publish: bool },
@@ -140,23 +174,25 @@ impl Sharing {
         }
     }
 
-    /// This side has no answer for the code (`data` false) or data address
-    /// `addr` of module `id`: what to do.
-    pub fn begin(&self, id: &BuildId, addr: u64, data: bool) -> Ticket {
+    /// This side has no answer of kind `T` for address `addr` of module
+    /// `id`: what to do.
+    pub fn begin<T: Shared>(&self, id: &BuildId, addr: u64) -> Ticket<T> {
         let (shared, side) = match self {
             Sharing::Ahead(s) => (s, Side::Ahead),
             Sharing::Writer(s) => (s, Side::Writer),
         };
-        let kind = if data { Kind::Data } else { Kind::Code };
-        let key = (id.clone(), addr, kind);
-        let region = (id.clone(), if data { u64::MAX } else { addr >> REGION });
+        let key = (id.clone(), addr, T::KIND);
+        let region = match T::KIND {
+            Kind::Code => (id.clone(), addr >> REGION),
+            Kind::Data => (id.clone(), u64::MAX),
+        };
         let Some(mut tables) = shared.lock() else {
             return Ticket::Compute { publish: false };
         };
         let mut waited = false;
         loop {
             if side == Side::Writer
-                && let Some(answer) = tables.answers.remove(&key)
+                && let Some(answer) = tables.answers.remove(&key).and_then(T::unwrap)
             {
                 shared.taken.fetch_add(1, Ordering::Relaxed);
                 if !waited {
@@ -201,11 +237,11 @@ impl Sharing {
                     shared.writer_hungry.store(true, Ordering::Relaxed);
                     shared.writer_waits.store(true, Ordering::Release);
                     let since = Instant::now();
-                    let waited = shared.published.wait_timeout(tables, WAIT_SLICE);
+                    let woken = shared.published.wait_timeout(tables, WAIT_SLICE);
                     let us = since.elapsed().as_micros() as u64;
                     shared.waited_us.fetch_add(us, Ordering::Relaxed);
                     shared.writer_waits.store(false, Ordering::Release);
-                    match waited {
+                    match woken {
                         Ok((t, _)) => tables = t,
                         Err(_) => return Ticket::Compute { publish: false },
                     }
@@ -215,17 +251,15 @@ impl Sharing {
     }
 
     /// Hand an answer the read-ahead computed to the writer.
-    pub fn publish(&self, id: &BuildId, addr: u64, answer: Answer) {
+    pub fn publish<T: Shared>(&self, id: &BuildId, addr: u64, answer: Result<Arc<T>, Miss>) {
         let Sharing::Ahead(shared) = self else {
             return;
         };
-        let kind = match answer {
-            Answer::Code(_) => Kind::Code,
-            Answer::Data(_) => Kind::Data,
-        };
         if let Some(mut tables) = shared.lock() {
             if tables.answers.len() < MAX_WAITING {
-                tables.answers.insert((id.clone(), addr, kind), answer);
+                tables
+                    .answers
+                    .insert((id.clone(), addr, T::KIND), T::wrap(answer));
             }
             shared.published.notify_all();
         }
@@ -267,9 +301,9 @@ impl SharedAnswers {
 mod tests {
     use super::*;
 
-    fn code(ticket: Ticket) -> Option<Result<Arc<CodeInfo>, Miss>> {
+    fn have<T>(ticket: Ticket<T>) -> Option<Result<Arc<T>, Miss>> {
         match ticket {
-            Ticket::Have(Answer::Code(a)) => Some(a),
+            Ticket::Have(a) => Some(a),
             _ => None,
         }
     }
@@ -287,22 +321,22 @@ mod tests {
         let id = BuildId(vec![1, 2]);
         ahead.at_line(5);
         assert!(matches!(
-            ahead.begin(&id, 7, false),
+            ahead.begin::<CodeInfo>(&id, 7),
             Ticket::Compute { publish: true }
         ));
         let answer = Ok(Arc::new(CodeInfo::default()));
-        ahead.publish(&id, 7, Answer::Code(answer.clone()));
+        ahead.publish(&id, 7, answer.clone());
         writer.at_line(2);
-        let got = code(writer.begin(&id, 7, false)).unwrap().unwrap();
+        let got = have(writer.begin::<CodeInfo>(&id, 7)).unwrap().unwrap();
         assert!(Arc::ptr_eq(&got, answer.as_ref().unwrap()));
         // Taken: the read-ahead is past line 2 and will not bring it again.
         assert!(matches!(
-            writer.begin(&id, 7, false),
+            writer.begin::<CodeInfo>(&id, 7),
             Ticket::Compute { publish: false }
         ));
         // Another module's address, another kind: not the same answer.
         assert!(matches!(
-            writer.begin(&BuildId(vec![1]), 7, false),
+            writer.begin::<CodeInfo>(&BuildId(vec![1]), 7),
             Ticket::Compute { .. }
         ));
     }
@@ -314,21 +348,27 @@ mod tests {
         ahead.at_line(3);
         writer.at_line(3);
         // The read-ahead owns the region of addresses 1 and 2.
-        assert!(matches!(ahead.begin(&id, 1, false), Ticket::Compute { .. }));
+        assert!(matches!(
+            ahead.begin::<CodeInfo>(&id, 1),
+            Ticket::Compute { .. }
+        ));
         let publisher = {
             let id = id.clone();
             std::thread::spawn(move || {
                 std::thread::sleep(Duration::from_millis(20));
-                ahead.publish(&id, 1, Answer::Code(Err(Miss::NoInfo)));
+                ahead.publish(&id, 1, Err::<Arc<CodeInfo>, _>(Miss::NoInfo));
                 // Moving on to a later line without publishing address 2
                 // releases the writer waiting for it.
                 std::thread::sleep(Duration::from_millis(20));
                 ahead.at_line(4);
             })
         };
-        assert_eq!(code(writer.begin(&id, 1, false)), Some(Err(Miss::NoInfo)));
+        assert_eq!(
+            have(writer.begin::<CodeInfo>(&id, 1)),
+            Some(Err(Miss::NoInfo))
+        );
         assert!(matches!(
-            writer.begin(&id, 2, false),
+            writer.begin::<CodeInfo>(&id, 2),
             Ticket::Compute { publish: false }
         ));
         publisher.join().unwrap();
@@ -337,7 +377,7 @@ mod tests {
         writer.at_line(10);
         shared.ahead_done();
         assert!(matches!(
-            writer.begin(&id, 3, false),
+            writer.begin::<CodeInfo>(&id, 3),
             Ticket::Compute { .. }
         ));
     }
@@ -351,36 +391,36 @@ mod tests {
         // read-ahead from then on.
         writer.at_line(1);
         assert!(matches!(
-            writer.begin(&id, region(0), false),
+            writer.begin::<CodeInfo>(&id, region(0)),
             Ticket::Compute { .. }
         ));
         ahead.at_line(1);
         assert!(matches!(
-            ahead.begin(&id, region(0) + 8, false),
+            ahead.begin::<CodeInfo>(&id, region(0) + 8),
             Ticket::Skip
         ));
         // Not hungry: new regions are the read-ahead's.
         assert!(matches!(
-            ahead.begin(&id, region(1), false),
+            ahead.begin::<CodeInfo>(&id, region(1)),
             Ticket::Compute { .. }
         ));
         assert!(matches!(
-            ahead.begin(&id, region(2), false),
+            ahead.begin::<CodeInfo>(&id, region(2)),
             Ticket::Compute { .. }
         ));
         // Hungry: every other new region goes to the writer.
         shared.writer_hungry.store(true, Ordering::Relaxed);
         let kinds: Vec<bool> = (3..7)
-            .map(|n| matches!(ahead.begin(&id, region(n), false), Ticket::Skip))
+            .map(|n| matches!(ahead.begin::<CodeInfo>(&id, region(n)), Ticket::Skip))
             .collect();
         assert_eq!(kinds, [false, true, false, true]);
         // Data addresses are one region of their own.
         assert!(matches!(
-            ahead.begin(&id, region(0), true),
+            ahead.begin::<DataInfo>(&id, region(0)),
             Ticket::Compute { .. }
         ));
         assert!(matches!(
-            ahead.begin(&id, region(9), true),
+            ahead.begin::<DataInfo>(&id, region(9)),
             Ticket::Compute { .. }
         ));
     }
