@@ -262,19 +262,18 @@ impl Filter {
             line: 1,
             ..Scan::default()
         };
-        let result = self.scan(&mut reader, out, &mut st);
+        let result = self.scan(input, &mut reader, out, &mut st);
         self.lines_before += st.line - 1;
         result
     }
 
     fn scan(
         &mut self,
+        input: &str,
         reader: &mut impl Read,
         out: &mut dyn Write,
         st: &mut Scan,
     ) -> Result<(), FilterError> {
-        let input = self.input.clone();
-        let input = input.as_str();
         let chunk = (256 << 10).min(self.opts.max_line.max(16));
         let mut buf = vec![0u8; chunk];
         loop {

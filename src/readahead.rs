@@ -39,22 +39,33 @@ struct Progress {
     stop: AtomicBool,
 }
 
-/// The writing side's handle: wrap its readers with [`ReadAhead::counted`];
-/// dropping it stops the thread.
+/// The writing side's handle: wrap its readers with [`counted`]; dropping
+/// it stops the thread.
 pub struct ReadAhead {
     progress: Arc<Progress>,
 }
 
-/// A reader that tells the read-ahead how far the writing filter has read.
+/// A reader that tells the read-ahead, if there is one, how far the writing
+/// filter has read.
 pub struct Counted<R> {
     inner: R,
-    progress: Arc<Progress>,
+    progress: Option<Arc<Progress>>,
+}
+
+/// `reader`, telling `ahead` (if any) how far the writing filter got.
+pub fn counted<R: Read>(ahead: Option<&ReadAhead>, reader: R) -> Counted<R> {
+    Counted {
+        inner: reader,
+        progress: ahead.map(|a| Arc::clone(&a.progress)),
+    }
 }
 
 impl<R: Read> Read for Counted<R> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         let n = self.inner.read(buf)?;
-        self.progress.read.fetch_add(n as u64, Ordering::Relaxed);
+        if let Some(progress) = &self.progress {
+            progress.read.fetch_add(n as u64, Ordering::Relaxed);
+        }
         Ok(n)
     }
 }
@@ -144,14 +155,6 @@ impl ReadAhead {
             return Err(e);
         }
         Ok(ReadAhead { progress })
-    }
-
-    /// `reader`, telling this read-ahead how far it got.
-    pub fn counted<R: Read>(&self, reader: R) -> Counted<R> {
-        Counted {
-            inner: reader,
-            progress: Arc::clone(&self.progress),
-        }
     }
 }
 

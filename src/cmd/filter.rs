@@ -8,7 +8,7 @@ use clap::{Args, ValueEnum};
 
 use super::sources::SourceArgs;
 use crate::filter::{Filter, FilterError, Options};
-use crate::readahead::{ReadAhead, ReadFrom};
+use crate::readahead::{ReadAhead, ReadFrom, counted};
 use crate::render::Format;
 use crate::symbols::{SharedAnswers, Sharing, Symbolizer};
 
@@ -161,27 +161,20 @@ pub fn run(args: FilterArgs) -> anyhow::Result<ExitCode> {
         }
         None => None,
     };
+    let ahead = read_ahead.as_ref().map(|(a, _)| a);
     let mut filter = Filter::new(opts, symbolizer);
     let mut out = io::BufWriter::with_capacity(64 << 10, stdout.lock());
     let mut failed = false;
     for path in files {
         let result = if path.as_os_str() == "-" {
-            match &read_ahead {
-                Some((ahead, _)) => {
-                    filter.run("<stdin>", ahead.counted(io::stdin().lock()), &mut out)
-                }
-                None => filter.run("<stdin>", io::stdin().lock(), &mut out),
-            }
+            filter.run("<stdin>", counted(ahead, io::stdin().lock()), &mut out)
         } else {
             let name = path.display().to_string();
             match File::open(path) {
                 Ok(file) => {
                     let regular = file.metadata().is_ok_and(|m| m.is_file());
                     filter.set_input_never_blocks(regular);
-                    let result = match &read_ahead {
-                        Some((ahead, _)) => filter.run(&name, ahead.counted(file), &mut out),
-                        None => filter.run(&name, file, &mut out),
-                    };
+                    let result = filter.run(&name, counted(ahead, file), &mut out);
                     filter.set_input_never_blocks(false);
                     result
                 }

@@ -853,8 +853,7 @@ impl Render for Human {
     fn plain(&mut self, out: &mut dyn Write, text: &[u8], _first_line: u64) -> io::Result<()> {
         self.end_backtrace(out)?;
         if self.pending.is_some() {
-            let first_end = memchr::memchr(b'\n', text).unwrap_or(text.len());
-            let crlf = first_end > 0 && text[first_end - 1] == b'\r';
+            let crlf = super::first_line_crlf(text);
             self.flush_summary(out, crlf)?;
         }
         self.color = None;

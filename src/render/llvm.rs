@@ -475,8 +475,7 @@ impl Render for Llvm {
             return Ok(());
         }
         if self.info.is_some() || self.color.is_some() || self.bold {
-            let first_end = memchr::memchr(b'\n', text).unwrap_or(text.len());
-            let crlf = first_end > 0 && text[first_end - 1] == b'\r';
+            let crlf = super::first_line_crlf(text);
             self.buffered(out, |me, buf| {
                 me.reset_color(buf)?;
                 me.end_info(buf, crlf)

@@ -44,6 +44,13 @@ impl Line<'_> {
     }
 }
 
+/// Whether the first line of a run of plain text ends in `\r\n` (what a
+/// summary written just before it ends with).
+fn first_line_crlf(text: &[u8]) -> bool {
+    let end = memchr::memchr(b'\n', text).unwrap_or(text.len());
+    end > 0 && text[end - 1] == b'\r'
+}
+
 /// Where an address fell.
 #[derive(Clone, Debug)]
 pub struct Place {
