@@ -21,6 +21,8 @@ use std::cell::{Cell, OnceCell, RefCell};
 
 use gimli::{Endianity, Reader};
 
+use super::root_abbrev::RootAbbreviations;
+
 type R<'a> = gimli::EndianSlice<'a, gimli::RunTimeEndian>;
 
 /// Where the `.debug_aranges` sets written by [`DepthGuard::build`] put
@@ -57,6 +59,12 @@ struct Index<'a> {
     max_end: OnceCell<Vec<u64>>,
     scans: Cell<u32>,
     checked: Vec<OnceCell<bool>>,
+    /// The file has partial units (which addr2line indexes for references
+    /// and this index leaves out).
+    partial: bool,
+    /// Every unit's ranges were read without error. Otherwise addr2line
+    /// may fail to set up or skip units; direct lookups leave it to it.
+    clean: bool,
 }
 
 impl<'a> DepthGuard<'a> {
@@ -113,6 +121,48 @@ impl<'a> DepthGuard<'a> {
     }
 }
 
+impl<'a> DepthGuard<'a> {
+    /// The units whose ranges cover `addr`, in the order addr2line's
+    /// `find_frames` tries them (by range end, then unit). `None` when the
+    /// index is not addr2line's: some ranges could not be read.
+    pub(crate) fn covering(&self, addr: u64) -> Option<Vec<gimli::UnitHeader<R<'a>>>> {
+        let index = &self.index;
+        if !index.clean {
+            return None;
+        }
+        let mut hits: Vec<(u64, usize)> = index
+            .ranges
+            .borrow()
+            .iter()
+            .filter(|r| r.begin <= addr && addr < r.end)
+            .map(|r| (r.end, r.unit))
+            .collect();
+        hits.sort_unstable();
+        let mut units: Vec<usize> = Vec::with_capacity(hits.len());
+        for (_, unit) in hits {
+            if !units.contains(&unit) {
+                units.push(unit);
+            }
+        }
+        Some(units.into_iter().map(|u| index.headers[u]).collect())
+    }
+
+    /// The unit addr2line takes a `.debug_info` reference into: the last
+    /// one starting before `offset`. `None` where its list of units may
+    /// differ from this index's, or it would refuse the reference.
+    pub(crate) fn unit_at(&self, offset: usize) -> Option<gimli::UnitHeader<R<'a>>> {
+        let index = &self.index;
+        if !index.clean || index.partial {
+            return None;
+        }
+        let start = |h: &gimli::UnitHeader<R<'a>>| h.debug_info_offset().map_or(0, |o| o.0);
+        match index.headers.binary_search_by_key(&offset, start) {
+            Ok(_) | Err(0) => None,
+            Err(i) => Some(index.headers[i - 1]),
+        }
+    }
+}
+
 #[cfg(test)]
 impl<'a> DepthGuard<'a> {
     /// The offsets of the units that may cover `addr`.
@@ -142,8 +192,16 @@ impl<'a> Index<'a> {
         let mut aranges: Vec<(usize, gimli::DebugArangesOffset<usize>)> = Vec::new();
         let mut arange_headers = dwarf.debug_aranges.headers();
         // An unreadable header makes addr2line give up on the whole file.
-        while let Ok(Some(h)) = arange_headers.next() {
-            aranges.push((h.debug_info_offset().0, h.offset()));
+        let mut clean = true;
+        loop {
+            match arange_headers.next() {
+                Ok(Some(h)) => aranges.push((h.debug_info_offset().0, h.offset())),
+                Ok(None) => break,
+                Err(_) => {
+                    clean = false;
+                    break;
+                }
+            }
         }
         aranges.sort_unstable_by_key(|a| a.0);
         let big_endian = gimli::Section::reader(&dwarf.debug_info)
@@ -153,10 +211,21 @@ impl<'a> Index<'a> {
         let mut checked = Vec::new();
         let mut ranges = Vec::new();
         let mut found: Vec<gimli::Range> = Vec::new();
+        let mut partial = false;
+        let mut roots = RootAbbreviations::default();
         let mut iter = dwarf.units();
-        while let Ok(Some(header)) = iter.next() {
+        loop {
+            let header = match iter.next() {
+                Ok(Some(header)) => header,
+                Ok(None) => break,
+                Err(_) => {
+                    clean = false;
+                    break;
+                }
+            };
             // Type and partial units have no ranges: addr2line searches
             // neither (it reads names from them, never their children).
+            partial |= header.type_() == gimli::UnitType::Partial;
             if matches!(
                 header.type_(),
                 gimli::UnitType::Type { .. }
@@ -167,7 +236,7 @@ impl<'a> Index<'a> {
             }
             let index = headers.len();
             found.clear();
-            let everything = match unit_ranges(dwarf, &header, &aranges, &mut found) {
+            let everything = match unit_ranges(dwarf, &mut roots, &header, &aranges, &mut found) {
                 Ok(Declared::Yes) => false,
                 Ok(Declared::No {
                     stmt_list,
@@ -186,6 +255,7 @@ impl<'a> Index<'a> {
                 Err(_) => true,
             };
             if everything {
+                clean = false;
                 found.push(gimli::Range {
                     begin: 0,
                     end: u64::MAX,
@@ -205,6 +275,8 @@ impl<'a> Index<'a> {
             max_end: OnceCell::new(),
             scans: Cell::new(0),
             checked,
+            partial,
+            clean,
         }
     }
 
@@ -241,12 +313,13 @@ enum Declared {
 /// means the ranges are unknown.
 fn unit_ranges<'a>(
     dwarf: &gimli::Dwarf<R<'a>>,
+    roots: &mut RootAbbreviations,
     header: &gimli::UnitHeader<R<'a>>,
     aranges: &[(usize, gimli::DebugArangesOffset<usize>)],
     out: &mut Vec<gimli::Range>,
 ) -> gimli::Result<Declared> {
     use gimli::AttributeValue as V;
-    let abbreviations = dwarf.abbreviations(header)?;
+    let abbreviations = roots.get(dwarf, header)?;
     let mut low = None;
     let mut high = None;
     let mut ranges = None;

@@ -7,10 +7,12 @@
 //! supplementary file (`.gnu_debugaltlink`) and split DWARF (`.dwo`,
 //! `.dwp`), memory-mapped and parsed lazily by `addr2line`.
 
+mod direct;
 mod file;
 mod globals;
 mod guard;
 mod line0;
+mod root_abbrev;
 mod search;
 mod source;
 mod symtab;

@@ -12,6 +12,7 @@ use memmap2::Mmap;
 use object::{CompressionFormat, Object, ObjectSection};
 use typed_arena::Arena;
 
+use super::direct;
 use super::file::{self, Mapped};
 use super::globals::Globals;
 use super::guard::{self, DepthGuard, MAX_DEPTH, unit_depth_ok};
@@ -81,12 +82,22 @@ struct Loaded<'a> {
 /// A module's DWARF, ready for lookups.
 #[derive(Default)]
 struct Debug<'a> {
-    ctx: Option<Context<R<'a>>>,
-    dwarf: Option<Arc<gimli::Dwarf<R<'a>>>>,
-    /// Refuses units nested too deeply for addr2line's recursion.
+    /// The sections, for the guard and direct lookups.
+    dwarf: Option<gimli::Dwarf<R<'a>>>,
+    /// Refuses units nested too deeply for addr2line's recursion; knows
+    /// which units cover an address.
     guard: Option<DepthGuard<'a>>,
+    /// addr2line's context, over a copy of the sections whose
+    /// abbreviations are all parsed up front (the global index reads them
+    /// too), made by the first lookup that needs it.
+    full: OnceCell<Result<Full<'a>, String>>,
     /// Why DWARF could not be used, if it could not.
     error: Option<String>,
+}
+
+struct Full<'a> {
+    ctx: Context<R<'a>>,
+    dwarf: Arc<gimli::Dwarf<R<'a>>>,
 }
 
 impl<'a> Debug<'a> {
@@ -99,17 +110,57 @@ impl<'a> Debug<'a> {
             .map_err(|e| LoadError(e.to_string()))
             .and_then(|obj| load_dwarf(owner, &obj));
         match loaded {
-            Ok((ctx, dwarf, guard)) => Debug {
-                ctx: Some(ctx),
+            Ok((dwarf, guard)) => Debug {
                 dwarf: Some(dwarf),
                 guard: Some(guard),
-                error: None,
+                ..Debug::default()
             },
             Err(LoadError(e)) => Debug {
                 error: Some(e),
                 ..Debug::default()
             },
         }
+    }
+
+    /// addr2line's context and the sections it reads, set up on first use.
+    fn full(&self) -> Result<&Full<'a>, &str> {
+        let Some(dwarf) = &self.dwarf else {
+            return Err(self.error.as_deref().unwrap_or("no DWARF"));
+        };
+        self.full
+            .get_or_init(|| {
+                let mut copy = copy_sections(dwarf);
+                copy.populate_abbreviations_cache(gimli::AbbreviationsCacheStrategy::All);
+                let copy = Arc::new(copy);
+                Context::from_arc_dwarf(copy.clone())
+                    .map(|ctx| Full { ctx, dwarf: copy })
+                    .map_err(|e| format!("DWARF: {e}"))
+            })
+            .as_ref()
+            .map_err(String::as_str)
+    }
+}
+
+/// The same sections with an empty abbreviations cache.
+fn copy_sections<'a>(d: &gimli::Dwarf<R<'a>>) -> gimli::Dwarf<R<'a>> {
+    gimli::Dwarf {
+        debug_abbrev: d.debug_abbrev,
+        debug_addr: d.debug_addr,
+        debug_aranges: d.debug_aranges,
+        debug_info: d.debug_info,
+        debug_line: d.debug_line,
+        debug_line_str: d.debug_line_str,
+        debug_macinfo: d.debug_macinfo,
+        debug_macro: d.debug_macro,
+        debug_names: d.debug_names,
+        debug_str: d.debug_str,
+        debug_str_offsets: d.debug_str_offsets,
+        debug_types: d.debug_types,
+        locations: d.locations,
+        ranges: d.ranges,
+        file_type: d.file_type,
+        sup: d.sup.clone(),
+        abbreviations_cache: gimli::AbbreviationsCache::new(),
     }
 }
 
@@ -128,7 +179,13 @@ pub struct ElfSource {
     step: u64,
     /// Whether to find the column of line-0 rows (see `line0`).
     line0_columns: bool,
+    /// Lookups still to answer without addr2line's context (see `direct`).
+    direct_left: std::cell::Cell<u32>,
 }
+
+/// A module's first lookup reads only the units covering its address;
+/// after that addr2line's context (whose setup reads every unit) pays off.
+const DIRECT_LOOKUPS: u32 = 1;
 
 impl ElfSource {
     pub(crate) fn new(parts: Parts) -> Result<ElfSource, Miss> {
@@ -150,6 +207,115 @@ impl ElfSource {
             origin,
             step,
             line0_columns: true,
+            direct_left: std::cell::Cell::new(DIRECT_LOOKUPS),
+        })
+    }
+}
+
+impl ElfSource {
+    /// The frames for `addr` from the units covering it alone, while this
+    /// source has direct lookups left and addr2line's context is not set
+    /// up; `None` leaves the lookup to addr2line.
+    fn direct(&self, debug: &Debug<'_>, addr: u64) -> Option<Vec<Frame>> {
+        let left = self.direct_left.get();
+        if left == 0 || debug.full.get().is_some() {
+            return None;
+        }
+        self.direct_left.set(left - 1);
+        self.direct_frames(debug, addr)
+    }
+
+    fn direct_frames(&self, debug: &Debug<'_>, addr: u64) -> Option<Vec<Frame>> {
+        let (dwarf, guard) = (debug.dwarf.as_ref()?, debug.guard.as_ref()?);
+        if dwarf.sup.is_some() {
+            return None;
+        }
+        let (mut frames, column) = direct::find_frames(dwarf, guard, addr).ok()?;
+        // The innermost frame on a line-0 row: LLVM prints the row's
+        // column, addr2line drops it.
+        if let Some(first) = frames.first_mut()
+            && first.line == 0
+            && self.line0_columns
+        {
+            first.column = column;
+        }
+        Some(frames)
+    }
+
+    /// The frames for `addr` from addr2line.
+    fn context_frames<'a>(
+        &self,
+        owner: &'a Owner,
+        loaded: &Loaded<'a>,
+        full: &Full<'a>,
+        addr: u64,
+    ) -> Result<Vec<Frame>, String> {
+        let ctx = &full.ctx;
+        let mut lookup = ctx.find_frames(addr);
+        let found = loop {
+            match lookup {
+                LookupResult::Output(r) => break r,
+                LookupResult::Load { load, continuation } => {
+                    let dwo = loaded.load_dwo(owner, &load);
+                    lookup = continuation.resume(dwo);
+                }
+            }
+        };
+        let mut iter = found.map_err(|e| format!("DWARF: {e}"))?;
+        let mut frames = Vec::new();
+        loop {
+            let f = match iter.next() {
+                Ok(Some(f)) => f,
+                Ok(None) => return Ok(frames),
+                // What was found before the error is kept.
+                Err(e) if frames.is_empty() => return Err(format!("DWARF: {e}")),
+                Err(_) => return Ok(frames),
+            };
+            frames.push(Frame {
+                function: f.function.as_ref().map(|n| {
+                    let bytes = n.name.slice();
+                    match std::str::from_utf8(bytes) {
+                        Ok(s) => s.to_owned(),
+                        Err(_) => String::from_utf8_lossy(bytes).into_owned(),
+                    }
+                }),
+                file: f.location.as_ref().and_then(|l| l.file).map(str::to_owned),
+                line: f.location.as_ref().and_then(|l| l.line).unwrap_or(0),
+                column: match &f.location {
+                    // The innermost frame on a line-0 row: LLVM prints the
+                    // row's column, addr2line drops it.
+                    Some(l) if l.line.is_none() && frames.is_empty() && self.line0_columns => {
+                        loaded
+                            .line0
+                            .column(ctx, &full.dwarf, addr, |l| loaded.load_dwo(owner, l))
+                            .unwrap_or(0)
+                    }
+                    l => l.as_ref().and_then(|l| l.column).unwrap_or(0),
+                },
+            });
+        }
+    }
+}
+
+#[cfg(test)]
+impl ElfSource {
+    /// `addr` answered directly (`None`: left to addr2line) and by
+    /// addr2line; `None` for addresses neither would be asked.
+    #[allow(clippy::type_complexity)]
+    pub(crate) fn both_ways(
+        &self,
+        addr: u64,
+    ) -> Option<(Option<Vec<Frame>>, Result<Vec<Frame>, String>)> {
+        self.cell.with_dependent(|owner, loaded| {
+            let debug = loaded.debug.get_or_init(|| Debug::load(owner));
+            let guard = debug.guard.as_ref()?;
+            if !guard.address_ok(debug.dwarf.as_ref()?, addr) || addr >= guard::NO_CODE {
+                return None;
+            }
+            let direct = self.direct_frames(debug, addr);
+            let full = debug.full().map_err(str::to_owned);
+            let context = full.and_then(|full| self.context_frames(owner, loaded, full, addr));
+            Some((direct, context))
         })
     }
 }
@@ -248,14 +414,12 @@ impl<'a> Loaded<'a> {
     }
 }
 
-type Dwarf<'a> = Arc<gimli::Dwarf<R<'a>>>;
-
-/// The DWARF of `obj`, addr2line's context over it, and the depth guard
-/// (whose ranges for units that declare none are added to `.debug_aranges`).
+/// The DWARF of `obj` and the depth guard (whose ranges for units that
+/// declare none are added to `.debug_aranges` for addr2line).
 fn load_dwarf<'a>(
     owner: &'a Owner,
     obj: &object::File<'a>,
-) -> Result<(Context<R<'a>>, Dwarf<'a>, DepthGuard<'a>), LoadError> {
+) -> Result<(gimli::Dwarf<R<'a>>, DepthGuard<'a>), LoadError> {
     let endian = endian_of(obj);
     let mut dwarf = gimli::Dwarf::load(|id| section(owner, obj, id.name(), endian))?;
     if let Some(sup) = &owner.parts.sup {
@@ -263,9 +427,6 @@ fn load_dwarf<'a>(
         let sup_endian = endian_of(&sup_obj);
         dwarf.load_sup(|id| section(owner, &sup_obj, id.name(), sup_endian))?;
     }
-    // Every unit's abbreviations are parsed once, shared by the guard and
-    // addr2line.
-    dwarf.populate_abbreviations_cache(gimli::AbbreviationsCacheStrategy::All);
     let big = endian == RunTimeEndian::Big;
     if let Some(clean) =
         guard::clean_aranges(gimli::Section::reader(&dwarf.debug_aranges).slice(), big)
@@ -282,8 +443,7 @@ fn load_dwarf<'a>(
         let aranges: &'a [u8] = owner.data.alloc(aranges);
         dwarf.debug_aranges = EndianSlice::new(aranges, endian).into();
     }
-    let dwarf = Arc::new(dwarf);
-    Ok((Context::from_arc_dwarf(dwarf.clone())?, dwarf, guard))
+    Ok((dwarf, guard))
 }
 
 fn endian_of(obj: &object::File<'_>) -> RunTimeEndian {
@@ -366,55 +526,20 @@ impl SymbolSource for ElfSource {
             // space cannot be asked (and no code lives there), nor the one
             // before, where the guard parks the units without code
             // (see `DepthGuard::build`).
-            let askable = guarded && addr < guard::NO_CODE;
-            if let Some(ctx) = debug.ctx.as_ref().filter(|_| askable) {
-                let mut lookup = ctx.find_frames(addr);
-                let found = loop {
-                    match lookup {
-                        LookupResult::Output(r) => break r,
-                        LookupResult::Load { load, continuation } => {
-                            let dwo = loaded.load_dwo(owner, &load);
-                            lookup = continuation.resume(dwo);
+            let askable = guarded && addr < guard::NO_CODE && debug.dwarf.is_some();
+            if askable {
+                match self.direct(debug, addr) {
+                    Some(found) => frames = found,
+                    None => {
+                        if let Err(e) = debug
+                            .full()
+                            .map_err(str::to_owned)
+                            .and_then(|full| self.context_frames(owner, loaded, full, addr))
+                            .map(|found| frames = found)
+                        {
+                            error = Some(e);
                         }
                     }
-                };
-                match found {
-                    Ok(mut iter) => loop {
-                        match iter.next() {
-                            Ok(Some(f)) => frames.push(Frame {
-                                function: f.function.as_ref().map(|n| {
-                                    let bytes = n.name.slice();
-                                    match std::str::from_utf8(bytes) {
-                                        Ok(s) => s.to_owned(),
-                                        Err(_) => String::from_utf8_lossy(bytes).into_owned(),
-                                    }
-                                }),
-                                file: f.location.as_ref().and_then(|l| l.file).map(str::to_owned),
-                                line: f.location.as_ref().and_then(|l| l.line).unwrap_or(0),
-                                column: match (&f.location, &debug.dwarf) {
-                                    // The innermost frame on a line-0 row: LLVM
-                                    // prints the row's column, addr2line drops it.
-                                    (Some(l), Some(dwarf))
-                                        if l.line.is_none()
-                                            && frames.is_empty()
-                                            && self.line0_columns =>
-                                    {
-                                        loaded
-                                            .line0
-                                            .column(ctx, dwarf, addr, |l| loaded.load_dwo(owner, l))
-                                            .unwrap_or(0)
-                                    }
-                                    (l, _) => l.as_ref().and_then(|l| l.column).unwrap_or(0),
-                                },
-                            }),
-                            Ok(None) => break,
-                            Err(e) => {
-                                error = Some(format!("DWARF: {e}"));
-                                break;
-                            }
-                        }
-                    },
-                    Err(e) => error = Some(format!("DWARF: {e}")),
                 }
             }
             let symbol = loaded.symbols.find(addr).as_ref().map(hit);
@@ -447,7 +572,7 @@ impl SymbolSource for ElfSource {
     fn data_declaration(&self, addr: u64) -> Option<(Option<String>, u32)> {
         self.cell.with_dependent(|owner, loaded| {
             let debug = loaded.debug.get_or_init(|| Debug::load(owner));
-            let dwarf = debug.dwarf.as_ref()?;
+            let dwarf = &debug.full().ok()?.dwarf;
             let global = loaded
                 .globals
                 .get_or_init(|| Globals::build(dwarf))

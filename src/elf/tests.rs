@@ -317,3 +317,76 @@ fn the_last_address_of_the_space_is_a_miss_not_a_panic() {
         assert_eq!(info.symbol.map(|s| s.name), Some("_end".to_string()));
     }
 }
+
+/// Addresses spread over `path`'s executable sections: every one in small
+/// files, evenly spaced up to `max` in larger ones.
+fn code_addresses(path: &Path, max: u64) -> Vec<u64> {
+    use object::{Object, ObjectSection, SectionKind};
+    let data = std::fs::read(path).unwrap();
+    let obj = object::File::parse(&*data).unwrap();
+    let text: Vec<(u64, u64)> = obj
+        .sections()
+        .filter(|s| s.kind() == SectionKind::Text)
+        .map(|s| (s.address(), s.size()))
+        .collect();
+    let total: u64 = text.iter().map(|t| t.1).sum();
+    let step = total.div_ceil(max).max(1);
+    text.iter()
+        .flat_map(|&(start, size)| (start..start + size).step_by(step as usize))
+        .collect()
+}
+
+#[test]
+fn direct_lookups_answer_as_addr2line_does() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata");
+    // (binary, whether its lookups can be answered directly: not split
+    // DWARF, not dwz)
+    let cases = [
+        ("elf/bin/c_O0", true),
+        ("elf/bin/c_O2", true),
+        ("elf/bin/c_dwarf4", true),
+        ("elf/bin/c_gcc", true),
+        ("elf/bin/c_zstd", true),
+        ("elf/bin/cpp_O2", true),
+        ("elf/bin/cpp_gmlt", true),
+        ("elf/bin/libprog.so", true),
+        ("elf/bin/deep_dies", false),
+        ("elf/bin/dwz_prog", false),
+        ("elf/bin/split_dwo", false),
+        ("bin/app_cpp_O2", true),
+        ("bin/app_rust_legacy", true),
+        ("bin/app_rust_v0", true),
+        ("bin/libfixture.so", true),
+        ("sanitizers/bin/asan_uaf_cpp", true),
+        ("sanitizers/bin/libasan_lib.so", true),
+        ("line0/lib_split.so", false),
+    ];
+    for (name, direct_expected) in cases {
+        let path = root.join(name);
+        let src = open_file(&path, &[]).unwrap();
+        let (mut asked, mut direct, mut frames) = (0, 0, 0);
+        for addr in code_addresses(&path, 2500) {
+            let Some((quick, context)) = src.both_ways(addr) else {
+                continue;
+            };
+            asked += 1;
+            if let Some(quick) = quick {
+                direct += 1;
+                frames += quick.len();
+                assert_eq!(
+                    Ok(&quick),
+                    context.as_ref(),
+                    "{name} at {addr:#x}: direct answer differs from addr2line's"
+                );
+            }
+        }
+        assert!(asked > 100, "{name}: only {asked} addresses asked");
+        if direct_expected {
+            // Nearly all: those of units without DWARF (crt files) go too.
+            assert!(
+                direct * 10 >= asked * 9 && frames >= 50,
+                "{name}: {direct} of {asked} answered directly ({frames} frames)"
+            );
+        }
+    }
+}

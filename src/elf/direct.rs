@@ -1,0 +1,612 @@
+//! A lookup that reads only the units covering the address.
+//!
+//! addr2line's `Context` starts by reading every unit's abbreviations, root
+//! DIE and line-program header: on a 50 MB Rust binary that setup is a third
+//! of a one-address lookup. A module's first lookup (all of `symfilter lookup
+//! ADDR`, the first element of a filter run) is answered here instead, from
+//! the units the depth guard's index says cover the address, and with
+//! addr2line's rules step for step: the same units tried in the same order,
+//! the same function and inline ranges sorted the same way and searched with
+//! the same binary searches (so even overlapping ranges give addr2line's
+//! pick), the same line rows and file names.
+//!
+//! Whatever this module does not follow (split units, supplementary files,
+//! references into other units, any read error, whose message addr2line
+//! words) makes it answer [`Unsure`], and the caller asks addr2line.
+
+use std::cmp::Ordering;
+
+use gimli::UnitRef;
+
+use super::guard::DepthGuard;
+use crate::symbols::Frame;
+
+type R<'a> = gimli::EndianSlice<'a, gimli::RunTimeEndian>;
+
+/// This lookup is addr2line's to make.
+#[derive(Debug)]
+pub(crate) struct Unsure;
+
+impl From<gimli::Error> for Unsure {
+    fn from(_: gimli::Error) -> Self {
+        Unsure
+    }
+}
+
+type Sure<T> = Result<T, Unsure>;
+
+/// What addr2line's `find_frames` gives for `probe`, innermost frame first,
+/// plus the column of the innermost line row (which addr2line drops when
+/// the row's line is 0). The guard's index says which units cover `probe`
+/// and where references into other units lead.
+pub(crate) fn find_frames<'a>(
+    dwarf: &gimli::Dwarf<R<'a>>,
+    guard: &DepthGuard<'a>,
+    probe: u64,
+) -> Sure<(Vec<Frame>, u32)> {
+    let units = guard.covering(probe).ok_or(Unsure)?;
+    for header in &units {
+        let unit = dwarf.unit(*header)?;
+        if unit.dwo_id.is_some() {
+            return Err(Unsure);
+        }
+        let unit = UnitRef::new(dwarf, &unit);
+        let functions = Functions::parse(unit)?;
+        let function = match functions.find(probe) {
+            Some(offset) => Some(Function::parse(unit, guard, offset)?),
+            None => None,
+        };
+        let lines = match &unit.line_program {
+            Some(program) => Some(Lines::parse(unit, program.clone())?),
+            None => None,
+        };
+        let row = lines.as_ref().and_then(|l| l.find(probe));
+        if function.is_none() && row.is_none() {
+            continue;
+        }
+        let file = |index: u64| lines.as_ref().and_then(|l| l.file(index));
+        let mut frames = Vec::new();
+        let mut next = row.map(|r| Frame {
+            function: None,
+            file: file(r.file_index),
+            line: r.line,
+            column: if r.line != 0 { r.column } else { 0 },
+        });
+        let column = row.map_or(0, |r| r.column);
+        let Some(function) = function else {
+            frames.extend(next);
+            return Ok((frames, column));
+        };
+        for inlined in function.inlined_chain(probe).into_iter().rev() {
+            let mut frame = next.take().unwrap_or_default();
+            frame.function = inlined.name.map(text);
+            frames.push(frame);
+            next = Some(Frame {
+                function: None,
+                file: inlined.call_file.and_then(file),
+                line: inlined.call_line,
+                column: inlined.call_column,
+            });
+        }
+        let mut frame = next.unwrap_or_default();
+        frame.function = function.name.map(text);
+        frames.push(frame);
+        return Ok((frames, column));
+    }
+    Ok((Vec::new(), 0))
+}
+
+fn text(name: R<'_>) -> String {
+    let bytes = name.slice();
+    match std::str::from_utf8(bytes) {
+        Ok(s) => s.to_owned(),
+        Err(_) => String::from_utf8_lossy(bytes).into_owned(),
+    }
+}
+
+/// A DIE's address ranges as addr2line reads them.
+#[derive(Default)]
+struct RangeAttrs {
+    low_pc: Option<u64>,
+    high_pc: Option<u64>,
+    size: Option<u64>,
+    ranges_offset: Option<gimli::RangeListsOffset<usize>>,
+}
+
+impl RangeAttrs {
+    /// Take `attr` if it is a range attribute.
+    fn read<'a>(&mut self, unit: UnitRef<'_, R<'a>>, attr: &gimli::Attribute<R<'a>>) -> Sure<()> {
+        use gimli::AttributeValue as V;
+        match (attr.name(), attr.value()) {
+            (gimli::DW_AT_low_pc, V::Addr(a)) => self.low_pc = Some(a),
+            (gimli::DW_AT_low_pc, V::DebugAddrIndex(i)) => self.low_pc = Some(unit.address(i)?),
+            (gimli::DW_AT_high_pc, V::Addr(a)) => self.high_pc = Some(a),
+            (gimli::DW_AT_high_pc, V::DebugAddrIndex(i)) => self.high_pc = Some(unit.address(i)?),
+            (gimli::DW_AT_high_pc, V::Udata(size)) => self.size = Some(size),
+            (gimli::DW_AT_ranges, v) => self.ranges_offset = unit.attr_ranges_offset(v)?,
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// Call `f` with each non-empty range; false if there were none.
+    fn each(&self, unit: UnitRef<'_, R<'_>>, mut f: impl FnMut(gimli::Range)) -> Sure<bool> {
+        let mut any = false;
+        let mut add = |r: gimli::Range| {
+            if r.begin < r.end {
+                f(r);
+                any = true;
+            }
+        };
+        if let Some(offset) = self.ranges_offset {
+            let mut list = unit.ranges(offset)?;
+            while let Some(r) = list.next()? {
+                add(r);
+            }
+        } else if let (Some(begin), Some(end)) = (self.low_pc, self.high_pc) {
+            add(gimli::Range { begin, end });
+        } else if let (Some(begin), Some(size)) = (self.low_pc, self.size) {
+            // A tombstone begin wraps and is dropped as empty.
+            add(gimli::Range {
+                begin,
+                end: begin.wrapping_add(size),
+            });
+        }
+        Ok(any)
+    }
+}
+
+/// One address range of a subprogram. Field for field addr2line's
+/// `FunctionAddress`: the same type sorted from the same order comes out in
+/// the same order, ties included.
+struct FunctionAddress {
+    range: gimli::Range,
+    function: usize,
+}
+
+/// The unit's subprograms with code.
+struct Functions {
+    offsets: Vec<gimli::UnitOffset<usize>>,
+    addresses: Vec<FunctionAddress>,
+}
+
+impl Functions {
+    fn parse(unit: UnitRef<'_, R<'_>>) -> Sure<Functions> {
+        let mut offsets = Vec::new();
+        let mut addresses = Vec::new();
+        let mut entries = unit.entries_raw(None)?;
+        while !entries.is_empty() {
+            let offset = entries.next_offset();
+            let Some(abbrev) = entries.read_abbreviation()? else {
+                continue;
+            };
+            if abbrev.tag() != gimli::DW_TAG_subprogram {
+                entries.skip_attributes(abbrev.attributes())?;
+                continue;
+            }
+            let mut ranges = RangeAttrs::default();
+            for spec in abbrev.attributes() {
+                let attr = entries.read_attribute(*spec)?;
+                ranges.read(unit, &attr)?;
+            }
+            let function = offsets.len();
+            if ranges.each(unit, |range| {
+                addresses.push(FunctionAddress { range, function })
+            })? {
+                offsets.push(offset);
+            }
+        }
+        addresses.sort_unstable_by_key(|x| x.range.begin);
+        Ok(Functions { offsets, addresses })
+    }
+
+    fn find(&self, probe: u64) -> Option<gimli::UnitOffset<usize>> {
+        let i = self
+            .addresses
+            .binary_search_by(|a| {
+                if probe < a.range.begin {
+                    Ordering::Greater
+                } else if probe >= a.range.end {
+                    Ordering::Less
+                } else {
+                    Ordering::Equal
+                }
+            })
+            .ok()?;
+        Some(self.offsets[self.addresses[i].function])
+    }
+}
+
+/// A `DW_TAG_inlined_subroutine`: its name and where it was called.
+struct Inlined<'a> {
+    name: Option<R<'a>>,
+    call_file: Option<u64>,
+    call_line: u32,
+    call_column: u32,
+}
+
+/// One range of an inlined subroutine; addr2line's `InlinedFunctionAddress`.
+struct InlinedFunctionAddress {
+    range: gimli::Range,
+    call_depth: usize,
+    function: usize,
+}
+
+/// The subprogram holding the address, with its inlined subroutines.
+struct Function<'a> {
+    name: Option<R<'a>>,
+    inlined: Vec<Inlined<'a>>,
+    /// Sorted by call depth, then range start, as addr2line sorts them.
+    addresses: Vec<InlinedFunctionAddress>,
+}
+
+/// Name lookups through `DW_AT_abstract_origin`/`DW_AT_specification`
+/// follow at most this many links (addr2line's limit).
+const NAME_LINKS: usize = 16;
+
+impl<'a> Function<'a> {
+    fn parse(
+        unit: UnitRef<'_, R<'a>>,
+        guard: &DepthGuard<'a>,
+        offset: gimli::UnitOffset<usize>,
+    ) -> Sure<Function<'a>> {
+        let mut entries = unit.entries_raw(Some(offset))?;
+        let depth = entries.next_depth();
+        let abbrev = entries.read_abbreviation()?.ok_or(Unsure)?;
+        let mut name = None;
+        for spec in abbrev.attributes() {
+            let attr = entries.read_attribute(*spec)?;
+            match attr.name() {
+                gimli::DW_AT_linkage_name | gimli::DW_AT_MIPS_linkage_name => {
+                    if let Ok(n) = unit.attr_string(attr.value()) {
+                        name = Some(n);
+                    }
+                }
+                gimli::DW_AT_name if name.is_none() => name = unit.attr_string(attr.value()).ok(),
+                gimli::DW_AT_abstract_origin | gimli::DW_AT_specification if name.is_none() => {
+                    name = name_attr(unit, guard, attr.value(), NAME_LINKS)?;
+                }
+                _ => {}
+            }
+        }
+        let mut function = Function {
+            name,
+            inlined: Vec::new(),
+            addresses: Vec::new(),
+        };
+        function.parse_children(unit, guard, &mut entries, depth)?;
+        function.addresses.sort_unstable_by(|a, b| {
+            a.call_depth
+                .cmp(&b.call_depth)
+                .then(a.range.begin.cmp(&b.range.begin))
+        });
+        Ok(function)
+    }
+
+    /// The subprogram's descendants, depth first, without recursion:
+    /// `open` holds the DIE depth of each enclosing inlined subroutine.
+    /// Nested subprograms are skipped with all they hold.
+    fn parse_children(
+        &mut self,
+        unit: UnitRef<'_, R<'a>>,
+        guard: &DepthGuard<'a>,
+        entries: &mut gimli::EntriesRaw<'_, R<'a>>,
+        depth: isize,
+    ) -> Sure<()> {
+        let mut open: Vec<isize> = Vec::new();
+        loop {
+            let offset_depth = entries.next_depth();
+            if offset_depth <= depth {
+                return Ok(());
+            }
+            while open.last().is_some_and(|&d| offset_depth <= d) {
+                open.pop();
+            }
+            let Some(abbrev) = entries.read_abbreviation()? else {
+                continue;
+            };
+            match abbrev.tag() {
+                gimli::DW_TAG_subprogram => {
+                    entries.skip_attributes(abbrev.attributes())?;
+                    while entries.next_depth() > offset_depth {
+                        if let Some(abbrev) = entries.read_abbreviation()? {
+                            entries.skip_attributes(abbrev.attributes())?;
+                        }
+                    }
+                }
+                gimli::DW_TAG_inlined_subroutine => {
+                    self.parse_inlined(unit, guard, entries, abbrev, open.len())?;
+                    open.push(offset_depth);
+                }
+                _ => entries.skip_attributes(abbrev.attributes())?,
+            }
+        }
+    }
+
+    fn parse_inlined(
+        &mut self,
+        unit: UnitRef<'_, R<'a>>,
+        guard: &DepthGuard<'a>,
+        entries: &mut gimli::EntriesRaw<'_, R<'a>>,
+        abbrev: &gimli::Abbreviation,
+        call_depth: usize,
+    ) -> Sure<()> {
+        let mut ranges = RangeAttrs::default();
+        let mut inlined = Inlined {
+            name: None,
+            call_file: None,
+            call_line: 0,
+            call_column: 0,
+        };
+        for spec in abbrev.attributes() {
+            let attr = entries.read_attribute(*spec)?;
+            ranges.read(unit, &attr)?;
+            match attr.name() {
+                gimli::DW_AT_linkage_name | gimli::DW_AT_MIPS_linkage_name => {
+                    if let Ok(n) = unit.attr_string(attr.value()) {
+                        inlined.name = Some(n);
+                    }
+                }
+                gimli::DW_AT_name if inlined.name.is_none() => {
+                    inlined.name = unit.attr_string(attr.value()).ok();
+                }
+                gimli::DW_AT_abstract_origin | gimli::DW_AT_specification
+                    if inlined.name.is_none() =>
+                {
+                    inlined.name = name_attr(unit, guard, attr.value(), NAME_LINKS)?;
+                }
+                gimli::DW_AT_call_file => {
+                    // DWARF 5 numbers files from 0; before, 0 means none.
+                    if let gimli::AttributeValue::FileIndex(i) = attr.value()
+                        && (i > 0 || unit.header.version() >= 5)
+                    {
+                        inlined.call_file = Some(i);
+                    }
+                }
+                gimli::DW_AT_call_line => {
+                    inlined.call_line = attr.udata_value().unwrap_or(0) as u32;
+                }
+                gimli::DW_AT_call_column => {
+                    inlined.call_column = attr.udata_value().unwrap_or(0) as u32;
+                }
+                _ => {}
+            }
+        }
+        let function = self.inlined.len();
+        self.inlined.push(inlined);
+        let addresses = &mut self.addresses;
+        ranges.each(unit, |range| {
+            addresses.push(InlinedFunctionAddress {
+                range,
+                call_depth,
+                function,
+            })
+        })?;
+        Ok(())
+    }
+
+    /// The inlined subroutines covering `probe`, outermost first: one
+    /// binary search per call depth, each after the previous hit.
+    fn inlined_chain(&self, probe: u64) -> Vec<&Inlined<'a>> {
+        let mut chain = Vec::new();
+        let mut rest = &self.addresses[..];
+        loop {
+            let depth = chain.len();
+            let found = rest.binary_search_by(|a| {
+                if a.call_depth != depth {
+                    a.call_depth.cmp(&depth)
+                } else if a.range.begin > probe {
+                    Ordering::Greater
+                } else if a.range.end <= probe {
+                    Ordering::Less
+                } else {
+                    Ordering::Equal
+                }
+            });
+            let Ok(i) = found else { return chain };
+            chain.push(&self.inlined[rest[i].function]);
+            rest = &rest[i + 1..];
+        }
+    }
+}
+
+/// The name an `DW_AT_abstract_origin`/`DW_AT_specification` leads to.
+fn name_attr<'a>(
+    unit: UnitRef<'_, R<'a>>,
+    guard: &DepthGuard<'a>,
+    value: gimli::AttributeValue<R<'a>>,
+    links: usize,
+) -> Sure<Option<R<'a>>> {
+    if links == 0 {
+        return Ok(None);
+    }
+    match value {
+        gimli::AttributeValue::UnitRef(offset) => name_entry(unit, guard, offset, links),
+        // In another unit or file: addr2line finds those units in its index.
+        gimli::AttributeValue::DebugInfoRef(target) => {
+            let header = guard.unit_at(target.0).ok_or(Unsure)?;
+            let other = unit.dwarf.unit(header)?;
+            // A unit without a root DIE is not in addr2line's list.
+            if other.entries_raw(None)?.read_abbreviation()?.is_none() {
+                return Err(Unsure);
+            }
+            let offset = target.to_unit_offset(&other.header).ok_or(Unsure)?;
+            name_entry(UnitRef::new(unit.dwarf, &other), guard, offset, links)
+        }
+        gimli::AttributeValue::DebugInfoRefSup(_) if unit.dwarf.sup.is_some() => Err(Unsure),
+        _ => Ok(None),
+    }
+}
+
+fn name_entry<'a>(
+    unit: UnitRef<'_, R<'a>>,
+    guard: &DepthGuard<'a>,
+    offset: gimli::UnitOffset<usize>,
+    links: usize,
+) -> Sure<Option<R<'a>>> {
+    let mut entries = unit.entries_raw(Some(offset))?;
+    let abbrev = entries.read_abbreviation()?.ok_or(Unsure)?;
+    let mut name = None;
+    let mut next = None;
+    for spec in abbrev.attributes() {
+        let attr = entries.read_attribute(*spec)?;
+        match attr.name() {
+            gimli::DW_AT_linkage_name | gimli::DW_AT_MIPS_linkage_name => {
+                if let Ok(n) = unit.attr_string(attr.value()) {
+                    return Ok(Some(n));
+                }
+            }
+            gimli::DW_AT_name => {
+                if let Ok(n) = unit.attr_string(attr.value()) {
+                    name = Some(n);
+                }
+            }
+            gimli::DW_AT_abstract_origin | gimli::DW_AT_specification => next = Some(attr.value()),
+            _ => {}
+        }
+    }
+    match (name, next) {
+        (Some(n), _) => Ok(Some(n)),
+        (None, Some(next)) => name_attr(unit, guard, next, links - 1),
+        (None, None) => Ok(None),
+    }
+}
+
+/// A line-table row; addr2line's `LineRow`.
+#[derive(Clone, Copy)]
+struct LineRow {
+    address: u64,
+    file_index: u64,
+    line: u32,
+    column: u32,
+}
+
+/// addr2line's `LineSequence`.
+struct LineSequence {
+    start: u64,
+    end: u64,
+    rows: Box<[LineRow]>,
+}
+
+/// The unit's line table and file names, as addr2line keeps them.
+struct Lines {
+    files: Vec<String>,
+    sequences: Vec<LineSequence>,
+}
+
+impl Lines {
+    fn parse<'a>(
+        unit: UnitRef<'_, R<'a>>,
+        program: gimli::IncompleteLineProgram<R<'a>>,
+    ) -> Sure<Lines> {
+        let mut sequences = Vec::new();
+        let mut current: Vec<LineRow> = Vec::new();
+        let mut rows = program.rows();
+        while let Some((_, row)) = rows.next_row()? {
+            if row.end_sequence() {
+                if let Some(start) = current.first().map(|r| r.address) {
+                    let end = row.address();
+                    // One allocation of the right size; `current` keeps its room.
+                    let rows: Box<[LineRow]> = current.as_slice().into();
+                    current.clear();
+                    if start < end {
+                        sequences.push(LineSequence { start, end, rows });
+                    }
+                }
+                continue;
+            }
+            let next = LineRow {
+                address: row.address(),
+                file_index: row.file_index(),
+                line: row.line().map_or(0, |l| l.get() as u32),
+                column: match row.column() {
+                    gimli::ColumnType::LeftEdge => 0,
+                    gimli::ColumnType::Column(c) => c.get() as u32,
+                },
+            };
+            // A row at the same address replaces the one before.
+            match current.last_mut() {
+                Some(last) if last.address == next.address => *last = next,
+                _ => current.push(next),
+            }
+        }
+        sequences.sort_unstable_by_key(|s| s.start);
+        let header = rows.header();
+        let mut files = Vec::new();
+        match header.file(0) {
+            Some(file) => files.push(file_path(unit, file, header)?),
+            // DWARF 4 and older number files from 1.
+            None => files.push(String::new()),
+        }
+        let mut index = 1;
+        while let Some(file) = header.file(index) {
+            files.push(file_path(unit, file, header)?);
+            index += 1;
+        }
+        Ok(Lines { files, sequences })
+    }
+
+    fn file(&self, index: u64) -> Option<String> {
+        self.files.get(usize::try_from(index).ok()?).cloned()
+    }
+
+    /// The row covering `probe`.
+    fn find(&self, probe: u64) -> Option<LineRow> {
+        let s = self
+            .sequences
+            .binary_search_by(|s| {
+                if probe < s.start {
+                    Ordering::Greater
+                } else if probe >= s.end {
+                    Ordering::Less
+                } else {
+                    Ordering::Equal
+                }
+            })
+            .ok()?;
+        let rows = &self.sequences[s].rows;
+        match rows.binary_search_by(|r| r.address.cmp(&probe)) {
+            Ok(i) => Some(rows[i]),
+            Err(0) => None,
+            Err(i) => Some(rows[i - 1]),
+        }
+    }
+}
+
+/// A file entry's path: the unit's directory, the entry's directory (index
+/// 0 is the unit's own) and its name, each absolute part replacing what
+/// came before (addr2line's rendering, for the same strings).
+fn file_path<'a>(
+    unit: UnitRef<'_, R<'a>>,
+    file: &gimli::FileEntry<R<'a>>,
+    header: &gimli::LineProgramHeader<R<'a>>,
+) -> Sure<String> {
+    let mut path = match &unit.comp_dir {
+        Some(dir) => dir.to_string_lossy().into_owned(),
+        None => String::new(),
+    };
+    if file.directory_index() != 0
+        && let Some(dir) = file.directory(header)
+    {
+        push_path(&mut path, &unit.attr_string(dir)?.to_string_lossy());
+    }
+    push_path(
+        &mut path,
+        &unit.attr_string(file.path_name())?.to_string_lossy(),
+    );
+    Ok(path)
+}
+
+fn push_path(path: &mut String, part: &str) {
+    let unix_root = |p: &str| p.starts_with('/') || p.get(1..3) == Some(":/");
+    let windows_root = |p: &str| p.starts_with('\\') || p.get(1..3) == Some(":\\");
+    if unix_root(part) || windows_root(part) {
+        *path = part.to_owned();
+        return;
+    }
+    let separator = if windows_root(path) { '\\' } else { '/' };
+    if !path.is_empty() && !path.ends_with(separator) {
+        path.push(separator);
+    }
+    path.push_str(part);
+}
