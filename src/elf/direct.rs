@@ -14,9 +14,12 @@
 //! references into other units, any read error, whose message addr2line
 //! words) makes it answer [`Unsure`], and the caller asks addr2line.
 
+use std::cell::RefCell;
 use std::cmp::Ordering;
+use std::rc::Rc;
 
 use gimli::UnitRef;
+use rustc_hash::FxHashMap;
 
 use super::guard::DepthGuard;
 use crate::symbols::Frame;
@@ -44,16 +47,19 @@ pub(crate) fn find_frames<'a>(
     guard: &DepthGuard<'a>,
     probe: u64,
 ) -> Sure<(Vec<Frame>, u32)> {
-    let units = guard.covering(probe).ok_or(Unsure)?;
-    for header in &units {
-        let unit = dwarf.unit(*header)?;
+    let units = Units {
+        guard,
+        parsed: RefCell::new(FxHashMap::default()),
+    };
+    for header in guard.covering(probe).ok_or(Unsure)? {
+        let unit = dwarf.unit(header)?;
         if unit.dwo_id.is_some() {
             return Err(Unsure);
         }
         let unit = UnitRef::new(dwarf, &unit);
         let functions = Functions::parse(unit)?;
         let function = match functions.find(probe) {
-            Some(offset) => Some(Function::parse(unit, guard, offset)?),
+            Some(offset) => Some(Function::parse(unit, &units, offset)?),
             None => None,
         };
         let lines = match &unit.line_program {
@@ -101,6 +107,32 @@ fn text(name: R<'_>) -> String {
     match std::str::from_utf8(bytes) {
         Ok(s) => s.to_owned(),
         Err(_) => String::from_utf8_lossy(bytes).into_owned(),
+    }
+}
+
+/// The guard's index, and the units references have led into so far
+/// (parsed once each however many names lead there).
+pub(crate) struct Units<'g, 'a> {
+    guard: &'g DepthGuard<'a>,
+    parsed: RefCell<FxHashMap<usize, Rc<gimli::Unit<R<'a>>>>>,
+}
+
+impl<'a> Units<'_, 'a> {
+    /// The unit addr2line takes a reference to `.debug_info` offset `target` into.
+    fn get(&self, dwarf: &gimli::Dwarf<R<'a>>, target: usize) -> Sure<Rc<gimli::Unit<R<'a>>>> {
+        let header = self.guard.unit_at(target).ok_or(Unsure)?;
+        let start = header.debug_info_offset().ok_or(Unsure)?.0;
+        if let Some(unit) = self.parsed.borrow().get(&start) {
+            return Ok(unit.clone());
+        }
+        let unit = dwarf.unit(header)?;
+        // A unit without a root DIE is not in addr2line's list.
+        if unit.entries_raw(None)?.read_abbreviation()?.is_none() {
+            return Err(Unsure);
+        }
+        let unit = Rc::new(unit);
+        self.parsed.borrow_mut().insert(start, unit.clone());
+        Ok(unit)
     }
 }
 
@@ -247,7 +279,7 @@ const NAME_LINKS: usize = 16;
 impl<'a> Function<'a> {
     fn parse(
         unit: UnitRef<'_, R<'a>>,
-        guard: &DepthGuard<'a>,
+        units: &Units<'_, 'a>,
         offset: gimli::UnitOffset<usize>,
     ) -> Sure<Function<'a>> {
         let mut entries = unit.entries_raw(Some(offset))?;
@@ -264,7 +296,7 @@ impl<'a> Function<'a> {
                 }
                 gimli::DW_AT_name if name.is_none() => name = unit.attr_string(attr.value()).ok(),
                 gimli::DW_AT_abstract_origin | gimli::DW_AT_specification if name.is_none() => {
-                    name = name_attr(unit, guard, attr.value(), NAME_LINKS)?;
+                    name = name_attr(unit, units, attr.value(), NAME_LINKS)?;
                 }
                 _ => {}
             }
@@ -274,7 +306,7 @@ impl<'a> Function<'a> {
             inlined: Vec::new(),
             addresses: Vec::new(),
         };
-        function.parse_children(unit, guard, &mut entries, depth)?;
+        function.parse_children(unit, units, &mut entries, depth)?;
         function.addresses.sort_unstable_by(|a, b| {
             a.call_depth
                 .cmp(&b.call_depth)
@@ -289,7 +321,7 @@ impl<'a> Function<'a> {
     fn parse_children(
         &mut self,
         unit: UnitRef<'_, R<'a>>,
-        guard: &DepthGuard<'a>,
+        units: &Units<'_, 'a>,
         entries: &mut gimli::EntriesRaw<'_, R<'a>>,
         depth: isize,
     ) -> Sure<()> {
@@ -315,7 +347,7 @@ impl<'a> Function<'a> {
                     }
                 }
                 gimli::DW_TAG_inlined_subroutine => {
-                    self.parse_inlined(unit, guard, entries, abbrev, open.len())?;
+                    self.parse_inlined(unit, units, entries, abbrev, open.len())?;
                     open.push(offset_depth);
                 }
                 _ => entries.skip_attributes(abbrev.attributes())?,
@@ -326,7 +358,7 @@ impl<'a> Function<'a> {
     fn parse_inlined(
         &mut self,
         unit: UnitRef<'_, R<'a>>,
-        guard: &DepthGuard<'a>,
+        units: &Units<'_, 'a>,
         entries: &mut gimli::EntriesRaw<'_, R<'a>>,
         abbrev: &gimli::Abbreviation,
         call_depth: usize,
@@ -353,7 +385,7 @@ impl<'a> Function<'a> {
                 gimli::DW_AT_abstract_origin | gimli::DW_AT_specification
                     if inlined.name.is_none() =>
                 {
-                    inlined.name = name_attr(unit, guard, attr.value(), NAME_LINKS)?;
+                    inlined.name = name_attr(unit, units, attr.value(), NAME_LINKS)?;
                 }
                 gimli::DW_AT_call_file => {
                     // DWARF 5 numbers files from 0; before, 0 means none.
@@ -413,7 +445,7 @@ impl<'a> Function<'a> {
 /// The name an `DW_AT_abstract_origin`/`DW_AT_specification` leads to.
 fn name_attr<'a>(
     unit: UnitRef<'_, R<'a>>,
-    guard: &DepthGuard<'a>,
+    units: &Units<'_, 'a>,
     value: gimli::AttributeValue<R<'a>>,
     links: usize,
 ) -> Sure<Option<R<'a>>> {
@@ -421,17 +453,12 @@ fn name_attr<'a>(
         return Ok(None);
     }
     match value {
-        gimli::AttributeValue::UnitRef(offset) => name_entry(unit, guard, offset, links),
+        gimli::AttributeValue::UnitRef(offset) => name_entry(unit, units, offset, links),
         // In another unit or file: addr2line finds those units in its index.
         gimli::AttributeValue::DebugInfoRef(target) => {
-            let header = guard.unit_at(target.0).ok_or(Unsure)?;
-            let other = unit.dwarf.unit(header)?;
-            // A unit without a root DIE is not in addr2line's list.
-            if other.entries_raw(None)?.read_abbreviation()?.is_none() {
-                return Err(Unsure);
-            }
+            let other = units.get(unit.dwarf, target.0)?;
             let offset = target.to_unit_offset(&other.header).ok_or(Unsure)?;
-            name_entry(UnitRef::new(unit.dwarf, &other), guard, offset, links)
+            name_entry(UnitRef::new(unit.dwarf, &other), units, offset, links)
         }
         gimli::AttributeValue::DebugInfoRefSup(_) if unit.dwarf.sup.is_some() => Err(Unsure),
         _ => Ok(None),
@@ -440,7 +467,7 @@ fn name_attr<'a>(
 
 fn name_entry<'a>(
     unit: UnitRef<'_, R<'a>>,
-    guard: &DepthGuard<'a>,
+    units: &Units<'_, 'a>,
     offset: gimli::UnitOffset<usize>,
     links: usize,
 ) -> Sure<Option<R<'a>>> {
@@ -467,7 +494,7 @@ fn name_entry<'a>(
     }
     match (name, next) {
         (Some(n), _) => Ok(Some(n)),
-        (None, Some(next)) => name_attr(unit, guard, next, links - 1),
+        (None, Some(next)) => name_attr(unit, units, next, links - 1),
         (None, None) => Ok(None),
     }
 }
