@@ -1,27 +1,30 @@
-//! A lookup that reads only the units covering the address.
+//! DWARF lookups from our own lazily built index.
 //!
 //! addr2line's `Context` starts by reading every unit's abbreviations, root
-//! DIE and line-program header: on a 50 MB Rust binary that setup is a third
-//! of a one-address lookup. A module's first lookup (all of `symfilter lookup
-//! ADDR`, the first element of a filter run) is answered here instead, from
-//! the units the depth guard's index says cover the address, and with
+//! DIE and line-program header (on a 50 MB Rust binary, a third of a
+//! one-address lookup), and its recursive walk of inlined subroutines
+//! needs our nesting guard to walk each unit first. Lookups are answered
+//! here instead, from the units the guard's index says cover the address,
+//! each unit's functions and line table read on first use and kept, with
 //! addr2line's rules step for step: the same units tried in the same order,
-//! the same function and inline ranges sorted the same way and searched with
-//! the same binary searches (so even overlapping ranges give addr2line's
-//! pick), the same line rows and file names.
+//! the same function and inline ranges sorted the same way and searched
+//! with the same binary searches (so even overlapping ranges give
+//! addr2line's pick), the same line rows and file names, and the guard's
+//! refusal of units nested too deeply. No recursion: a hostile nesting
+//! depth costs time, not stack.
 //!
 //! Whatever this module does not follow (split units, supplementary files,
-//! references into other units, any read error, whose message addr2line
-//! words) makes it answer [`Unsure`], and the caller asks addr2line.
+//! any read error, whose message addr2line words) makes it answer
+//! [`Unsure`], and the caller asks addr2line.
 
-use std::cell::RefCell;
+use std::cell::{OnceCell, RefCell};
 use std::cmp::Ordering;
-use std::rc::Rc;
+use std::sync::Arc;
 
 use gimli::UnitRef;
 use rustc_hash::FxHashMap;
 
-use super::guard::DepthGuard;
+use super::guard::{DepthGuard, MAX_DEPTH};
 use crate::symbols::Frame;
 
 type R<'a> = gimli::EndianSlice<'a, gimli::RunTimeEndian>;
@@ -38,39 +41,164 @@ impl From<gimli::Error> for Unsure {
 
 type Sure<T> = Result<T, Unsure>;
 
-/// What addr2line's `find_frames` gives for `probe`, innermost frame first,
-/// plus the column of the innermost line row (which addr2line drops when
-/// the row's line is 0). The guard's index says which units cover `probe`
-/// and where references into other units lead.
-pub(crate) fn find_frames<'a>(
-    dwarf: &gimli::Dwarf<R<'a>>,
-    guard: &DepthGuard<'a>,
-    probe: u64,
-) -> Sure<(Vec<Frame>, u32)> {
-    let units = Units {
-        guard,
-        parsed: RefCell::new(FxHashMap::default()),
-    };
-    for header in guard.covering(probe).ok_or(Unsure)? {
-        let unit = dwarf.unit(header)?;
-        if unit.dwo_id.is_some() {
+/// What a lookup found.
+#[derive(Debug, PartialEq)]
+pub(crate) enum Found {
+    /// addr2line's `find_frames` answer, innermost frame first, and the
+    /// column of the innermost line row (which addr2line drops when the
+    /// row's line is 0).
+    Frames(Vec<Frame>, u32),
+    /// A unit covering the address nests deeper than [`MAX_DEPTH`]: the
+    /// guard refuses the address.
+    TooDeep,
+}
+
+/// The units read so far, by the guard's unit index.
+pub(crate) struct Engine<'a> {
+    /// Parsed unit headers and root DIEs (`None`: not ours to read).
+    units: Vec<OnceCell<Option<Arc<gimli::Unit<R<'a>>>>>>,
+    /// Functions and line tables of the units searched.
+    searched: Vec<OnceCell<Option<Searched<'a>>>>,
+    /// Abbreviation sets by offset: LLVM shares one among the units of an
+    /// object file (194 sets for 974 units in ripgrep).
+    abbreviations: RefCell<FxHashMap<usize, Arc<gimli::Abbreviations>>>,
+}
+
+/// One unit's subprograms, nesting depth, and what lookups have read of it.
+struct Searched<'a> {
+    unit: Arc<gimli::Unit<R<'a>>>,
+    functions: Functions,
+    too_deep: bool,
+    lines: OnceCell<Option<Lines>>,
+    /// Parsed subprograms by index in `functions` (`None`: unsure).
+    parsed: RefCell<FxHashMap<usize, Option<Arc<Function<'a>>>>>,
+}
+
+impl<'a> Engine<'a> {
+    pub(crate) fn new(guard: &DepthGuard<'a>) -> Engine<'a> {
+        let n = guard.unit_count();
+        Engine {
+            units: (0..n).map(|_| OnceCell::new()).collect(),
+            searched: (0..n).map(|_| OnceCell::new()).collect(),
+            abbreviations: RefCell::new(FxHashMap::default()),
+        }
+    }
+
+    /// Unit `index`, as addr2line would have it: split units and units
+    /// without a root DIE (not in addr2line's list) are not ours.
+    fn unit(
+        &self,
+        dwarf: &gimli::Dwarf<R<'a>>,
+        guard: &DepthGuard<'a>,
+        index: usize,
+    ) -> Sure<Arc<gimli::Unit<R<'a>>>> {
+        let unit = self.units.get(index).ok_or(Unsure)?.get_or_init(|| {
+            let header = guard.header(index);
+            let offset = header.debug_abbrev_offset();
+            let mut cache = self.abbreviations.borrow_mut();
+            let abbreviations = match cache.get(&offset.0) {
+                Some(a) => a.clone(),
+                None => {
+                    let a = Arc::new(dwarf.debug_abbrev.abbreviations(offset).ok()?);
+                    cache.insert(offset.0, a.clone());
+                    a
+                }
+            };
+            drop(cache);
+            let unit = gimli::Unit::new_with_abbreviations(dwarf, header, abbreviations).ok()?;
+            let root = unit.entries_raw(None).ok()?.read_abbreviation().ok()?;
+            (unit.dwo_id.is_none() && root.is_some()).then(|| Arc::new(unit))
+        });
+        unit.clone().ok_or(Unsure)
+    }
+
+    fn searched(
+        &self,
+        dwarf: &gimli::Dwarf<R<'a>>,
+        guard: &DepthGuard<'a>,
+        index: usize,
+    ) -> Sure<&Searched<'a>> {
+        let searched = self.searched[index].get_or_init(|| {
+            let unit = self.unit(dwarf, guard, index).ok()?;
+            let (functions, deepest) = Functions::parse(UnitRef::new(dwarf, &unit)).ok()?;
+            Some(Searched {
+                unit,
+                functions,
+                too_deep: deepest > MAX_DEPTH,
+                lines: OnceCell::new(),
+                parsed: RefCell::new(FxHashMap::default()),
+            })
+        });
+        searched.as_ref().ok_or(Unsure)
+    }
+
+    /// The frames for `probe`.
+    pub(crate) fn find_frames(
+        &self,
+        dwarf: &gimli::Dwarf<R<'a>>,
+        guard: &DepthGuard<'a>,
+        probe: u64,
+    ) -> Sure<Found> {
+        if dwarf.sup.is_some() {
             return Err(Unsure);
         }
-        let unit = UnitRef::new(dwarf, &unit);
-        let functions = Functions::parse(unit)?;
-        let function = match functions.find(probe) {
-            Some(offset) => Some(Function::parse(unit, &units, offset)?),
+        let mut candidates: Vec<&Searched<'a>> = Vec::new();
+        for index in guard.covering(probe).ok_or(Unsure)? {
+            let searched = self.searched(dwarf, guard, index)?;
+            if !candidates.iter().any(|c| std::ptr::eq(*c, searched)) {
+                candidates.push(searched);
+            }
+        }
+        // The guard checks every unit covering the address first.
+        if candidates.iter().any(|c| c.too_deep) {
+            return Ok(Found::TooDeep);
+        }
+        for searched in candidates {
+            if let Some(found) = self.in_unit(dwarf, guard, searched, probe)? {
+                return Ok(found);
+            }
+        }
+        Ok(Found::Frames(Vec::new(), 0))
+    }
+
+    /// The frames for `probe` from one unit; `None` when it has neither a
+    /// function nor a line row there.
+    fn in_unit(
+        &self,
+        dwarf: &gimli::Dwarf<R<'a>>,
+        guard: &DepthGuard<'a>,
+        searched: &Searched<'a>,
+        probe: u64,
+    ) -> Sure<Option<Found>> {
+        let unit = UnitRef::new(dwarf, &searched.unit);
+        let function = match searched.functions.find(probe) {
+            Some(i) => {
+                let mut parsed = searched.parsed.borrow_mut();
+                let function = parsed.entry(i).or_insert_with(|| {
+                    let offset = searched.functions.offsets[i];
+                    Function::parse(unit, self, guard, offset)
+                        .ok()
+                        .map(Arc::new)
+                });
+                Some(function.clone().ok_or(Unsure)?)
+            }
             None => None,
         };
         let lines = match &unit.line_program {
-            Some(program) => Some(Lines::parse(unit, program.clone())?),
+            Some(program) => Some(
+                searched
+                    .lines
+                    .get_or_init(|| Lines::parse(unit, program.clone()).ok())
+                    .as_ref()
+                    .ok_or(Unsure)?,
+            ),
             None => None,
         };
-        let row = lines.as_ref().and_then(|l| l.find(probe));
+        let row = lines.and_then(|l| l.find(probe));
         if function.is_none() && row.is_none() {
-            continue;
+            return Ok(None);
         }
-        let file = |index: u64| lines.as_ref().and_then(|l| l.file(index));
+        let file = |index: u64| lines.and_then(|l| l.file(index));
         let mut frames = Vec::new();
         let mut next = row.map(|r| Frame {
             function: None,
@@ -81,7 +209,7 @@ pub(crate) fn find_frames<'a>(
         let column = row.map_or(0, |r| r.column);
         let Some(function) = function else {
             frames.extend(next);
-            return Ok((frames, column));
+            return Ok(Some(Found::Frames(frames, column)));
         };
         for inlined in function.inlined_chain(probe).into_iter().rev() {
             let mut frame = next.take().unwrap_or_default();
@@ -97,9 +225,8 @@ pub(crate) fn find_frames<'a>(
         let mut frame = next.unwrap_or_default();
         frame.function = function.name.map(text);
         frames.push(frame);
-        return Ok((frames, column));
+        Ok(Some(Found::Frames(frames, column)))
     }
-    Ok((Vec::new(), 0))
 }
 
 fn text(name: R<'_>) -> String {
@@ -110,31 +237,8 @@ fn text(name: R<'_>) -> String {
     }
 }
 
-/// The guard's index, and the units references have led into so far
-/// (parsed once each however many names lead there).
-pub(crate) struct Units<'g, 'a> {
-    guard: &'g DepthGuard<'a>,
-    parsed: RefCell<FxHashMap<usize, Rc<gimli::Unit<R<'a>>>>>,
-}
-
-impl<'a> Units<'_, 'a> {
-    /// The unit addr2line takes a reference to `.debug_info` offset `target` into.
-    fn get(&self, dwarf: &gimli::Dwarf<R<'a>>, target: usize) -> Sure<Rc<gimli::Unit<R<'a>>>> {
-        let header = self.guard.unit_at(target).ok_or(Unsure)?;
-        let start = header.debug_info_offset().ok_or(Unsure)?.0;
-        if let Some(unit) = self.parsed.borrow().get(&start) {
-            return Ok(unit.clone());
-        }
-        let unit = dwarf.unit(header)?;
-        // A unit without a root DIE is not in addr2line's list.
-        if unit.entries_raw(None)?.read_abbreviation()?.is_none() {
-            return Err(Unsure);
-        }
-        let unit = Rc::new(unit);
-        self.parsed.borrow_mut().insert(start, unit.clone());
-        Ok(unit)
-    }
-}
+/// Where names are looked up: the engine's units and the guard's index.
+type Names<'e, 'g, 'a> = (&'e Engine<'a>, &'g DepthGuard<'a>);
 
 /// A DIE's address ranges as addr2line reads them.
 #[derive(Default)]
@@ -203,15 +307,21 @@ struct Functions {
 }
 
 impl Functions {
-    fn parse(unit: UnitRef<'_, R<'_>>) -> Sure<Functions> {
+    /// The unit's subprograms, and the depth of its deepest DIE children
+    /// (as the guard measures it).
+    fn parse(unit: UnitRef<'_, R<'_>>) -> Sure<(Functions, isize)> {
         let mut offsets = Vec::new();
         let mut addresses = Vec::new();
+        let mut deepest = 0;
         let mut entries = unit.entries_raw(None)?;
         while !entries.is_empty() {
             let offset = entries.next_offset();
             let Some(abbrev) = entries.read_abbreviation()? else {
                 continue;
             };
+            if abbrev.has_children() {
+                deepest = deepest.max(entries.next_depth());
+            }
             if abbrev.tag() != gimli::DW_TAG_subprogram {
                 entries.skip_attributes(abbrev.attributes())?;
                 continue;
@@ -229,10 +339,11 @@ impl Functions {
             }
         }
         addresses.sort_unstable_by_key(|x| x.range.begin);
-        Ok(Functions { offsets, addresses })
+        Ok((Functions { offsets, addresses }, deepest))
     }
 
-    fn find(&self, probe: u64) -> Option<gimli::UnitOffset<usize>> {
+    /// The index of the subprogram covering `probe`.
+    fn find(&self, probe: u64) -> Option<usize> {
         let i = self
             .addresses
             .binary_search_by(|a| {
@@ -245,7 +356,7 @@ impl Functions {
                 }
             })
             .ok()?;
-        Some(self.offsets[self.addresses[i].function])
+        Some(self.addresses[i].function)
     }
 }
 
@@ -279,9 +390,12 @@ const NAME_LINKS: usize = 16;
 impl<'a> Function<'a> {
     fn parse(
         unit: UnitRef<'_, R<'a>>,
-        units: &Units<'_, 'a>,
+        engine: &Engine<'a>,
+        guard: &DepthGuard<'a>,
         offset: gimli::UnitOffset<usize>,
     ) -> Sure<Function<'a>> {
+        let names = (engine, guard);
+        let names = &names;
         let mut entries = unit.entries_raw(Some(offset))?;
         let depth = entries.next_depth();
         let abbrev = entries.read_abbreviation()?.ok_or(Unsure)?;
@@ -296,7 +410,7 @@ impl<'a> Function<'a> {
                 }
                 gimli::DW_AT_name if name.is_none() => name = unit.attr_string(attr.value()).ok(),
                 gimli::DW_AT_abstract_origin | gimli::DW_AT_specification if name.is_none() => {
-                    name = name_attr(unit, units, attr.value(), NAME_LINKS)?;
+                    name = name_attr(unit, names, attr.value(), NAME_LINKS)?;
                 }
                 _ => {}
             }
@@ -306,7 +420,7 @@ impl<'a> Function<'a> {
             inlined: Vec::new(),
             addresses: Vec::new(),
         };
-        function.parse_children(unit, units, &mut entries, depth)?;
+        function.parse_children(unit, names, &mut entries, depth)?;
         function.addresses.sort_unstable_by(|a, b| {
             a.call_depth
                 .cmp(&b.call_depth)
@@ -321,7 +435,7 @@ impl<'a> Function<'a> {
     fn parse_children(
         &mut self,
         unit: UnitRef<'_, R<'a>>,
-        units: &Units<'_, 'a>,
+        names: &Names<'_, '_, 'a>,
         entries: &mut gimli::EntriesRaw<'_, R<'a>>,
         depth: isize,
     ) -> Sure<()> {
@@ -347,7 +461,7 @@ impl<'a> Function<'a> {
                     }
                 }
                 gimli::DW_TAG_inlined_subroutine => {
-                    self.parse_inlined(unit, units, entries, abbrev, open.len())?;
+                    self.parse_inlined(unit, names, entries, abbrev, open.len())?;
                     open.push(offset_depth);
                 }
                 _ => entries.skip_attributes(abbrev.attributes())?,
@@ -358,7 +472,7 @@ impl<'a> Function<'a> {
     fn parse_inlined(
         &mut self,
         unit: UnitRef<'_, R<'a>>,
-        units: &Units<'_, 'a>,
+        names: &Names<'_, '_, 'a>,
         entries: &mut gimli::EntriesRaw<'_, R<'a>>,
         abbrev: &gimli::Abbreviation,
         call_depth: usize,
@@ -385,7 +499,7 @@ impl<'a> Function<'a> {
                 gimli::DW_AT_abstract_origin | gimli::DW_AT_specification
                     if inlined.name.is_none() =>
                 {
-                    inlined.name = name_attr(unit, units, attr.value(), NAME_LINKS)?;
+                    inlined.name = name_attr(unit, names, attr.value(), NAME_LINKS)?;
                 }
                 gimli::DW_AT_call_file => {
                     // DWARF 5 numbers files from 0; before, 0 means none.
@@ -445,7 +559,7 @@ impl<'a> Function<'a> {
 /// The name an `DW_AT_abstract_origin`/`DW_AT_specification` leads to.
 fn name_attr<'a>(
     unit: UnitRef<'_, R<'a>>,
-    units: &Units<'_, 'a>,
+    names: &Names<'_, '_, 'a>,
     value: gimli::AttributeValue<R<'a>>,
     links: usize,
 ) -> Sure<Option<R<'a>>> {
@@ -453,12 +567,14 @@ fn name_attr<'a>(
         return Ok(None);
     }
     match value {
-        gimli::AttributeValue::UnitRef(offset) => name_entry(unit, units, offset, links),
+        gimli::AttributeValue::UnitRef(offset) => name_entry(unit, names, offset, links),
         // In another unit or file: addr2line finds those units in its index.
         gimli::AttributeValue::DebugInfoRef(target) => {
-            let other = units.get(unit.dwarf, target.0)?;
+            let (engine, guard) = *names;
+            let index = guard.unit_at(target.0).ok_or(Unsure)?;
+            let other = engine.unit(unit.dwarf, guard, index)?;
             let offset = target.to_unit_offset(&other.header).ok_or(Unsure)?;
-            name_entry(UnitRef::new(unit.dwarf, &other), units, offset, links)
+            name_entry(UnitRef::new(unit.dwarf, &other), names, offset, links)
         }
         gimli::AttributeValue::DebugInfoRefSup(_) if unit.dwarf.sup.is_some() => Err(Unsure),
         _ => Ok(None),
@@ -467,7 +583,7 @@ fn name_attr<'a>(
 
 fn name_entry<'a>(
     unit: UnitRef<'_, R<'a>>,
-    units: &Units<'_, 'a>,
+    names: &Names<'_, '_, 'a>,
     offset: gimli::UnitOffset<usize>,
     links: usize,
 ) -> Sure<Option<R<'a>>> {
@@ -494,7 +610,7 @@ fn name_entry<'a>(
     }
     match (name, next) {
         (Some(n), _) => Ok(Some(n)),
-        (None, Some(next)) => name_attr(unit, units, next, links - 1),
+        (None, Some(next)) => name_attr(unit, names, next, links - 1),
         (None, None) => Ok(None),
     }
 }

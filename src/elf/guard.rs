@@ -41,6 +41,15 @@ struct UnitRange {
     unit: usize,
 }
 
+/// A unit range in addr2line's search order, with the lowest begin of it
+/// and all after it.
+struct EndRange {
+    begin: u64,
+    end: u64,
+    unit: usize,
+    min_begin: u64,
+}
+
 /// Refuses addresses in units nested too deeply.
 pub(crate) struct DepthGuard<'a> {
     index: Index<'a>,
@@ -58,6 +67,8 @@ struct Index<'a> {
     /// `max_end[i]`: the largest `end` among `ranges[..=i]`.
     max_end: OnceCell<Vec<u64>>,
     scans: Cell<u32>,
+    /// The ranges sorted by end, for [`DepthGuard::covering`].
+    by_end: OnceCell<Vec<EndRange>>,
     checked: Vec<OnceCell<bool>>,
     /// The file has partial units (which addr2line indexes for references
     /// and this index leaves out).
@@ -122,35 +133,60 @@ impl<'a> DepthGuard<'a> {
 }
 
 impl<'a> DepthGuard<'a> {
-    /// The units whose ranges cover `addr`, in the order addr2line's
-    /// `find_frames` tries them (by range end, then unit). `None` when the
-    /// index is not addr2line's: some ranges could not be read.
-    pub(crate) fn covering(&self, addr: u64) -> Option<Vec<gimli::UnitHeader<R<'a>>>> {
+    /// The units whose ranges cover `addr`, by index, in the order
+    /// addr2line's `find_frames` tries them (by range end, then unit; a
+    /// unit may come twice). `None` when the index is not addr2line's: some
+    /// ranges could not be read.
+    pub(crate) fn covering(&self, addr: u64) -> Option<impl Iterator<Item = usize> + '_> {
         let index = &self.index;
         if !index.clean {
             return None;
         }
-        let mut hits: Vec<(u64, usize)> = index
-            .ranges
-            .borrow()
-            .iter()
-            .filter(|r| r.begin <= addr && addr < r.end)
-            .map(|r| (r.end, r.unit))
-            .collect();
-        hits.sort_unstable();
-        let mut units: Vec<usize> = Vec::with_capacity(hits.len());
-        for (_, unit) in hits {
-            if !units.contains(&unit) {
-                units.push(unit);
+        let by_end = index.by_end.get_or_init(|| {
+            let mut by_end: Vec<EndRange> = index
+                .ranges
+                .borrow()
+                .iter()
+                .map(|r| EndRange {
+                    begin: r.begin,
+                    end: r.end,
+                    unit: r.unit,
+                    min_begin: 0,
+                })
+                .collect();
+            by_end.sort_unstable_by_key(|r| (r.end, r.unit));
+            let mut min = u64::MAX;
+            for r in by_end.iter_mut().rev() {
+                min = min.min(r.begin);
+                r.min_begin = min;
             }
-        }
-        Some(units.into_iter().map(|u| index.headers[u]).collect())
+            by_end
+        });
+        // The first range ending after `addr`; none after one whose
+        // remaining ranges all begin above it.
+        let first = by_end.partition_point(|r| r.end <= addr);
+        Some(
+            by_end[first..]
+                .iter()
+                .take_while(move |r| addr >= r.min_begin)
+                .filter(move |r| r.begin <= addr && addr < r.end)
+                .map(|r| r.unit),
+        )
+    }
+
+    /// The header of unit `index` (as [`Self::covering`] numbers them).
+    pub(crate) fn header(&self, index: usize) -> gimli::UnitHeader<R<'a>> {
+        self.index.headers[index]
+    }
+
+    pub(crate) fn unit_count(&self) -> usize {
+        self.index.headers.len()
     }
 
     /// The unit addr2line takes a `.debug_info` reference into: the last
     /// one starting before `offset`. `None` where its list of units may
     /// differ from this index's, or it would refuse the reference.
-    pub(crate) fn unit_at(&self, offset: usize) -> Option<gimli::UnitHeader<R<'a>>> {
+    pub(crate) fn unit_at(&self, offset: usize) -> Option<usize> {
         let index = &self.index;
         if !index.clean || index.partial {
             return None;
@@ -158,7 +194,7 @@ impl<'a> DepthGuard<'a> {
         let start = |h: &gimli::UnitHeader<R<'a>>| h.debug_info_offset().map_or(0, |o| o.0);
         match index.headers.binary_search_by_key(&offset, start) {
             Ok(_) | Err(0) => None,
-            Err(i) => Some(index.headers[i - 1]),
+            Err(i) => Some(i - 1),
         }
     }
 }
@@ -274,6 +310,7 @@ impl<'a> Index<'a> {
             ranges: RefCell::new(ranges),
             max_end: OnceCell::new(),
             scans: Cell::new(0),
+            by_end: OnceCell::new(),
             checked,
             partial,
             clean,

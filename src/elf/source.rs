@@ -12,7 +12,7 @@ use memmap2::Mmap;
 use object::{CompressionFormat, Object, ObjectSection};
 use typed_arena::Arena;
 
-use super::direct;
+use super::direct::{Engine, Found};
 use super::file::{self, Mapped};
 use super::globals::Globals;
 use super::guard::{self, DepthGuard, MAX_DEPTH, unit_depth_ok};
@@ -82,11 +82,13 @@ struct Loaded<'a> {
 /// A module's DWARF, ready for lookups.
 #[derive(Default)]
 struct Debug<'a> {
-    /// The sections, for the guard and direct lookups.
+    /// The sections, for the guard and our own lookups.
     dwarf: Option<gimli::Dwarf<R<'a>>>,
-    /// Refuses units nested too deeply for addr2line's recursion; knows
-    /// which units cover an address.
+    /// Knows which units cover an address; refuses units nested too deeply
+    /// for addr2line's recursion.
     guard: Option<DepthGuard<'a>>,
+    /// Our own lookups, unit by unit (see `direct`).
+    engine: Option<Engine<'a>>,
     /// addr2line's context, over a copy of the sections whose
     /// abbreviations are all parsed up front (the global index reads them
     /// too), made by the first lookup that needs it.
@@ -112,6 +114,7 @@ impl<'a> Debug<'a> {
         match loaded {
             Ok((dwarf, guard)) => Debug {
                 dwarf: Some(dwarf),
+                engine: Some(Engine::new(&guard)),
                 guard: Some(guard),
                 ..Debug::default()
             },
@@ -179,13 +182,7 @@ pub struct ElfSource {
     step: u64,
     /// Whether to find the column of line-0 rows (see `line0`).
     line0_columns: bool,
-    /// Lookups still to answer without addr2line's context (see `direct`).
-    direct_left: std::cell::Cell<u32>,
 }
-
-/// A module's first lookup reads only the units covering its address;
-/// after that addr2line's context (whose setup reads every unit) pays off.
-const DIRECT_LOOKUPS: u32 = 1;
 
 impl ElfSource {
     pub(crate) fn new(parts: Parts) -> Result<ElfSource, Miss> {
@@ -207,39 +204,33 @@ impl ElfSource {
             origin,
             step,
             line0_columns: true,
-            direct_left: std::cell::Cell::new(DIRECT_LOOKUPS),
         })
     }
 }
 
 impl ElfSource {
-    /// The frames for `addr` from the units covering it alone, while this
-    /// source has direct lookups left and addr2line's context is not set
-    /// up; `None` leaves the lookup to addr2line.
-    fn direct(&self, debug: &Debug<'_>, addr: u64) -> Option<Vec<Frame>> {
-        let left = self.direct_left.get();
-        if left == 0 || debug.full.get().is_some() {
+    /// The frames for `addr` from our own lookups; `None` leaves the
+    /// lookup to addr2line.
+    fn own_frames(&self, debug: &Debug<'_>, addr: u64) -> Option<Found> {
+        let (dwarf, guard, engine) = (
+            debug.dwarf.as_ref()?,
+            debug.guard.as_ref()?,
+            debug.engine.as_ref()?,
+        );
+        if addr >= guard::NO_CODE {
             return None;
         }
-        self.direct_left.set(left - 1);
-        self.direct_frames(debug, addr)
-    }
-
-    fn direct_frames(&self, debug: &Debug<'_>, addr: u64) -> Option<Vec<Frame>> {
-        let (dwarf, guard) = (debug.dwarf.as_ref()?, debug.guard.as_ref()?);
-        if dwarf.sup.is_some() {
-            return None;
-        }
-        let (mut frames, column) = direct::find_frames(dwarf, guard, addr).ok()?;
+        let mut found = engine.find_frames(dwarf, guard, addr).ok()?;
         // The innermost frame on a line-0 row: LLVM prints the row's
         // column, addr2line drops it.
-        if let Some(first) = frames.first_mut()
+        if let Found::Frames(frames, column) = &mut found
+            && let Some(first) = frames.first_mut()
             && first.line == 0
             && self.line0_columns
         {
-            first.column = column;
+            first.column = *column;
         }
-        Some(frames)
+        Some(found)
     }
 
     /// The frames for `addr` from addr2line.
@@ -299,23 +290,26 @@ impl ElfSource {
 
 #[cfg(test)]
 impl ElfSource {
-    /// `addr` answered directly (`None`: left to addr2line) and by
-    /// addr2line; `None` for addresses neither would be asked.
+    /// `addr` answered by our own lookups (`None`: left to addr2line) and
+    /// by addr2line (`None` when the guard refuses the address); `None`
+    /// for addresses neither would be asked.
     #[allow(clippy::type_complexity)]
     pub(crate) fn both_ways(
         &self,
         addr: u64,
-    ) -> Option<(Option<Vec<Frame>>, Result<Vec<Frame>, String>)> {
+    ) -> Option<(Option<Found>, Option<Result<Vec<Frame>, String>>)> {
         self.cell.with_dependent(|owner, loaded| {
             let debug = loaded.debug.get_or_init(|| Debug::load(owner));
             let guard = debug.guard.as_ref()?;
-            if !guard.address_ok(debug.dwarf.as_ref()?, addr) || addr >= guard::NO_CODE {
+            if addr >= guard::NO_CODE {
                 return None;
             }
-            let direct = self.direct_frames(debug, addr);
-            let full = debug.full().map_err(str::to_owned);
-            let context = full.and_then(|full| self.context_frames(owner, loaded, full, addr));
-            Some((direct, context))
+            let own = self.own_frames(debug, addr);
+            let context = guard.address_ok(debug.dwarf.as_ref()?, addr).then(|| {
+                let full = debug.full().map_err(str::to_owned);
+                full.and_then(|full| self.context_frames(owner, loaded, full, addr))
+            });
+            Some((own, context))
         })
     }
 }
@@ -513,32 +507,35 @@ impl SymbolSource for ElfSource {
             let debug = loaded.debug.get_or_init(|| Debug::load(owner));
             let mut frames = Vec::new();
             let mut error = debug.error.clone();
-            let guarded = match (&debug.guard, &debug.dwarf) {
-                (Some(guard), Some(dwarf)) => guard.address_ok(dwarf, addr),
-                _ => true,
-            };
-            if !guarded {
-                error = Some(format!(
+            let too_deep = || {
+                Some(format!(
                     "DWARF nested deeper than {MAX_DEPTH} levels here; ignored"
-                ));
-            }
-            // addr2line probes `[addr, addr + 1)`: the last address of the
-            // space cannot be asked (and no code lives there), nor the one
-            // before, where the guard parks the units without code
-            // (see `DepthGuard::build`).
-            let askable = guarded && addr < guard::NO_CODE && debug.dwarf.is_some();
-            if askable {
-                match self.direct(debug, addr) {
-                    Some(found) => frames = found,
-                    None => {
-                        if let Err(e) = debug
+                ))
+            };
+            match self.own_frames(debug, addr) {
+                Some(Found::Frames(found, _)) => frames = found,
+                Some(Found::TooDeep) => error = too_deep(),
+                None => {
+                    let guarded = match (&debug.guard, &debug.dwarf) {
+                        (Some(guard), Some(dwarf)) => guard.address_ok(dwarf, addr),
+                        _ => true,
+                    };
+                    if !guarded {
+                        error = too_deep();
+                    }
+                    // addr2line probes `[addr, addr + 1)`: the last address
+                    // of the space cannot be asked (and no code lives
+                    // there), nor the one before, where the guard parks the
+                    // units without code (see `DepthGuard::build`).
+                    let askable = guarded && addr < guard::NO_CODE && debug.dwarf.is_some();
+                    if askable
+                        && let Err(e) = debug
                             .full()
                             .map_err(str::to_owned)
                             .and_then(|full| self.context_frames(owner, loaded, full, addr))
                             .map(|found| frames = found)
-                        {
-                            error = Some(e);
-                        }
+                    {
+                        error = Some(e);
                     }
                 }
             }
