@@ -339,6 +339,9 @@ impl Functions {
             }
         }
         addresses.sort_unstable_by_key(|x| x.range.begin);
+        // Kept for the run: no room to spare.
+        offsets.shrink_to_fit();
+        addresses.shrink_to_fit();
         Ok((Functions { offsets, addresses }, deepest))
     }
 
@@ -426,6 +429,8 @@ impl<'a> Function<'a> {
                 .cmp(&b.call_depth)
                 .then(a.range.begin.cmp(&b.range.begin))
         });
+        function.inlined.shrink_to_fit();
+        function.addresses.shrink_to_fit();
         Ok(function)
     }
 
@@ -686,6 +691,8 @@ impl Lines {
             files.push(file_path(unit, file, header)?);
             index += 1;
         }
+        files.shrink_to_fit();
+        sequences.shrink_to_fit();
         Ok(Lines { files, sequences })
     }
 
