@@ -89,9 +89,11 @@ struct Debug<'a> {
     guard: Option<DepthGuard<'a>>,
     /// Our own lookups, unit by unit (see `direct`).
     engine: Option<Engine<'a>>,
-    /// addr2line's context, over a copy of the sections whose
-    /// abbreviations are all parsed up front (the global index reads them
-    /// too), made by the first lookup that needs it.
+    /// A copy of the sections whose abbreviation sets are all parsed up
+    /// front, for the global index and addr2line, made on first use.
+    populated: OnceCell<Arc<gimli::Dwarf<R<'a>>>>,
+    /// addr2line's context, made by the first lookup our engine leaves
+    /// to it.
     full: OnceCell<Result<Full<'a>, String>>,
     /// Why DWARF could not be used, if it could not.
     error: Option<String>,
@@ -125,16 +127,23 @@ impl<'a> Debug<'a> {
         }
     }
 
+    fn populated(&self) -> Option<&Arc<gimli::Dwarf<R<'a>>>> {
+        let dwarf = self.dwarf.as_ref()?;
+        Some(self.populated.get_or_init(|| {
+            let mut copy = copy_sections(dwarf);
+            copy.populate_abbreviations_cache(gimli::AbbreviationsCacheStrategy::All);
+            Arc::new(copy)
+        }))
+    }
+
     /// addr2line's context and the sections it reads, set up on first use.
     fn full(&self) -> Result<&Full<'a>, &str> {
-        let Some(dwarf) = &self.dwarf else {
+        let Some(dwarf) = self.populated() else {
             return Err(self.error.as_deref().unwrap_or("no DWARF"));
         };
         self.full
             .get_or_init(|| {
-                let mut copy = copy_sections(dwarf);
-                copy.populate_abbreviations_cache(gimli::AbbreviationsCacheStrategy::All);
-                let copy = Arc::new(copy);
+                let copy = dwarf.clone();
                 Context::from_arc_dwarf(copy.clone())
                     .map(|ctx| Full { ctx, dwarf: copy })
                     .map_err(|e| format!("DWARF: {e}"))
@@ -569,7 +578,7 @@ impl SymbolSource for ElfSource {
     fn data_declaration(&self, addr: u64) -> Option<(Option<String>, u32)> {
         self.cell.with_dependent(|owner, loaded| {
             let debug = loaded.debug.get_or_init(|| Debug::load(owner));
-            let dwarf = &debug.full().ok()?.dwarf;
+            let dwarf = debug.populated()?;
             let global = loaded
                 .globals
                 .get_or_init(|| Globals::build(dwarf))
