@@ -291,8 +291,15 @@ pub fn strip_user_prefix<'a>(p: &'a str, prefix: &str) -> Option<&'a str> {
 /// separator), or 0 when there is none worth showing: fewer than two
 /// paths, no common directory below the root (the prefix must hold at least
 /// two separators: `/a/`, `C:\a\`), or a path that would be left empty.
-pub fn common_dir<'a>(paths: impl IntoIterator<Item = &'a [u8]>) -> usize {
-    let mut it = paths.into_iter();
+/// No path is left starting with a separator (`C:\a\/b.c` cut after
+/// `C:\a\` would read as the absolute `/b.c`).
+pub fn common_dir<'a, I>(paths: I) -> usize
+where
+    I: IntoIterator<Item = &'a [u8]>,
+    I::IntoIter: Clone,
+{
+    let all = paths.into_iter();
+    let mut it = all.clone();
     let Some(first) = it.next() else {
         return 0;
     };
@@ -314,9 +321,15 @@ pub fn common_dir<'a>(paths: impl IntoIterator<Item = &'a [u8]>) -> usize {
     // Back to just after a separator, leaving a non-empty name in every
     // path (the separator is searched for before `min - 1`).
     let within = len.min(min.saturating_sub(1));
-    let Some(i) = first[..within].iter().rposition(|&b| is_sep(b)) else {
+    let Some(mut i) = first[..within].iter().rposition(|&b| is_sep(b)) else {
         return 0;
     };
+    while all.clone().any(|p| p.get(i + 1).is_some_and(|&b| is_sep(b))) {
+        let Some(before) = first[..i].iter().rposition(|&b| is_sep(b)) else {
+            return 0;
+        };
+        i = before;
+    }
     let cut = i + 1;
     let seps = first[..cut].iter().filter(|&&b| is_sep(b)).count();
     if seps < 2 { 0 } else { cut }
@@ -382,6 +395,10 @@ mod tests {
         let empty: &[u8] = b"";
         assert_eq!(common_dir([empty, empty]), 0);
         assert_eq!(common_dir([b"/".as_slice(), b"/".as_slice()]), 0);
+        // Never a remainder that reads as absolute.
+        let (c, d) = (b"C:\\w\\p\\a.c".as_slice(), b"C:\\w\\p\\/b.c".as_slice());
+        assert_eq!(common_dir([c, d]), 5);
+        assert_eq!(common_dir([b"/a//b.c".as_slice(), b"/a/x/c.c".as_slice()]), 0);
     }
 
     #[test]
