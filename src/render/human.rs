@@ -39,6 +39,8 @@ use std::collections::HashMap;
 use std::io::{self, Write};
 use std::sync::Arc;
 
+use rustc_hash::FxHashMap;
+
 use super::kept::PerAnswer;
 use super::num::Hex;
 use super::paths::{self, Class, Token};
@@ -79,7 +81,6 @@ struct PathState {
     record: bool,
     /// `(start, len)` of each project path in the buffer being written.
     spans: Vec<(usize, usize)>,
-    normalizer: paths::Normalizer,
 }
 
 /// The backtrace being held.
@@ -117,6 +118,8 @@ pub struct Human {
     short_ids: Vec<u64>,
     /// Frames as shown, per shared answer.
     kept: RefCell<PerAnswer<Arc<[Shown]>>>,
+    /// Source paths normalised, by path.
+    normalised: RefCell<PathCache>,
 }
 
 /// What a frame shows that does not depend on the line it is on, made once
@@ -124,11 +127,42 @@ pub struct Human {
 struct Shown {
     /// Demangled function (`??` when unknown).
     name: String,
-    /// The source path normalised (see [`paths::Normalizer`]) and its class.
-    path: Option<Normalised>,
+    /// The source path normalised and its class (see [`PathCache`]).
+    path: Option<Arc<Normalised>>,
 }
 
 type Normalised = (Box<[u8]>, Class);
+
+/// Most source paths kept normalised; the table is refilled when full.
+const PATHS_MAX: usize = 1 << 12;
+
+/// Source paths normalised (see [`paths::Normalizer`]) and classified, by
+/// the path as the debug info gives it: the frames of many answers share a
+/// few files, and normalising and classifying one (a walk over its
+/// components, three substring searches) costs more than the rest of
+/// printing it.
+#[derive(Default)]
+struct PathCache {
+    map: FxHashMap<Box<str>, Arc<Normalised>>,
+    normalizer: paths::Normalizer,
+}
+
+impl PathCache {
+    fn get(&mut self, p: &str) -> Arc<Normalised> {
+        if let Some(n) = self.map.get(p) {
+            return Arc::clone(n);
+        }
+        let mut v = Vec::with_capacity(p.len());
+        self.normalizer.push(&mut v, p);
+        let class = paths::classify(&v);
+        let n = Arc::new((v.into_boxed_slice(), class));
+        if self.map.len() >= PATHS_MAX {
+            self.map.clear();
+        }
+        self.map.insert(p.into(), Arc::clone(&n));
+        n
+    }
+}
 
 /// Who uses a module base name.
 enum BaseName {
@@ -162,6 +196,7 @@ impl Human {
             short_names: HashMap::new(),
             short_ids: Vec::new(),
             kept: RefCell::default(),
+            normalised: RefCell::default(),
         }
     }
 
@@ -169,17 +204,12 @@ impl Human {
     /// answer.
     fn shown(&self, info: &Arc<CodeInfo>) -> Arc<[Shown]> {
         Arc::clone(self.kept.borrow_mut().get_or_make(info, |info| {
-            let mut normalizer = paths::Normalizer::default();
+            let mut normalised = self.normalised.borrow_mut();
             info.frames
                 .iter()
                 .map(|f| Shown {
                     name: Self::function_of(f),
-                    path: f.file.as_deref().map(|p| {
-                        let mut v = Vec::with_capacity(p.len());
-                        normalizer.push(&mut v, p);
-                        let class = paths::classify(&v);
-                        (v.into_boxed_slice(), class)
-                    }),
+                    path: f.file.as_deref().map(|p| normalised.get(p)),
                 })
                 .collect()
         }))
@@ -241,15 +271,12 @@ impl Human {
             out.extend_from_slice(p.as_bytes());
             return;
         }
-        let normalised;
+        let looked_up;
         let (bytes, class) = match normal {
             Some((bytes, class)) => (&bytes[..], *class),
             None => {
-                let mut v = Vec::with_capacity(p.len());
-                st.normalizer.push(&mut v, p);
-                let class = paths::classify(&v);
-                normalised = v;
-                (&normalised[..], class)
+                looked_up = self.normalised.borrow_mut().get(p);
+                (&looked_up.0[..], looked_up.1)
             }
         };
         let start = out.len();
@@ -559,7 +586,7 @@ impl Human {
                     }
                     if let Some(file) = f.file.as_deref() {
                         out.extend_from_slice(b" at ");
-                        self.location(st, out, (file, sh.path.as_ref()), f.line, f.column)?;
+                        self.location(st, out, (file, sh.path.as_deref()), f.line, f.column)?;
                     }
                 }
             }
@@ -655,7 +682,7 @@ impl Human {
                     }
                     if let Some(file) = f.file.as_deref() {
                         out.push(b' ');
-                        let normal = shown.get(i).and_then(|s| s.path.as_ref());
+                        let normal = shown.get(i).and_then(|s| s.path.as_deref());
                         self.location(st, out, (file, normal), f.line, f.column)?;
                     }
                 }
