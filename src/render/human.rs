@@ -647,12 +647,19 @@ impl Human {
         let n = frames.len().max(1);
         let addr = Hex::new(res.adjusted, 18);
         let mut num = itoa::Buffer::new();
+        let ending: &[u8] = if line.crlf() { b"\r\n" } else { b"\n" };
+        let indent = if prefix.iter().all(u8::is_ascii_whitespace) {
+            prefix
+        } else {
+            b""
+        };
+        // ` (module+0xoffset)`, the same for every frame: written for the
+        // first one and copied for the others.
+        let mut tail = 0..0;
         for i in 0..n {
             if i > 0 {
-                out.extend_from_slice(if line.crlf() { b"\r\n" } else { b"\n" });
-                if prefix.iter().all(u8::is_ascii_whitespace) {
-                    out.extend_from_slice(prefix);
-                }
+                out.extend_from_slice(ending);
+                out.extend_from_slice(indent);
             }
             // `{label:<6} ` with label `#N` or `#N.K`.
             let label_start = out.len();
@@ -695,9 +702,15 @@ impl Human {
                     }
                 }
             }
-            out.extend_from_slice(b" (");
-            self.module_offset(out, place)?;
-            out.push(b')');
+            if i == 0 {
+                let at = out.len();
+                out.extend_from_slice(b" (");
+                self.module_offset(out, place)?;
+                out.push(b')');
+                tail = at..out.len();
+            } else {
+                out.extend_from_within(tail.clone());
+            }
         }
         Ok(())
     }
