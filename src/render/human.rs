@@ -127,8 +127,13 @@ pub struct Human {
 struct Shown {
     /// Demangled function (`??` when unknown).
     name: String,
-    /// The source path normalised and its class (see [`PathCache`]).
+    /// The source path normalised and its class (see [`PathCache`]); `None`
+    /// when the options alone decide how it is shown ([`Human::fixed_path`]).
     path: Option<Arc<Normalised>>,
+    /// `PATH:LINE:COLUMN` as [`Human::location`] writes it once the path's
+    /// toolchain root is stated, and the length of `PATH` in it (see
+    /// [`Human::frame_location`]).
+    located: Option<(Vec<u8>, usize)>,
 }
 
 type Normalised = (Box<[u8]>, Class);
@@ -200,16 +205,42 @@ impl Human {
         }
     }
 
-    /// Each frame's demangled function and normalised path, once per
-    /// answer.
+    /// Each frame's demangled function, normalised path and location text,
+    /// once per answer.
     fn shown(&self, info: &Arc<CodeInfo>) -> Arc<[Shown]> {
         Arc::clone(self.kept.borrow_mut().get_or_make(info, |info| {
             let mut normalised = self.normalised.borrow_mut();
             info.frames
                 .iter()
-                .map(|f| Shown {
-                    name: Self::function_of(f),
-                    path: f.file.as_deref().map(|p| normalised.get(p)),
+                .map(|f| {
+                    let Some(p) = f.file.as_deref() else {
+                        return Shown {
+                            name: Self::function_of(f),
+                            path: None,
+                            located: None,
+                        };
+                    };
+                    // Room for the path and `:line:column`: an answer's
+                    // frames are made once, and growing costs more.
+                    let mut text = Vec::with_capacity(p.len() + 24);
+                    let path = match self.fixed_path(p) {
+                        Some(fixed) => {
+                            text.extend_from_slice(fixed.as_bytes());
+                            None
+                        }
+                        None => {
+                            let normal = normalised.get(p);
+                            push_shortened(&mut text, &normal);
+                            Some(normal)
+                        }
+                    };
+                    let path_len = text.len();
+                    push_line_column(&mut text, f.line, f.column);
+                    Shown {
+                        name: Self::function_of(f),
+                        path,
+                        located: Some((text, path_len)),
+                    }
                 })
                 .collect()
         }))
@@ -252,57 +283,54 @@ impl Human {
         }
     }
 
-    /// Write a source path the way the options ask (see [`paths`]).
-    /// Path `p`, with its normalised form and class when known already.
-    fn put_path(
-        &self,
-        st: &mut PathState,
-        out: &mut Vec<u8>,
-        p: &str,
-        normal: Option<&Normalised>,
-    ) {
+    /// Path `p` as the options alone have it shown, when they do: under
+    /// the `--strip-path-prefix`, or `--full-paths`.
+    fn fixed_path<'a>(&self, p: &'a str) -> Option<&'a str> {
         if let Some(prefix) = &self.opts.strip_path_prefix
             && let Some(rest) = paths::strip_user_prefix(p, prefix)
         {
-            out.extend_from_slice(rest.as_bytes());
+            return Some(rest);
+        }
+        self.opts.full_paths.then_some(p)
+    }
+
+    /// Write a source path the way the options ask (see [`paths`]).
+    fn put_path(&self, st: &mut PathState, out: &mut Vec<u8>, p: &str) {
+        if let Some(fixed) = self.fixed_path(p) {
+            out.extend_from_slice(fixed.as_bytes());
             return;
         }
-        if self.opts.full_paths {
-            out.extend_from_slice(p.as_bytes());
-            return;
+        let normal = self.normalised.borrow_mut().get(p);
+        if self.note_path(st, &normal, out.len()) {
+            push_shortened(out, &normal);
+        } else {
+            out.extend_from_slice(&normal.0);
         }
-        let looked_up;
-        let (bytes, class) = match normal {
-            Some((bytes, class)) => (&bytes[..], *class),
-            None => {
-                looked_up = self.normalised.borrow_mut().get(p);
-                (&looked_up.0[..], looked_up.1)
-            }
-        };
-        let start = out.len();
-        match class {
+    }
+
+    /// What writing normalised path `normal` at `at` in the buffer tells the
+    /// reader: its toolchain root is stated (before the text), a project
+    /// path's span is recorded. False when another root was stated for the
+    /// same token in this text already: the path is then written in full.
+    fn note_path(&self, st: &mut PathState, (bytes, class): &Normalised, at: usize) -> bool {
+        match *class {
             Class::Token { token, root } => {
                 let root_text = &bytes[..root];
                 let slot = &mut st.stated[token.index()];
                 if slot.as_deref().map(str::as_bytes) != Some(root_text) {
                     if st.new_tokens.contains(&token) {
-                        // Already stated differently for this same text:
-                        // this one stays in full.
-                        out.extend_from_slice(bytes);
-                        return;
+                        return false;
                     }
                     *slot = Some(String::from_utf8_lossy(root_text).into_owned());
                     st.new_tokens.push(token);
                 }
-                out.extend_from_slice(token.text().as_bytes());
-                out.extend_from_slice(&bytes[root..]);
             }
             Class::Project if st.record && self.opts.strip_path_prefix.is_none() => {
-                out.extend_from_slice(bytes);
-                st.spans.push((start, out.len() - start));
+                st.spans.push((at, bytes.len()));
             }
-            _ => out.extend_from_slice(bytes),
+            _ => {}
         }
+        true
     }
 
     /// `[paths relative to P; <rust> = R]`, when there is anything to say.
@@ -498,31 +526,41 @@ impl Human {
     }
 
     /// `file:line:column` (what is known of it), green with colour.
-    fn location(
-        &self,
-        st: &mut PathState,
-        out: &mut Vec<u8>,
-        (file, normal): (&str, Option<&Normalised>),
-        line: u32,
-        column: u32,
-    ) -> io::Result<()> {
+    fn location(&self, st: &mut PathState, out: &mut Vec<u8>, file: &str, line: u32, column: u32) {
         if self.opts.color {
             out.extend_from_slice(LOC.as_bytes());
         }
-        self.put_path(st, out, file, normal);
-        if line != 0 {
-            let mut num = itoa::Buffer::new();
-            out.push(b':');
-            out.extend_from_slice(num.format(line).as_bytes());
-            if column != 0 {
-                out.push(b':');
-                out.extend_from_slice(num.format(column).as_bytes());
+        self.put_path(st, out, file);
+        push_line_column(out, line, column);
+        if self.opts.color {
+            self.restore(out);
+        }
+    }
+
+    /// [`Human::location`] of a frame, from its [`Shown::located`] text
+    /// (`located`, with `path_len` bytes of path): a frame's location is
+    /// written for every line that shows it, and copying it whole costs
+    /// less than putting it together.
+    fn frame_location(
+        &self,
+        st: &mut PathState,
+        out: &mut Vec<u8>,
+        normal: Option<&Normalised>,
+        (located, path_len): &(Vec<u8>, usize),
+    ) {
+        if self.opts.color {
+            out.extend_from_slice(LOC.as_bytes());
+        }
+        match normal {
+            Some(normal) if !self.note_path(st, normal, out.len()) => {
+                out.extend_from_slice(&normal.0);
+                out.extend_from_slice(&located[*path_len..]);
             }
+            _ => out.extend_from_slice(located),
         }
         if self.opts.color {
             self.restore(out);
         }
-        Ok(())
     }
 
     fn function_of(f: &Frame) -> String {
@@ -584,9 +622,9 @@ impl Human {
                     } else {
                         self.paint(out, FUNC, &sh.name);
                     }
-                    if let Some(file) = f.file.as_deref() {
+                    if let Some(located) = &sh.located {
                         out.extend_from_slice(b" at ");
-                        self.location(st, out, (file, sh.path.as_deref()), f.line, f.column)?;
+                        self.frame_location(st, out, sh.path.as_deref(), located);
                     }
                 }
             }
@@ -622,7 +660,7 @@ impl Human {
             self.paint(out, FUNC, &s);
             if let Some(file) = &d.decl_file {
                 out.extend_from_slice(b" at ");
-                self.location(st, out, (file, None), d.decl_line, 0)?;
+                self.location(st, out, file, d.decl_line, 0);
             }
             return Ok(());
         }
@@ -687,10 +725,11 @@ impl Human {
                     } else {
                         self.paint(out, FUNC, shown.get(i).map_or("??", |s| &s.name));
                     }
-                    if let Some(file) = f.file.as_deref() {
+                    if let Some(sh) = shown.get(i)
+                        && let Some(located) = &sh.located
+                    {
                         out.push(b' ');
-                        let normal = shown.get(i).and_then(|s| s.path.as_deref());
-                        self.location(st, out, (file, normal), f.line, f.column)?;
+                        self.frame_location(st, out, sh.path.as_deref(), located);
                     }
                 }
                 None => {
@@ -844,6 +883,31 @@ impl Human {
             self.flush_block(out, false)?;
         }
         Ok(())
+    }
+}
+
+/// A normalised path as written once its toolchain root, if any, has been
+/// stated: the root replaced by its token.
+fn push_shortened(out: &mut Vec<u8>, (bytes, class): &Normalised) {
+    match *class {
+        Class::Token { token, root } => {
+            out.extend_from_slice(token.text().as_bytes());
+            out.extend_from_slice(&bytes[root..]);
+        }
+        _ => out.extend_from_slice(bytes),
+    }
+}
+
+/// `:line:column` after a path (what is known of them: 0 is unknown).
+fn push_line_column(out: &mut Vec<u8>, line: u32, column: u32) {
+    if line != 0 {
+        let mut num = itoa::Buffer::new();
+        out.push(b':');
+        out.extend_from_slice(num.format(line).as_bytes());
+        if column != 0 {
+            out.push(b':');
+            out.extend_from_slice(num.format(column).as_bytes());
+        }
     }
 }
 
