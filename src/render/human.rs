@@ -572,13 +572,10 @@ impl Human {
     /// `function+0xoff` from the symbol table, if any.
     fn symbol_offset(info: &CodeInfo, rel: u64) -> Option<String> {
         let sym = info.symbol.as_ref()?;
-        let name = demangle_full(&sym.name);
-        let off = rel.wrapping_sub(sym.address);
-        Some(if off == 0 {
-            name
-        } else {
-            format!("{name}+{off:#x}")
-        })
+        Some(with_offset(
+            demangle_full(&sym.name),
+            rel.wrapping_sub(sym.address),
+        ))
     }
 
     /// `module+0xoffset`, the module by its base name when that is
@@ -651,12 +648,7 @@ impl Human {
             && let Some(sym) = &d.symbol
         {
             let name = demangle_full(&sym.name);
-            let off = place.rel.wrapping_sub(sym.address);
-            let s = if off == 0 {
-                name
-            } else {
-                format!("{name}+{off:#x}")
-            };
+            let s = with_offset(name, place.rel.wrapping_sub(sym.address));
             self.paint(out, FUNC, &s);
             if let Some(file) = &d.decl_file {
                 out.extend_from_slice(b" at ");
@@ -884,6 +876,20 @@ impl Human {
         }
         Ok(())
     }
+}
+
+/// `name+0xoffset`, or `name` at offset 0 (`format!` costs more than the
+/// rest of a `data` element).
+fn with_offset(name: String, offset: u64) -> String {
+    if offset == 0 {
+        return name;
+    }
+    let hex = Hex::new(offset, 0);
+    let mut s = name;
+    s.reserve(1 + hex.as_bytes().len());
+    s.push('+');
+    s.extend(hex.as_bytes().iter().map(|&b| char::from(b)));
+    s
 }
 
 /// A normalised path as written once its toolchain root, if any, has been
