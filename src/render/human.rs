@@ -676,6 +676,8 @@ impl Human {
         };
         let n = frames.len().max(1);
         let addr = Hex::new(res.adjusted, 18);
+        let mut frame_num = itoa::Buffer::new();
+        let frame_text = frame_num.format(frame).as_bytes();
         let mut num = itoa::Buffer::new();
         let ending: &[u8] = if line.crlf() { b"\r\n" } else { b"\n" };
         let indent = if prefix.iter().all(u8::is_ascii_whitespace) {
@@ -694,7 +696,7 @@ impl Human {
             // `{label:<6} ` with label `#N` or `#N.K`.
             let label_start = out.len();
             out.push(b'#');
-            out.extend_from_slice(num.format(frame).as_bytes());
+            out.extend_from_slice(frame_text);
             if i != n - 1 {
                 out.push(b'.');
                 out.extend_from_slice(num.format(i + 1).as_bytes());
