@@ -52,12 +52,14 @@
 
 use std::collections::VecDeque;
 use std::io::{self, Write};
+use std::sync::Arc;
 
 use serde_json::Value;
 
 use super::kept::PerAnswer;
 use super::num::Hex;
 use super::{ContextEvent, Event, Line, Lookup, Render, RenderOptions, Resolved};
+use crate::context::Module;
 use crate::demangle::demangle_full;
 use crate::markup::RawElement;
 use crate::symbols::{CodeInfo, SymbolHit};
@@ -71,8 +73,34 @@ pub struct Json {
     dump_notes: VecDeque<Value>,
     /// Output not yet handed to the writer.
     buf: Vec<u8>,
+    kept: Kept,
+}
+
+/// What the objects of elements share, made once.
+#[derive(Default)]
+struct Kept {
     /// Rendered answers, once per shared answer.
-    kept: PerAnswer<Rendered>,
+    answers: PerAnswer<Rendered>,
+    /// The last module written and its `"module"` object: elements mostly
+    /// fall in the module the one before fell in.
+    module: Option<(Arc<Module>, Box<[u8]>)>,
+}
+
+/// `{"build_id":...,"id":...,"name":...}` for `m`, made again only when
+/// it is not the `last` module.
+fn module_object<'a>(last: &'a mut Option<(Arc<Module>, Box<[u8]>)>, m: &Arc<Module>) -> &'a [u8] {
+    if !last.as_ref().is_some_and(|(k, _)| Arc::ptr_eq(k, m)) {
+        let mut b = Vec::new();
+        b.extend_from_slice(b"{\"build_id\":");
+        build_id(&mut b, &m.build_id.0);
+        b.extend_from_slice(b",\"id\":");
+        num(&mut b, m.id);
+        b.extend_from_slice(b",\"name\":");
+        lossy(&mut b, &m.name);
+        b.push(b'}');
+        *last = Some((Arc::clone(m), b.into_boxed_slice()));
+    }
+    last.as_ref().map_or(&[], |(_, b)| b)
 }
 
 /// A code answer as JSON, but for the symbol's offset (which depends on the
@@ -90,7 +118,7 @@ impl Json {
             _opts: opts,
             dump_notes: VecDeque::new(),
             buf: Vec::with_capacity(FLUSH_AT + 4096),
-            kept: PerAnswer::default(),
+            kept: Kept::default(),
         }
     }
 
@@ -347,7 +375,8 @@ struct Extra<'a> {
 /// An object for a resolved address, its members in name order: address,
 /// adjusted, decl_file, decl_line, element, frame, frames, key, module,
 /// offset, raw, reason, status, symbol, value.
-fn resolved(buf: &mut Vec<u8>, kept: &mut PerAnswer<Rendered>, extra: &Extra<'_>, res: &Resolved) {
+fn resolved(buf: &mut Vec<u8>, kept: &mut Kept, extra: &Extra<'_>, res: &Resolved) {
+    let Kept { answers, module } = kept;
     let rel = res.place.as_ref().map_or(0, |p| p.rel);
     buf.extend_from_slice(b"{\"address\":");
     hex(buf, res.addr);
@@ -370,7 +399,7 @@ fn resolved(buf: &mut Vec<u8>, kept: &mut PerAnswer<Rendered>, extra: &Extra<'_>
         num(buf, frame);
     }
     let code = match &res.lookup {
-        Lookup::Code(info) => Some(kept.get_or_make(info, render)),
+        Lookup::Code(info) => Some(answers.get_or_make(info, render)),
         _ => None,
     };
     if let Some(code) = code {
@@ -382,13 +411,9 @@ fn resolved(buf: &mut Vec<u8>, kept: &mut PerAnswer<Rendered>, extra: &Extra<'_>
         lossy(buf, key);
     }
     if let Some(p) = &res.place {
-        buf.extend_from_slice(b",\"module\":{\"build_id\":");
-        build_id(buf, &p.module.build_id.0);
-        buf.extend_from_slice(b",\"id\":");
-        num(buf, p.module.id);
-        buf.extend_from_slice(b",\"name\":");
-        lossy(buf, &p.module.name);
-        buf.extend_from_slice(b"},\"offset\":");
+        buf.extend_from_slice(b",\"module\":");
+        buf.extend_from_slice(module_object(module, &p.module));
+        buf.extend_from_slice(b",\"offset\":");
         hex(buf, p.rel);
     }
     if let Some((_, raw)) = extra.element {
@@ -1135,7 +1160,7 @@ mod tests {
                 render_line(&mut r, i, line, &events),
                 oracle::line(i, line, &events, &[])
             );
-            assert!(r.kept.len() <= MAX_KEPT);
+            assert!(r.kept.answers.len() <= MAX_KEPT);
         }
     }
 
