@@ -39,6 +39,8 @@ use std::collections::HashMap;
 use std::io::{self, Write};
 use std::sync::Arc;
 
+use rustc_hash::FxHashMap;
+
 use super::kept::PerAnswer;
 use super::num::Hex;
 use super::paths::{self, Class, Token};
@@ -79,7 +81,6 @@ struct PathState {
     record: bool,
     /// `(start, len)` of each project path in the buffer being written.
     spans: Vec<(usize, usize)>,
-    normalizer: paths::Normalizer,
 }
 
 /// The backtrace being held.
@@ -117,6 +118,8 @@ pub struct Human {
     short_ids: Vec<u64>,
     /// Frames as shown, per shared answer.
     kept: RefCell<PerAnswer<Arc<[Shown]>>>,
+    /// Source paths normalised, by path.
+    normalised: RefCell<PathCache>,
 }
 
 /// What a frame shows that does not depend on the line it is on, made once
@@ -124,11 +127,47 @@ pub struct Human {
 struct Shown {
     /// Demangled function (`??` when unknown).
     name: String,
-    /// The source path normalised (see [`paths::Normalizer`]) and its class.
-    path: Option<Normalised>,
+    /// The source path normalised and its class (see [`PathCache`]); `None`
+    /// when the options alone decide how it is shown ([`Human::fixed_path`]).
+    path: Option<Arc<Normalised>>,
+    /// `PATH:LINE:COLUMN` as [`Human::location`] writes it once the path's
+    /// toolchain root is stated, and the length of `PATH` in it (see
+    /// [`Human::frame_location`]).
+    located: Option<(Vec<u8>, usize)>,
 }
 
 type Normalised = (Box<[u8]>, Class);
+
+/// Most source paths kept normalised; the table is refilled when full.
+const PATHS_MAX: usize = 1 << 12;
+
+/// Source paths normalised (see [`paths::Normalizer`]) and classified, by
+/// the path as the debug info gives it: the frames of many answers share a
+/// few files, and normalising and classifying one (a walk over its
+/// components, three substring searches) costs more than the rest of
+/// printing it.
+#[derive(Default)]
+struct PathCache {
+    map: FxHashMap<Box<str>, Arc<Normalised>>,
+    normalizer: paths::Normalizer,
+}
+
+impl PathCache {
+    fn get(&mut self, p: &str) -> Arc<Normalised> {
+        if let Some(n) = self.map.get(p) {
+            return Arc::clone(n);
+        }
+        let mut v = Vec::with_capacity(p.len());
+        self.normalizer.push(&mut v, p);
+        let class = paths::classify(&v);
+        let n = Arc::new((v.into_boxed_slice(), class));
+        if self.map.len() >= PATHS_MAX {
+            self.map.clear();
+        }
+        self.map.insert(p.into(), Arc::clone(&n));
+        n
+    }
+}
 
 /// Who uses a module base name.
 enum BaseName {
@@ -162,24 +201,46 @@ impl Human {
             short_names: HashMap::new(),
             short_ids: Vec::new(),
             kept: RefCell::default(),
+            normalised: RefCell::default(),
         }
     }
 
-    /// Each frame's demangled function and normalised path, once per
-    /// answer.
+    /// Each frame's demangled function, normalised path and location text,
+    /// once per answer.
     fn shown(&self, info: &Arc<CodeInfo>) -> Arc<[Shown]> {
         Arc::clone(self.kept.borrow_mut().get_or_make(info, |info| {
-            let mut normalizer = paths::Normalizer::default();
+            let mut normalised = self.normalised.borrow_mut();
             info.frames
                 .iter()
-                .map(|f| Shown {
-                    name: Self::function_of(f),
-                    path: f.file.as_deref().map(|p| {
-                        let mut v = Vec::with_capacity(p.len());
-                        normalizer.push(&mut v, p);
-                        let class = paths::classify(&v);
-                        (v.into_boxed_slice(), class)
-                    }),
+                .map(|f| {
+                    let Some(p) = f.file.as_deref() else {
+                        return Shown {
+                            name: Self::function_of(f),
+                            path: None,
+                            located: None,
+                        };
+                    };
+                    // Room for the path and `:line:column`: an answer's
+                    // frames are made once, and growing costs more.
+                    let mut text = Vec::with_capacity(p.len() + 24);
+                    let path = match self.fixed_path(p) {
+                        Some(fixed) => {
+                            text.extend_from_slice(fixed.as_bytes());
+                            None
+                        }
+                        None => {
+                            let normal = normalised.get(p);
+                            push_shortened(&mut text, &normal);
+                            Some(normal)
+                        }
+                    };
+                    let path_len = text.len();
+                    push_line_column(&mut text, f.line, f.column);
+                    Shown {
+                        name: Self::function_of(f),
+                        path,
+                        located: Some((text, path_len)),
+                    }
                 })
                 .collect()
         }))
@@ -222,60 +283,54 @@ impl Human {
         }
     }
 
-    /// Write a source path the way the options ask (see [`paths`]).
-    /// Path `p`, with its normalised form and class when known already.
-    fn put_path(
-        &self,
-        st: &mut PathState,
-        out: &mut Vec<u8>,
-        p: &str,
-        normal: Option<&Normalised>,
-    ) {
+    /// Path `p` as the options alone have it shown, when they do: under
+    /// the `--strip-path-prefix`, or `--full-paths`.
+    fn fixed_path<'a>(&self, p: &'a str) -> Option<&'a str> {
         if let Some(prefix) = &self.opts.strip_path_prefix
             && let Some(rest) = paths::strip_user_prefix(p, prefix)
         {
-            out.extend_from_slice(rest.as_bytes());
+            return Some(rest);
+        }
+        self.opts.full_paths.then_some(p)
+    }
+
+    /// Write a source path the way the options ask (see [`paths`]).
+    fn put_path(&self, st: &mut PathState, out: &mut Vec<u8>, p: &str) {
+        if let Some(fixed) = self.fixed_path(p) {
+            out.extend_from_slice(fixed.as_bytes());
             return;
         }
-        if self.opts.full_paths {
-            out.extend_from_slice(p.as_bytes());
-            return;
+        let normal = self.normalised.borrow_mut().get(p);
+        if self.note_path(st, &normal, out.len()) {
+            push_shortened(out, &normal);
+        } else {
+            out.extend_from_slice(&normal.0);
         }
-        let normalised;
-        let (bytes, class) = match normal {
-            Some((bytes, class)) => (&bytes[..], *class),
-            None => {
-                let mut v = Vec::with_capacity(p.len());
-                st.normalizer.push(&mut v, p);
-                let class = paths::classify(&v);
-                normalised = v;
-                (&normalised[..], class)
-            }
-        };
-        let start = out.len();
-        match class {
+    }
+
+    /// What writing normalised path `normal` at `at` in the buffer tells the
+    /// reader: its toolchain root is stated (before the text), a project
+    /// path's span is recorded. False when another root was stated for the
+    /// same token in this text already: the path is then written in full.
+    fn note_path(&self, st: &mut PathState, (bytes, class): &Normalised, at: usize) -> bool {
+        match *class {
             Class::Token { token, root } => {
                 let root_text = &bytes[..root];
                 let slot = &mut st.stated[token.index()];
                 if slot.as_deref().map(str::as_bytes) != Some(root_text) {
                     if st.new_tokens.contains(&token) {
-                        // Already stated differently for this same text:
-                        // this one stays in full.
-                        out.extend_from_slice(bytes);
-                        return;
+                        return false;
                     }
                     *slot = Some(String::from_utf8_lossy(root_text).into_owned());
                     st.new_tokens.push(token);
                 }
-                out.extend_from_slice(token.text().as_bytes());
-                out.extend_from_slice(&bytes[root..]);
             }
             Class::Project if st.record && self.opts.strip_path_prefix.is_none() => {
-                out.extend_from_slice(bytes);
-                st.spans.push((start, out.len() - start));
+                st.spans.push((at, bytes.len()));
             }
-            _ => out.extend_from_slice(bytes),
+            _ => {}
         }
+        true
     }
 
     /// `[paths relative to P; <rust> = R]`, when there is anything to say.
@@ -471,31 +526,41 @@ impl Human {
     }
 
     /// `file:line:column` (what is known of it), green with colour.
-    fn location(
-        &self,
-        st: &mut PathState,
-        out: &mut Vec<u8>,
-        (file, normal): (&str, Option<&Normalised>),
-        line: u32,
-        column: u32,
-    ) -> io::Result<()> {
+    fn location(&self, st: &mut PathState, out: &mut Vec<u8>, file: &str, line: u32, column: u32) {
         if self.opts.color {
             out.extend_from_slice(LOC.as_bytes());
         }
-        self.put_path(st, out, file, normal);
-        if line != 0 {
-            let mut num = itoa::Buffer::new();
-            out.push(b':');
-            out.extend_from_slice(num.format(line).as_bytes());
-            if column != 0 {
-                out.push(b':');
-                out.extend_from_slice(num.format(column).as_bytes());
+        self.put_path(st, out, file);
+        push_line_column(out, line, column);
+        if self.opts.color {
+            self.restore(out);
+        }
+    }
+
+    /// [`Human::location`] of a frame, from its [`Shown::located`] text
+    /// (`located`, with `path_len` bytes of path): a frame's location is
+    /// written for every line that shows it, and copying it whole costs
+    /// less than putting it together.
+    fn frame_location(
+        &self,
+        st: &mut PathState,
+        out: &mut Vec<u8>,
+        normal: Option<&Normalised>,
+        (located, path_len): &(Vec<u8>, usize),
+    ) {
+        if self.opts.color {
+            out.extend_from_slice(LOC.as_bytes());
+        }
+        match normal {
+            Some(normal) if !self.note_path(st, normal, out.len()) => {
+                out.extend_from_slice(&normal.0);
+                out.extend_from_slice(&located[*path_len..]);
             }
+            _ => out.extend_from_slice(located),
         }
         if self.opts.color {
             self.restore(out);
         }
-        Ok(())
     }
 
     fn function_of(f: &Frame) -> String {
@@ -507,13 +572,10 @@ impl Human {
     /// `function+0xoff` from the symbol table, if any.
     fn symbol_offset(info: &CodeInfo, rel: u64) -> Option<String> {
         let sym = info.symbol.as_ref()?;
-        let name = demangle_full(&sym.name);
-        let off = rel.wrapping_sub(sym.address);
-        Some(if off == 0 {
-            name
-        } else {
-            format!("{name}+{off:#x}")
-        })
+        Some(with_offset(
+            demangle_full(&sym.name),
+            rel.wrapping_sub(sym.address),
+        ))
     }
 
     /// `module+0xoffset`, the module by its base name when that is
@@ -557,9 +619,9 @@ impl Human {
                     } else {
                         self.paint(out, FUNC, &sh.name);
                     }
-                    if let Some(file) = f.file.as_deref() {
+                    if let Some(located) = &sh.located {
                         out.extend_from_slice(b" at ");
-                        self.location(st, out, (file, sh.path.as_ref()), f.line, f.column)?;
+                        self.frame_location(st, out, sh.path.as_deref(), located);
                     }
                 }
             }
@@ -586,16 +648,11 @@ impl Human {
             && let Some(sym) = &d.symbol
         {
             let name = demangle_full(&sym.name);
-            let off = place.rel.wrapping_sub(sym.address);
-            let s = if off == 0 {
-                name
-            } else {
-                format!("{name}+{off:#x}")
-            };
+            let s = with_offset(name, place.rel.wrapping_sub(sym.address));
             self.paint(out, FUNC, &s);
             if let Some(file) = &d.decl_file {
                 out.extend_from_slice(b" at ");
-                self.location(st, out, (file, None), d.decl_line, 0)?;
+                self.location(st, out, file, d.decl_line, 0);
             }
             return Ok(());
         }
@@ -619,18 +676,27 @@ impl Human {
         };
         let n = frames.len().max(1);
         let addr = Hex::new(res.adjusted, 18);
+        let mut frame_num = itoa::Buffer::new();
+        let frame_text = frame_num.format(frame).as_bytes();
         let mut num = itoa::Buffer::new();
+        let ending: &[u8] = if line.crlf() { b"\r\n" } else { b"\n" };
+        let indent = if prefix.iter().all(u8::is_ascii_whitespace) {
+            prefix
+        } else {
+            b""
+        };
+        // ` (module+0xoffset)`, the same for every frame: written for the
+        // first one and copied for the others.
+        let mut tail = 0..0;
         for i in 0..n {
             if i > 0 {
-                out.extend_from_slice(if line.crlf() { b"\r\n" } else { b"\n" });
-                if prefix.iter().all(u8::is_ascii_whitespace) {
-                    out.extend_from_slice(prefix);
-                }
+                out.extend_from_slice(ending);
+                out.extend_from_slice(indent);
             }
             // `{label:<6} ` with label `#N` or `#N.K`.
             let label_start = out.len();
             out.push(b'#');
-            out.extend_from_slice(num.format(frame).as_bytes());
+            out.extend_from_slice(frame_text);
             if i != n - 1 {
                 out.push(b'.');
                 out.extend_from_slice(num.format(i + 1).as_bytes());
@@ -653,10 +719,11 @@ impl Human {
                     } else {
                         self.paint(out, FUNC, shown.get(i).map_or("??", |s| &s.name));
                     }
-                    if let Some(file) = f.file.as_deref() {
+                    if let Some(sh) = shown.get(i)
+                        && let Some(located) = &sh.located
+                    {
                         out.push(b' ');
-                        let normal = shown.get(i).and_then(|s| s.path.as_ref());
-                        self.location(st, out, (file, normal), f.line, f.column)?;
+                        self.frame_location(st, out, sh.path.as_deref(), located);
                     }
                 }
                 None => {
@@ -668,9 +735,15 @@ impl Human {
                     }
                 }
             }
-            out.extend_from_slice(b" (");
-            self.module_offset(out, place)?;
-            out.push(b')');
+            if i == 0 {
+                let at = out.len();
+                out.extend_from_slice(b" (");
+                self.module_offset(out, place)?;
+                out.push(b')');
+                tail = at..out.len();
+            } else {
+                out.extend_from_within(tail.clone());
+            }
         }
         Ok(())
     }
@@ -804,6 +877,45 @@ impl Human {
             self.flush_block(out, false)?;
         }
         Ok(())
+    }
+}
+
+/// `name+0xoffset`, or `name` at offset 0 (`format!` costs more than the
+/// rest of a `data` element).
+fn with_offset(name: String, offset: u64) -> String {
+    if offset == 0 {
+        return name;
+    }
+    let hex = Hex::new(offset, 0);
+    let mut s = name;
+    s.reserve(1 + hex.as_bytes().len());
+    s.push('+');
+    s.extend(hex.as_bytes().iter().map(|&b| char::from(b)));
+    s
+}
+
+/// A normalised path as written once its toolchain root, if any, has been
+/// stated: the root replaced by its token.
+fn push_shortened(out: &mut Vec<u8>, (bytes, class): &Normalised) {
+    match *class {
+        Class::Token { token, root } => {
+            out.extend_from_slice(token.text().as_bytes());
+            out.extend_from_slice(&bytes[root..]);
+        }
+        _ => out.extend_from_slice(bytes),
+    }
+}
+
+/// `:line:column` after a path (what is known of them: 0 is unknown).
+fn push_line_column(out: &mut Vec<u8>, line: u32, column: u32) {
+    if line != 0 {
+        let mut num = itoa::Buffer::new();
+        out.push(b':');
+        out.extend_from_slice(num.format(line).as_bytes());
+        if column != 0 {
+            out.push(b':');
+            out.extend_from_slice(num.format(column).as_bytes());
+        }
     }
 }
 

@@ -52,12 +52,14 @@
 
 use std::collections::VecDeque;
 use std::io::{self, Write};
+use std::sync::Arc;
 
 use serde_json::Value;
 
 use super::kept::PerAnswer;
 use super::num::Hex;
 use super::{ContextEvent, Event, Line, Lookup, Render, RenderOptions, Resolved};
+use crate::context::Module;
 use crate::demangle::demangle_full;
 use crate::markup::RawElement;
 use crate::symbols::{CodeInfo, SymbolHit};
@@ -71,8 +73,34 @@ pub struct Json {
     dump_notes: VecDeque<Value>,
     /// Output not yet handed to the writer.
     buf: Vec<u8>,
+    kept: Kept,
+}
+
+/// What the objects of elements share, made once.
+#[derive(Default)]
+struct Kept {
     /// Rendered answers, once per shared answer.
-    kept: PerAnswer<Rendered>,
+    answers: PerAnswer<Rendered>,
+    /// The last module written and its `"module"` object: elements mostly
+    /// fall in the module the one before fell in.
+    module: Option<(Arc<Module>, Box<[u8]>)>,
+}
+
+/// `{"build_id":...,"id":...,"name":...}` for `m`, made again only when
+/// it is not the `last` module.
+fn module_object<'a>(last: &'a mut Option<(Arc<Module>, Box<[u8]>)>, m: &Arc<Module>) -> &'a [u8] {
+    if !last.as_ref().is_some_and(|(k, _)| Arc::ptr_eq(k, m)) {
+        let mut b = Vec::new();
+        b.extend_from_slice(b"{\"build_id\":");
+        build_id(&mut b, &m.build_id.0);
+        b.extend_from_slice(b",\"id\":");
+        num(&mut b, m.id);
+        b.extend_from_slice(b",\"name\":");
+        lossy(&mut b, &m.name);
+        b.push(b'}');
+        *last = Some((Arc::clone(m), b.into_boxed_slice()));
+    }
+    last.as_ref().map_or(&[], |(_, b)| b)
 }
 
 /// A code answer as JSON, but for the symbol's offset (which depends on the
@@ -90,7 +118,7 @@ impl Json {
             _opts: opts,
             dump_notes: VecDeque::new(),
             buf: Vec::with_capacity(FLUSH_AT + 4096),
-            kept: PerAnswer::default(),
+            kept: Kept::default(),
         }
     }
 
@@ -122,16 +150,39 @@ const ESCAPE: [u8; 256] = {
     t
 };
 
-/// Whether any of the 8 bytes of `w` needs escaping: a control character,
-/// `"` or `\\` (exact: the tests compare with the table byte by byte).
-fn word_needs_escape(w: u64) -> bool {
-    const LO: u64 = 0x0101_0101_0101_0101;
-    const HI: u64 = 0x8080_8080_8080_8080;
+const LO: u64 = 0x0101_0101_0101_0101;
+const HI: u64 = 0x8080_8080_8080_8080;
+
+/// Non-zero when any of the 8 bytes of `w` needs escaping: a control
+/// character, `"` or `\\` (only the high bits may be set, and which of
+/// them is not exact).
+fn escape_bits(w: u64) -> u64 {
     let has_zero = |x: u64| x.wrapping_sub(LO) & !x;
     let control = w.wrapping_sub(LO * 0x20) & !w;
     let quote = has_zero(w ^ (LO * u64::from(b'"')));
     let backslash = has_zero(w ^ (LO * u64::from(b'\\')));
-    (control | quote | backslash) & HI != 0
+    (control | quote | backslash) & HI
+}
+
+/// Whether any of the 8 bytes of `w` needs escaping (exact: the tests
+/// compare with the table byte by byte).
+fn word_needs_escape(w: u64) -> bool {
+    escape_bits(w) != 0
+}
+
+/// Whether `b` goes into a JSON string as it is: ASCII (so valid UTF-8)
+/// with nothing to escape, as most log text is. One pass, 8 bytes at a
+/// time, instead of a UTF-8 check and then the escaping scan.
+fn plain_ascii(b: &[u8]) -> bool {
+    let clean = |w: [u8; 8]| {
+        let w = u64::from_le_bytes(w);
+        (escape_bits(w) | w) & HI == 0
+    };
+    let mut words = b.chunks_exact(8);
+    let mut last = [b' '; 8];
+    let rest = words.remainder();
+    last[..rest.len()].copy_from_slice(rest);
+    words.all(|w| <[u8; 8]>::try_from(w).is_ok_and(clean)) && clean(last)
 }
 
 /// `b` escaped (one byte whose table entry is `esc`).
@@ -154,6 +205,9 @@ fn escape(buf: &mut Vec<u8>, b: u8, esc: u8) {
 /// A JSON string.
 fn string(buf: &mut Vec<u8>, s: &str) {
     let bytes = s.as_bytes();
+    if plain_ascii(bytes) {
+        return quoted(buf, bytes);
+    }
     buf.reserve(bytes.len() + 2);
     buf.push(b'"');
     // Runs of bytes that need no escape are copied whole; words of 8 bytes
@@ -185,6 +239,9 @@ fn string(buf: &mut Vec<u8>, s: &str) {
 
 /// A JSON string of `b` (invalid UTF-8 replaced by U+FFFD).
 fn lossy(buf: &mut Vec<u8>, b: &[u8]) {
+    if plain_ascii(b) {
+        return quoted(buf, b);
+    }
     match std::str::from_utf8(b) {
         Ok(s) => string(buf, s),
         Err(_) => string(buf, &String::from_utf8_lossy(b)),
@@ -224,8 +281,22 @@ fn build_id(buf: &mut Vec<u8>, id: &[u8]) {
     buf.push(b'"');
 }
 
+/// `b` between quotes, when [`plain_ascii`].
+fn quoted(buf: &mut Vec<u8>, b: &[u8]) {
+    buf.reserve(b.len() + 2);
+    buf.push(b'"');
+    buf.extend_from_slice(b);
+    buf.push(b'"');
+}
+
 /// A text span: `{"text":...}`, with `"bytes"` first when `t` is not UTF-8.
 fn text_span(buf: &mut Vec<u8>, t: &[u8]) {
+    if plain_ascii(t) {
+        buf.extend_from_slice(b"{\"text\":");
+        quoted(buf, t);
+        buf.push(b'}');
+        return;
+    }
     match std::str::from_utf8(t) {
         Ok(s) => {
             buf.extend_from_slice(b"{\"text\":");
@@ -304,7 +375,8 @@ struct Extra<'a> {
 /// An object for a resolved address, its members in name order: address,
 /// adjusted, decl_file, decl_line, element, frame, frames, key, module,
 /// offset, raw, reason, status, symbol, value.
-fn resolved(buf: &mut Vec<u8>, kept: &mut PerAnswer<Rendered>, extra: &Extra<'_>, res: &Resolved) {
+fn resolved(buf: &mut Vec<u8>, kept: &mut Kept, extra: &Extra<'_>, res: &Resolved) {
+    let Kept { answers, module } = kept;
     let rel = res.place.as_ref().map_or(0, |p| p.rel);
     buf.extend_from_slice(b"{\"address\":");
     hex(buf, res.addr);
@@ -327,7 +399,7 @@ fn resolved(buf: &mut Vec<u8>, kept: &mut PerAnswer<Rendered>, extra: &Extra<'_>
         num(buf, frame);
     }
     let code = match &res.lookup {
-        Lookup::Code(info) => Some(kept.get_or_make(info, render)),
+        Lookup::Code(info) => Some(answers.get_or_make(info, render)),
         _ => None,
     };
     if let Some(code) = code {
@@ -339,13 +411,9 @@ fn resolved(buf: &mut Vec<u8>, kept: &mut PerAnswer<Rendered>, extra: &Extra<'_>
         lossy(buf, key);
     }
     if let Some(p) = &res.place {
-        buf.extend_from_slice(b",\"module\":{\"build_id\":");
-        build_id(buf, &p.module.build_id.0);
-        buf.extend_from_slice(b",\"id\":");
-        num(buf, p.module.id);
-        buf.extend_from_slice(b",\"name\":");
-        lossy(buf, &p.module.name);
-        buf.extend_from_slice(b"},\"offset\":");
+        buf.extend_from_slice(b",\"module\":");
+        buf.extend_from_slice(module_object(module, &p.module));
+        buf.extend_from_slice(b",\"offset\":");
         hex(buf, p.rel);
     }
     if let Some((_, raw)) = extra.element {
@@ -1092,7 +1160,7 @@ mod tests {
                 render_line(&mut r, i, line, &events),
                 oracle::line(i, line, &events, &[])
             );
-            assert!(r.kept.len() <= MAX_KEPT);
+            assert!(r.kept.answers.len() <= MAX_KEPT);
         }
     }
 
@@ -1155,6 +1223,12 @@ mod tests {
         fn words_checked_exactly(w: [u8; 8]) {
             let want = w.iter().any(|&b| ESCAPE[usize::from(b)] != 0);
             prop_assert_eq!(word_needs_escape(u64::from_le_bytes(w)), want);
+        }
+
+        #[test]
+        fn plain_ascii_is_exact(b in proptest::collection::vec(prop_oneof![0x20u8..0x7f, any::<u8>()], 0..40)) {
+            let want = b.iter().all(|&c| c.is_ascii() && ESCAPE[usize::from(c)] == 0);
+            prop_assert_eq!(plain_ascii(&b), want);
         }
 
         #[test]
