@@ -74,7 +74,7 @@ struct Index<'a> {
     /// and this index leaves out).
     partial: bool,
     /// Every unit's ranges were read without error. Otherwise addr2line
-    /// may fail to set up or skip units; direct lookups leave it to it.
+    /// may fail to set up or skip units; the engine leaves lookups to it.
     clean: bool,
 }
 

@@ -5,9 +5,10 @@
 //! Both hand over an [`ElfSource`]: the found file merged with its separate
 //! debug file (build-ID tree or `.gnu_debuglink`, CRC checked), its dwz
 //! supplementary file (`.gnu_debugaltlink`) and split DWARF (`.dwo`,
-//! `.dwp`), memory-mapped and parsed lazily by `addr2line`.
+//! `.dwp`), memory-mapped and parsed lazily: by our own lookup engine
+//! (`engine`), and by `addr2line` where the engine steps aside.
 
-mod direct;
+mod engine;
 mod file;
 mod globals;
 mod guard;

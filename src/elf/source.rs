@@ -1,6 +1,7 @@
 //! One module's symbol data: the mapped files (binary, separate debug file,
-//! dwz supplementary file, DWARF package), an `addr2line::Context` over
-//! them (zero-copy, parsed lazily by addr2line), and the merged symbol table.
+//! dwz supplementary file, DWARF package), our lookup engine over their
+//! DWARF (zero-copy, each unit read on first use), an `addr2line::Context`
+//! for what the engine leaves to it, and the merged symbol table.
 
 use std::borrow::Cow;
 use std::cell::OnceCell;
@@ -12,7 +13,7 @@ use memmap2::Mmap;
 use object::{CompressionFormat, Object, ObjectSection};
 use typed_arena::Arena;
 
-use super::direct::{Engine, Found};
+use super::engine::{Engine, Found};
 use super::file::{self, Mapped};
 use super::globals::Globals;
 use super::guard::{self, DepthGuard, MAX_DEPTH, unit_depth_ok};
@@ -87,7 +88,7 @@ struct Debug<'a> {
     /// Knows which units cover an address; refuses units nested too deeply
     /// for addr2line's recursion.
     guard: Option<DepthGuard<'a>>,
-    /// Our own lookups, unit by unit (see `direct`).
+    /// Our own lookups, unit by unit (see `engine`).
     engine: Option<Engine<'a>>,
     /// A copy of the sections whose abbreviation sets are all parsed up
     /// front, for the global index and addr2line, made on first use.

@@ -338,7 +338,7 @@ fn code_addresses(path: &Path, max: u64) -> Vec<u64> {
 
 #[test]
 fn own_lookups_answer_as_addr2line_does() {
-    use super::direct::Found;
+    use super::engine::Found;
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata");
     // (binary, whether we answer its lookups ourselves: not split DWARF,
     // not dwz)
@@ -362,10 +362,10 @@ fn own_lookups_answer_as_addr2line_does() {
         ("sanitizers/bin/libasan_lib.so", true),
         ("line0/lib_split.so", false),
     ];
-    for (name, direct_expected) in cases {
+    for (name, ours_expected) in cases {
         let path = root.join(name);
         let src = open_file(&path, &[]).unwrap();
-        let (mut asked, mut direct, mut frames) = (0, 0, 0);
+        let (mut asked, mut ours, mut frames) = (0, 0, 0);
         for addr in code_addresses(&path, 2500) {
             let Some((own, context)) = src.both_ways(addr) else {
                 continue;
@@ -373,7 +373,7 @@ fn own_lookups_answer_as_addr2line_does() {
             asked += 1;
             match own {
                 Some(Found::Frames(own, _)) => {
-                    direct += 1;
+                    ours += 1;
                     frames += own.len();
                     assert_eq!(
                         Some(Ok(&own)),
@@ -382,18 +382,18 @@ fn own_lookups_answer_as_addr2line_does() {
                     );
                 }
                 Some(Found::TooDeep) => {
-                    direct += 1;
+                    ours += 1;
                     assert!(context.is_none(), "{name} at {addr:#x}: refused alone");
                 }
                 None => {}
             }
         }
         assert!(asked > 100, "{name}: only {asked} addresses asked");
-        if direct_expected {
+        if ours_expected {
             // Nearly all: those of units without DWARF (crt files) go too.
             assert!(
-                direct * 10 >= asked * 9 && frames >= 50,
-                "{name}: {direct} of {asked} answered by us ({frames} frames)"
+                ours * 10 >= asked * 9 && frames >= 50,
+                "{name}: {ours} of {asked} answered by us ({frames} frames)"
             );
         }
     }

@@ -324,7 +324,10 @@ where
     let Some(mut i) = first[..within].iter().rposition(|&b| is_sep(b)) else {
         return 0;
     };
-    while all.clone().any(|p| p.get(i + 1).is_some_and(|&b| is_sep(b))) {
+    while all
+        .clone()
+        .any(|p| p.get(i + 1).is_some_and(|&b| is_sep(b)))
+    {
         let Some(before) = first[..i].iter().rposition(|&b| is_sep(b)) else {
             return 0;
         };
@@ -398,7 +401,10 @@ mod tests {
         // Never a remainder that reads as absolute.
         let (c, d) = (b"C:\\w\\p\\a.c".as_slice(), b"C:\\w\\p\\/b.c".as_slice());
         assert_eq!(common_dir([c, d]), 5);
-        assert_eq!(common_dir([b"/a//b.c".as_slice(), b"/a/x/c.c".as_slice()]), 0);
+        assert_eq!(
+            common_dir([b"/a//b.c".as_slice(), b"/a/x/c.c".as_slice()]),
+            0
+        );
     }
 
     #[test]
