@@ -8,6 +8,7 @@
 //! `.dwp`), memory-mapped and parsed lazily: by our own lookup engine
 //! (`engine`), and by `addr2line` where the engine steps aside.
 
+mod die_walk;
 mod engine;
 mod file;
 mod globals;

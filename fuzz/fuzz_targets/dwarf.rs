@@ -1,0 +1,75 @@
+//! Fuzz DWARF lookups (our engine, and addr2line behind the nesting guard
+//! where the engine steps aside): a fixture binary whose debug sections
+//! get the input's byte patches, looked up at addresses spread over its
+//! code. No panic, no hang, no unbounded memory, whatever the DWARF says.
+//! The input is 5-byte patches: a little-endian offset into the
+//! concatenated `.debug_*` sections, and the byte to write there.
+#![no_main]
+
+use std::io::Write;
+use std::sync::OnceLock;
+
+use libfuzzer_sys::fuzz_target;
+use object::{Object, ObjectSection, SectionKind};
+use symfilter::symbols::SymbolSource;
+
+static BINARY: &[u8] = include_bytes!("../../testdata/bin/app_cpp_O2");
+
+struct Layout {
+    /// File ranges of the debug sections.
+    debug: Vec<(usize, usize)>,
+    /// Addresses to look up.
+    addrs: Vec<u64>,
+}
+
+fn layout() -> &'static Layout {
+    static LAYOUT: OnceLock<Layout> = OnceLock::new();
+    LAYOUT.get_or_init(|| {
+        let obj = object::File::parse(BINARY).unwrap();
+        let mut debug = Vec::new();
+        let mut addrs = Vec::new();
+        for s in obj.sections() {
+            let name = s.name().unwrap_or("");
+            if name.starts_with(".debug_")
+                && let Some((start, len)) = s.file_range()
+            {
+                debug.push((start as usize, len as usize));
+            }
+            if s.kind() == SectionKind::Text {
+                addrs.extend((s.address()..s.address() + s.size()).step_by(37));
+            }
+        }
+        Layout { debug, addrs }
+    })
+}
+
+fuzz_target!(|data: &[u8]| {
+    let layout = layout();
+    let total: usize = layout.debug.iter().map(|d| d.1).sum();
+    if total == 0 {
+        return;
+    }
+    let mut bytes = BINARY.to_vec();
+    for patch in data.chunks_exact(5) {
+        let mut at = u32::from_le_bytes([patch[0], patch[1], patch[2], patch[3]]) as usize % total;
+        for &(start, len) in &layout.debug {
+            if at < len {
+                bytes[start + at] = patch[4];
+                break;
+            }
+            at -= len;
+        }
+    }
+    let path = std::env::temp_dir().join(format!("symfilter-fuzz-dwarf-{}", std::process::id()));
+    let mut file = std::fs::File::create(&path).unwrap();
+    file.write_all(&bytes).unwrap();
+    drop(file);
+    if let Ok(source) = symfilter::elf::open_file(&path, &[]) {
+        for &addr in &layout.addrs {
+            let _ = source.lookup_code(addr);
+        }
+        let _ = source.lookup_data(layout.addrs[0]);
+        let _ = source.data_declaration(layout.addrs[0]);
+    }
+    let _ = std::fs::remove_file(&path);
+});

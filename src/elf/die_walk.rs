@@ -1,0 +1,378 @@
+//! A fast walk over a unit's DIEs, for passes that look at few of them.
+//!
+//! gimli reads each attribute to skip it. Here each abbreviation is turned
+//! once into steps: one add over the attributes of abbreviations whose
+//! forms all have fixed sizes (most DIEs), else a short list of runs and
+//! variable-size forms. The nesting guard measures depth with it and the
+//! global-variable index finds variables with it (about half of gimli's
+//! cost); either reads the few DIEs it wants with gimli.
+
+use gimli::{Endianity, Reader, ReaderOffset};
+
+/// Size of an attribute form when it is fixed (as gimli's own table).
+#[allow(non_upper_case_globals)]
+fn form_size(form: gimli::DwForm, encoding: gimli::Encoding) -> Option<usize> {
+    use gimli::constants::*;
+    Some(match form {
+        DW_FORM_addr => usize::from(encoding.address_size),
+        DW_FORM_implicit_const | DW_FORM_flag_present => 0,
+        DW_FORM_data1 | DW_FORM_flag | DW_FORM_strx1 | DW_FORM_ref1 | DW_FORM_addrx1 => 1,
+        DW_FORM_data2 | DW_FORM_ref2 | DW_FORM_addrx2 | DW_FORM_strx2 => 2,
+        DW_FORM_addrx3 | DW_FORM_strx3 => 3,
+        DW_FORM_data4 | DW_FORM_ref_sup4 | DW_FORM_ref4 | DW_FORM_strx4 | DW_FORM_addrx4 => 4,
+        DW_FORM_data8 | DW_FORM_ref8 | DW_FORM_ref_sig8 | DW_FORM_ref_sup8 => 8,
+        DW_FORM_data16 => 16,
+        DW_FORM_sec_offset | DW_FORM_GNU_ref_alt | DW_FORM_strp | DW_FORM_strp_sup
+        | DW_FORM_GNU_strp_alt | DW_FORM_line_strp => usize::from(encoding.format.word_size()),
+        DW_FORM_ref_addr if encoding.version == 2 => usize::from(encoding.address_size),
+        DW_FORM_ref_addr => usize::from(encoding.format.word_size()),
+        _ => return None,
+    })
+}
+
+/// How to step over one DIE's attributes: runs of fixed-size forms merged,
+/// the common variable-size forms sorted by how they are skipped.
+#[derive(Clone, Copy)]
+enum Step {
+    Fixed(usize),
+    /// A LEB128 number.
+    Leb,
+    /// A block whose length is a ULEB128 (`block`, `exprloc`).
+    LebBlock,
+    /// A NUL-terminated string.
+    Str,
+    /// Any other form (blocks with fixed-size lengths, `indirect`).
+    Variable(gimli::DwForm),
+}
+
+/// The step for a form that has no fixed size.
+#[allow(non_upper_case_globals)]
+fn variable_step(form: gimli::DwForm) -> Step {
+    use gimli::constants::*;
+    match form {
+        DW_FORM_udata
+        | DW_FORM_sdata
+        | DW_FORM_ref_udata
+        | DW_FORM_strx
+        | DW_FORM_GNU_str_index
+        | DW_FORM_addrx
+        | DW_FORM_GNU_addr_index
+        | DW_FORM_loclistx
+        | DW_FORM_rnglistx => Step::Leb,
+        DW_FORM_block | DW_FORM_exprloc => Step::LebBlock,
+        DW_FORM_string => Step::Str,
+        _ => Step::Variable(form),
+    }
+}
+
+/// The steps over one abbreviation's attributes.
+fn steps_for(abbrev: &gimli::Abbreviation, encoding: gimli::Encoding, steps: &mut Vec<Step>) {
+    let mut run = 0usize;
+    for spec in abbrev.attributes() {
+        match form_size(spec.form(), encoding) {
+            Some(n) => run += n,
+            None => {
+                if run > 0 {
+                    steps.push(Step::Fixed(run));
+                    run = 0;
+                }
+                steps.push(variable_step(spec.form()));
+            }
+        }
+    }
+    if run > 0 {
+        steps.push(Step::Fixed(run));
+    }
+}
+
+/// Codes below this are cached in a table; others looked up each time.
+const DENSE_CODES: u64 = 1 << 14;
+
+/// What the walk knows about an abbreviation code.
+#[derive(Clone, Copy, Default)]
+struct Entry {
+    kind: Kind,
+    has_children: bool,
+    tag: u16,
+    /// [`Kind::Fixed`]: the size of the attributes; [`Kind::Steps`]: where
+    /// its steps start in the step table.
+    at: u32,
+    /// [`Kind::Steps`]: how many.
+    len: u32,
+}
+
+#[derive(Clone, Copy, Default, PartialEq, Eq)]
+enum Kind {
+    #[default]
+    Unknown,
+    Fixed,
+    Steps,
+}
+
+/// A cursor over a unit's DIE bytes.
+struct Walk<'d> {
+    data: &'d [u8],
+    pos: usize,
+    big_endian: bool,
+}
+
+impl Walk<'_> {
+    #[inline(always)]
+    fn steps(&mut self, steps: &[Step], encoding: gimli::Encoding) -> bool {
+        for step in steps {
+            let ok = match *step {
+                Step::Fixed(n) => self.skip(n),
+                Step::Leb => self.skip_leb(),
+                Step::LebBlock => match self.uleb().map(usize::try_from) {
+                    Some(Ok(n)) => self.skip(n),
+                    _ => false,
+                },
+                Step::Str => match memchr::memchr(0, &self.data[self.pos.min(self.data.len())..]) {
+                    Some(n) => self.skip(n + 1),
+                    None => false,
+                },
+                Step::Variable(form) => self.variable(form, encoding),
+            };
+            if !ok {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// Step over a LEB128 number (as [`uleb`](Self::uleb) reads it).
+    #[inline]
+    fn skip_leb(&mut self) -> bool {
+        while let Some(&byte) = self.data.get(self.pos) {
+            self.pos += 1;
+            if byte & 0x80 == 0 {
+                return true;
+            }
+        }
+        false
+    }
+
+    #[inline]
+    fn skip(&mut self, n: usize) -> bool {
+        match self.pos.checked_add(n) {
+            Some(end) if end <= self.data.len() => {
+                self.pos = end;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    fn uleb(&mut self) -> Option<u64> {
+        let mut result = 0u64;
+        let mut shift = 0u32;
+        loop {
+            let byte = *self.data.get(self.pos)?;
+            self.pos += 1;
+            if shift < 64 {
+                result |= u64::from(byte & 0x7f) << shift;
+            }
+            if byte & 0x80 == 0 {
+                return Some(result);
+            }
+            shift += 7;
+        }
+    }
+
+    fn fixed(&mut self, n: usize) -> Option<u64> {
+        let bytes = self.data.get(self.pos..self.pos.checked_add(n)?)?;
+        self.pos += n;
+        let mut v = 0u64;
+        if self.big_endian {
+            for &b in bytes {
+                v = v << 8 | u64::from(b);
+            }
+        } else {
+            for &b in bytes.iter().rev() {
+                v = v << 8 | u64::from(b);
+            }
+        }
+        Some(v)
+    }
+
+    #[allow(non_upper_case_globals)]
+    fn variable(&mut self, mut form: gimli::DwForm, encoding: gimli::Encoding) -> bool {
+        use gimli::constants::*;
+        loop {
+            let len = match form {
+                DW_FORM_indirect => match self.uleb().and_then(|f| u16::try_from(f).ok()) {
+                    Some(f) => {
+                        form = gimli::DwForm(f);
+                        continue;
+                    }
+                    None => return false,
+                },
+                DW_FORM_block1 => self.fixed(1),
+                DW_FORM_block2 => self.fixed(2),
+                DW_FORM_block4 => self.fixed(4),
+                DW_FORM_block | DW_FORM_exprloc => self.uleb(),
+                DW_FORM_string => self
+                    .data
+                    .get(self.pos..)
+                    .and_then(|rest| memchr::memchr(0, rest))
+                    .map(|n| n as u64 + 1),
+                DW_FORM_udata
+                | DW_FORM_sdata
+                | DW_FORM_ref_udata
+                | DW_FORM_strx
+                | DW_FORM_GNU_str_index
+                | DW_FORM_addrx
+                | DW_FORM_GNU_addr_index
+                | DW_FORM_loclistx
+                | DW_FORM_rnglistx => self.uleb().map(|_| 0),
+                _ => match form_size(form, encoding) {
+                    // Only reached through DW_FORM_indirect.
+                    Some(n) => return self.skip(n),
+                    None => None,
+                },
+            };
+            return match len.and_then(|n| usize::try_from(n).ok()) {
+                Some(n) => self.skip(n),
+                None => false,
+            };
+        }
+    }
+}
+
+/// One DIE met by [`DieWalk`] (its attributes already stepped over).
+#[derive(Clone, Copy)]
+pub(crate) struct Die {
+    /// Offset in the unit.
+    pub offset: usize,
+    pub tag: gimli::DwTag,
+}
+
+/// The DIEs of one unit, in order, without recursion. Ends at the unit's
+/// end or at bytes it cannot read (an unknown code, a truncated form): the
+/// parser that comes after stops at the same place.
+pub(crate) struct DieWalk<'d, 'a> {
+    walk: Walk<'d>,
+    /// Unit offset of `walk.data[0]`.
+    base: usize,
+    abbrevs: &'a gimli::Abbreviations,
+    encoding: gimli::Encoding,
+    /// Indexed by code (below DENSE_CODES); steps of all codes in one table.
+    entries: Vec<Entry>,
+    steps: Vec<Step>,
+    scratch: Vec<Step>,
+    /// Depth of the next DIE (the root's children are at 1).
+    depth: isize,
+}
+
+impl<'d, 'a> DieWalk<'d, 'a> {
+    pub(crate) fn new<T: Reader>(
+        header: &gimli::UnitHeader<T>,
+        abbrevs: &'a gimli::Abbreviations,
+        bytes: &'d [u8],
+    ) -> DieWalk<'d, 'a> {
+        DieWalk {
+            walk: Walk {
+                data: bytes,
+                pos: 0,
+                big_endian: header
+                    .range_from(gimli::UnitOffset(header.header_size())..)
+                    .is_ok_and(|r| r.endian().is_big_endian()),
+            },
+            base: header.header_size().into_u64() as usize,
+            abbrevs,
+            encoding: header.encoding(),
+            entries: vec![Entry::default(); 128],
+            steps: Vec::new(),
+            scratch: Vec::new(),
+            depth: 0,
+        }
+    }
+
+    /// The depth of the next DIE: after a DIE with children, the depth of
+    /// its children.
+    pub(crate) fn depth(&self) -> isize {
+        self.depth
+    }
+
+    /// The next DIE (null entries are taken in passing).
+    pub(crate) fn next_die(&mut self) -> Option<Die> {
+        let walk = &mut self.walk;
+        loop {
+            let offset = self.base + walk.pos;
+            let &first = walk.data.get(walk.pos)?;
+            let code = if first < 0x80 {
+                walk.pos += 1;
+                u64::from(first)
+            } else {
+                walk.uleb()?
+            };
+            if code == 0 {
+                self.depth -= 1;
+                continue;
+            }
+            let mut entry = self.entries.get(code as usize).copied().unwrap_or_default();
+            if entry.kind == Kind::Unknown {
+                let abbrev = self.abbrevs.get(code)?;
+                self.scratch.clear();
+                steps_for(abbrev, self.encoding, &mut self.scratch);
+                entry.has_children = abbrev.has_children();
+                entry.tag = abbrev.tag().0;
+                match (self.scratch.as_slice(), u32::try_from(self.steps.len())) {
+                    ([], _) => entry.kind = Kind::Fixed,
+                    (&[Step::Fixed(n)], _) if u32::try_from(n).is_ok() => {
+                        entry.kind = Kind::Fixed;
+                        entry.at = n as u32;
+                    }
+                    (_, Ok(at)) if code < DENSE_CODES => {
+                        entry.kind = Kind::Steps;
+                        entry.at = at;
+                        entry.len = self.scratch.len() as u32;
+                        self.steps.extend_from_slice(&self.scratch);
+                    }
+                    // Rare: huge codes are re-read each time.
+                    _ => {
+                        if entry.has_children {
+                            self.depth += 1;
+                        }
+                        if !walk.steps(&self.scratch, self.encoding) {
+                            return None;
+                        }
+                        return Some(Die {
+                            offset,
+                            tag: gimli::DwTag(entry.tag),
+                        });
+                    }
+                }
+                if code < DENSE_CODES {
+                    let c = code as usize;
+                    if self.entries.len() <= c {
+                        self.entries.resize(c + 1, Entry::default());
+                    }
+                    self.entries[c] = entry;
+                }
+            }
+            // Counted before the attributes: a DIE whose attributes cannot
+            // be read still opens its level.
+            if entry.has_children {
+                self.depth += 1;
+            }
+            let ok = match entry.kind {
+                Kind::Fixed => walk.skip(entry.at as usize),
+                _ => {
+                    let at = entry.at as usize;
+                    match self.steps.get(at..at + entry.len as usize) {
+                        Some(s) => walk.steps(s, self.encoding),
+                        None => false,
+                    }
+                }
+            };
+            if !ok {
+                return None;
+            }
+            return Some(Die {
+                offset,
+                tag: gimli::DwTag(entry.tag),
+            });
+        }
+    }
+}
