@@ -93,7 +93,8 @@ const DENSE_CODES: u64 = 1 << 14;
 struct Entry {
     kind: Kind,
     has_children: bool,
-    tag: u16,
+    /// The walk's caller wants DIEs of this abbreviation.
+    wanted: bool,
     /// [`Kind::Fixed`]: the size of the attributes; [`Kind::Steps`]: where
     /// its steps start in the step table.
     at: u32,
@@ -244,7 +245,8 @@ impl Walk<'_> {
 pub(crate) struct Die {
     /// Offset in the unit.
     pub offset: usize,
-    pub tag: gimli::DwTag,
+    /// Whether the walk's `want` picked its abbreviation.
+    pub wanted: bool,
 }
 
 /// The DIEs of one unit, in order, without recursion. Ends at the unit's
@@ -262,6 +264,8 @@ pub(crate) struct DieWalk<'d, 'a> {
     scratch: Vec<Step>,
     /// Depth of the next DIE (the root's children are at 1).
     depth: isize,
+    /// Which abbreviations [`Self::next_wanted`] stops at.
+    want: fn(&gimli::Abbreviation) -> bool,
 }
 
 impl<'d, 'a> DieWalk<'d, 'a> {
@@ -269,6 +273,7 @@ impl<'d, 'a> DieWalk<'d, 'a> {
         header: &gimli::UnitHeader<T>,
         abbrevs: &'a gimli::Abbreviations,
         bytes: &'d [u8],
+        want: fn(&gimli::Abbreviation) -> bool,
     ) -> DieWalk<'d, 'a> {
         DieWalk {
             walk: Walk {
@@ -285,6 +290,7 @@ impl<'d, 'a> DieWalk<'d, 'a> {
             steps: Vec::new(),
             scratch: Vec::new(),
             depth: 0,
+            want,
         }
     }
 
@@ -294,7 +300,19 @@ impl<'d, 'a> DieWalk<'d, 'a> {
         self.depth
     }
 
+    /// The next DIE whose abbreviation `want` picked (the loop kept here,
+    /// where the step tables stay in registers).
+    pub(crate) fn next_wanted(&mut self) -> Option<Die> {
+        loop {
+            let die = self.next_die()?;
+            if die.wanted {
+                return Some(die);
+            }
+        }
+    }
+
     /// The next DIE (null entries are taken in passing).
+    #[inline(always)]
     pub(crate) fn next_die(&mut self) -> Option<Die> {
         let walk = &mut self.walk;
         loop {
@@ -316,7 +334,7 @@ impl<'d, 'a> DieWalk<'d, 'a> {
                 self.scratch.clear();
                 steps_for(abbrev, self.encoding, &mut self.scratch);
                 entry.has_children = abbrev.has_children();
-                entry.tag = abbrev.tag().0;
+                entry.wanted = (self.want)(abbrev);
                 match (self.scratch.as_slice(), u32::try_from(self.steps.len())) {
                     ([], _) => entry.kind = Kind::Fixed,
                     (&[Step::Fixed(n)], _) if u32::try_from(n).is_ok() => {
@@ -339,7 +357,7 @@ impl<'d, 'a> DieWalk<'d, 'a> {
                         }
                         return Some(Die {
                             offset,
-                            tag: gimli::DwTag(entry.tag),
+                            wanted: entry.wanted,
                         });
                     }
                 }
@@ -371,7 +389,7 @@ impl<'d, 'a> DieWalk<'d, 'a> {
             }
             return Some(Die {
                 offset,
-                tag: gimli::DwTag(entry.tag),
+                wanted: entry.wanted,
             });
         }
     }

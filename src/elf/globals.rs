@@ -69,11 +69,13 @@ fn collect(unit: gimli::UnitRef<'_, R<'_>>, out: &mut Vec<Global>) {
     else {
         return;
     };
-    let mut walk = DieWalk::new(&unit.header, &unit.abbreviations, input.slice());
-    while let Some(die) = walk.next_die() {
-        if die.tag != gimli::DW_TAG_variable {
-            continue;
-        }
+    let mut walk = DieWalk::new(
+        &unit.header,
+        &unit.abbreviations,
+        input.slice(),
+        may_have_address,
+    );
+    while let Some(die) = walk.next_wanted() {
         match variable(unit, gimli::UnitOffset(die.offset)) {
             Ok(Some(global)) => out.push(global),
             Ok(None) => {}
@@ -82,6 +84,27 @@ fn collect(unit: gimli::UnitRef<'_, R<'_>>, out: &mut Vec<Global>) {
             Err(_) => return,
         }
     }
+}
+
+/// Variables whose location can be a single-address expression: those with
+/// a `DW_AT_location` of an expression form (`exprloc`, or a block, which
+/// gimli reads as an expression for DWARF 2 and 3). Variables with location
+/// lists and declarations without a location are not read at all.
+#[allow(non_upper_case_globals)]
+fn may_have_address(abbrev: &gimli::Abbreviation) -> bool {
+    use gimli::constants::*;
+    abbrev.tag() == DW_TAG_variable
+        && abbrev.attributes().iter().any(|a| {
+            a.name() == DW_AT_location
+                && matches!(
+                    a.form(),
+                    DW_FORM_exprloc
+                        | DW_FORM_block
+                        | DW_FORM_block1
+                        | DW_FORM_block2
+                        | DW_FORM_block4
+                )
+        })
 }
 
 /// The variable at `offset`, if it has a single address.

@@ -760,7 +760,7 @@ fn max_depth<T: Reader>(
     let Ok(bytes) = input.to_slice() else {
         return 0;
     };
-    let mut walk = DieWalk::new(header, abbrevs, &bytes);
+    let mut walk = DieWalk::new(header, abbrevs, &bytes, |_| false);
     let mut deepest: isize = 0;
     while walk.next_die().is_some() {
         deepest = deepest.max(walk.depth());
