@@ -6,7 +6,7 @@ use rustc_hash::FxHashMap as HashMap;
 use std::cell::RefCell;
 use std::sync::Arc;
 
-use super::shared::{Shared, Sharing, Ticket};
+use super::shared::{Sharing, Ticket};
 use super::{BuildId, CodeInfo, DataInfo, Miss, SymbolSource};
 
 /// Answers kept per module before the table is dropped and refilled, so a
@@ -67,15 +67,15 @@ fn remembered<T>(
 }
 
 /// `compute`, or the answer from the other side of `sharing`.
-fn shared<T: Shared>(
+fn shared(
     sharing: &Option<(BuildId, Sharing)>,
     addr: u64,
-    compute: impl FnOnce() -> Result<Arc<T>, Miss>,
-) -> Option<Result<Arc<T>, Miss>> {
+    compute: impl FnOnce() -> Result<Arc<CodeInfo>, Miss>,
+) -> Option<Result<Arc<CodeInfo>, Miss>> {
     let Some((id, sharing)) = sharing else {
         return Some(compute());
     };
-    match sharing.begin::<T>(id, addr) {
+    match sharing.begin(id, addr) {
         Ticket::Have(answer) => Some(answer),
         Ticket::Skip => None,
         Ticket::Compute { publish } => {
@@ -110,14 +110,20 @@ impl Memo {
 
     pub fn lookup_data(&self, addr: u64) -> Result<Arc<DataInfo>, Miss> {
         remembered(&self.data, addr, || {
-            shared(&self.sharing, addr, || {
-                if self.declarations {
-                    self.inner.lookup_data_declared(addr)
-                } else {
-                    self.inner.lookup_data(addr)
-                }
-                .map(Arc::new)
-            })
+            // A read-ahead leaves data addresses to the writer.
+            if self
+                .sharing
+                .as_ref()
+                .is_some_and(|(_, s)| !s.computes_data())
+            {
+                return None;
+            }
+            let answer = if self.declarations {
+                self.inner.lookup_data_declared(addr)
+            } else {
+                self.inner.lookup_data(addr)
+            };
+            Some(answer.map(Arc::new))
         })
     }
 

@@ -18,16 +18,16 @@
 //! start of a log typically, both threads work on first lookups at once
 //! without parsing a unit twice. Once the read-ahead is past the writer's
 //! line (or gone), an answer it did not publish will not come (its module
-//! was not found locally, say), and the writer computes it. Data answers
-//! are always the writer's own (see [`Sharing::begin`]); the table can
-//! hold them, but only code answers are handed over.
+//! was not found locally, say), and the writer computes it. Only code
+//! answers are handed over: data answers are the writer's own (see
+//! [`Sharing::computes_data`]).
 
 use rustc_hash::FxHashMap as HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use super::{BuildId, CodeInfo, DataInfo, Miss};
+use super::{BuildId, CodeInfo, Miss};
 
 /// Answers waiting to be taken, at most: the read-ahead stops publishing
 /// (it does not wait) beyond this, so memory stays bounded whatever the log.
@@ -47,51 +47,6 @@ pub const REGION: u32 = 20;
 const WAIT_SLICE: Duration = Duration::from_millis(50);
 
 /// Which kind an answer is.
-#[derive(Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Kind {
-    Code,
-    Data,
-}
-
-/// One answer of either kind, as the table holds it.
-pub enum Answer {
-    Code(Result<Arc<CodeInfo>, Miss>),
-    Data(Result<Arc<DataInfo>, Miss>),
-}
-
-/// The kinds of answer that are handed over: code and data.
-pub trait Shared: Sized {
-    const KIND: Kind;
-    fn wrap(answer: Result<Arc<Self>, Miss>) -> Answer;
-    fn unwrap(answer: Answer) -> Option<Result<Arc<Self>, Miss>>;
-}
-
-impl Shared for CodeInfo {
-    const KIND: Kind = Kind::Code;
-    fn wrap(answer: Result<Arc<Self>, Miss>) -> Answer {
-        Answer::Code(answer)
-    }
-    fn unwrap(answer: Answer) -> Option<Result<Arc<Self>, Miss>> {
-        match answer {
-            Answer::Code(a) => Some(a),
-            Answer::Data(_) => None,
-        }
-    }
-}
-
-impl Shared for DataInfo {
-    const KIND: Kind = Kind::Data;
-    fn wrap(answer: Result<Arc<Self>, Miss>) -> Answer {
-        Answer::Data(answer)
-    }
-    fn unwrap(answer: Answer) -> Option<Result<Arc<Self>, Miss>> {
-        match answer {
-            Answer::Data(a) => Some(a),
-            Answer::Code(_) => None,
-        }
-    }
-}
-
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Side {
     Ahead,
@@ -100,9 +55,9 @@ enum Side {
 
 /// What a side does about an address it has no answer for (see
 /// [`Sharing::begin`]).
-pub enum Ticket<T> {
+pub enum Ticket {
     /// The read-ahead computed it.
-    Have(Result<Arc<T>, Miss>),
+    Have(Result<Arc<CodeInfo>, Miss>),
     /// Compute it; if `publish`, hand the answer over with
     /// [`Sharing::publish`].
     Compute { publish: bool },
@@ -119,7 +74,7 @@ struct Position(AtomicU64);
 #[derive(Default)]
 struct Tables {
     /// Published by the read-ahead, not yet taken by the writer.
-    answers: HashMap<(BuildId, u64, Kind), Answer>,
+    answers: HashMap<(BuildId, u64), Result<Arc<CodeInfo>, Miss>>,
     /// Who computes in each region of each module.
     owners: HashMap<(BuildId, u64), Side>,
 }
@@ -175,26 +130,24 @@ impl Sharing {
         }
     }
 
-    /// This side has no answer of kind `T` for address `addr` of module
-    /// `id`: what to do.
-    pub fn begin<T: Shared>(&self, id: &BuildId, addr: u64) -> Ticket<T> {
+    /// Whether this side looks up data addresses. Data answers are the
+    /// writer's own: the first of a module builds the global-variable index
+    /// (human and JSON formats), which the writer is better off building
+    /// while the read-ahead goes on with code than waiting for while the
+    /// read-ahead builds it (measured: waits 60-100 ms -> 0, human-format
+    /// runs 7-15% faster); later ones are binary searches.
+    pub fn computes_data(&self) -> bool {
+        matches!(self, Sharing::Writer(_))
+    }
+
+    /// This side has no code answer for address `addr` of module `id`:
+    /// what to do.
+    pub fn begin(&self, id: &BuildId, addr: u64) -> Ticket {
         let (shared, side) = match self {
             Sharing::Ahead(s) => (s, Side::Ahead),
             Sharing::Writer(s) => (s, Side::Writer),
         };
-        // Data answers are the writer's own: the first of a module builds
-        // the global-variable index (human and JSON formats), which the
-        // writer is better off building while the read-ahead goes on with
-        // code than waiting for while the read-ahead builds it (measured:
-        // waits 60-100 ms -> 0, human-format runs 7-15% faster); later ones
-        // are binary searches.
-        if T::KIND == Kind::Data {
-            return match side {
-                Side::Ahead => Ticket::Skip,
-                Side::Writer => Ticket::Compute { publish: false },
-            };
-        }
-        let key = (id.clone(), addr, T::KIND);
+        let key = (id.clone(), addr);
         let region = (id.clone(), addr >> REGION);
         let Some(mut tables) = shared.lock() else {
             return Ticket::Compute { publish: false };
@@ -202,7 +155,7 @@ impl Sharing {
         let mut waited = false;
         loop {
             if side == Side::Writer
-                && let Some(answer) = tables.answers.remove(&key).and_then(T::unwrap)
+                && let Some(answer) = tables.answers.remove(&key)
             {
                 shared.taken.fetch_add(1, Ordering::Relaxed);
                 if !waited {
@@ -261,15 +214,13 @@ impl Sharing {
     }
 
     /// Hand an answer the read-ahead computed to the writer.
-    pub fn publish<T: Shared>(&self, id: &BuildId, addr: u64, answer: Result<Arc<T>, Miss>) {
+    pub fn publish(&self, id: &BuildId, addr: u64, answer: Result<Arc<CodeInfo>, Miss>) {
         let Sharing::Ahead(shared) = self else {
             return;
         };
         if let Some(mut tables) = shared.lock() {
             if tables.answers.len() < MAX_WAITING {
-                tables
-                    .answers
-                    .insert((id.clone(), addr, T::KIND), T::wrap(answer));
+                tables.answers.insert((id.clone(), addr), answer);
             }
             shared.published.notify_all();
         }
@@ -311,7 +262,7 @@ impl SharedAnswers {
 mod tests {
     use super::*;
 
-    fn have<T>(ticket: Ticket<T>) -> Option<Result<Arc<T>, Miss>> {
+    fn have(ticket: Ticket) -> Option<Result<Arc<CodeInfo>, Miss>> {
         match ticket {
             Ticket::Have(a) => Some(a),
             _ => None,
@@ -331,22 +282,22 @@ mod tests {
         let id = BuildId(vec![1, 2]);
         ahead.at_line(5);
         assert!(matches!(
-            ahead.begin::<CodeInfo>(&id, 7),
+            ahead.begin(&id, 7),
             Ticket::Compute { publish: true }
         ));
         let answer = Ok(Arc::new(CodeInfo::default()));
         ahead.publish(&id, 7, answer.clone());
         writer.at_line(2);
-        let got = have(writer.begin::<CodeInfo>(&id, 7)).unwrap().unwrap();
+        let got = have(writer.begin(&id, 7)).unwrap().unwrap();
         assert!(Arc::ptr_eq(&got, answer.as_ref().unwrap()));
         // Taken: the read-ahead is past line 2 and will not bring it again.
         assert!(matches!(
-            writer.begin::<CodeInfo>(&id, 7),
+            writer.begin(&id, 7),
             Ticket::Compute { publish: false }
         ));
         // Another module's address, another kind: not the same answer.
         assert!(matches!(
-            writer.begin::<CodeInfo>(&BuildId(vec![1]), 7),
+            writer.begin(&BuildId(vec![1]), 7),
             Ticket::Compute { .. }
         ));
     }
@@ -358,10 +309,7 @@ mod tests {
         ahead.at_line(3);
         writer.at_line(3);
         // The read-ahead owns the region of addresses 1 and 2.
-        assert!(matches!(
-            ahead.begin::<CodeInfo>(&id, 1),
-            Ticket::Compute { .. }
-        ));
+        assert!(matches!(ahead.begin(&id, 1), Ticket::Compute { .. }));
         let publisher = {
             let id = id.clone();
             std::thread::spawn(move || {
@@ -373,12 +321,9 @@ mod tests {
                 ahead.at_line(4);
             })
         };
-        assert_eq!(
-            have(writer.begin::<CodeInfo>(&id, 1)),
-            Some(Err(Miss::NoInfo))
-        );
+        assert_eq!(have(writer.begin(&id, 1)), Some(Err(Miss::NoInfo)));
         assert!(matches!(
-            writer.begin::<CodeInfo>(&id, 2),
+            writer.begin(&id, 2),
             Ticket::Compute { publish: false }
         ));
         publisher.join().unwrap();
@@ -386,10 +331,7 @@ mod tests {
         // Once the read-ahead is done, nothing is waited for.
         writer.at_line(10);
         shared.ahead_done();
-        assert!(matches!(
-            writer.begin::<CodeInfo>(&id, 3),
-            Ticket::Compute { .. }
-        ));
+        assert!(matches!(writer.begin(&id, 3), Ticket::Compute { .. }));
     }
 
     #[test]
@@ -401,37 +343,28 @@ mod tests {
         // read-ahead from then on.
         writer.at_line(1);
         assert!(matches!(
-            writer.begin::<CodeInfo>(&id, region(0)),
+            writer.begin(&id, region(0)),
             Ticket::Compute { .. }
         ));
         ahead.at_line(1);
-        assert!(matches!(
-            ahead.begin::<CodeInfo>(&id, region(0) + 8),
-            Ticket::Skip
-        ));
+        assert!(matches!(ahead.begin(&id, region(0) + 8), Ticket::Skip));
         // Not hungry: new regions are the read-ahead's.
         assert!(matches!(
-            ahead.begin::<CodeInfo>(&id, region(1)),
+            ahead.begin(&id, region(1)),
             Ticket::Compute { .. }
         ));
         assert!(matches!(
-            ahead.begin::<CodeInfo>(&id, region(2)),
+            ahead.begin(&id, region(2)),
             Ticket::Compute { .. }
         ));
         // Hungry: every other new region goes to the writer.
         shared.writer_hungry.store(true, Ordering::Relaxed);
         let kinds: Vec<bool> = (3..7)
-            .map(|n| matches!(ahead.begin::<CodeInfo>(&id, region(n)), Ticket::Skip))
+            .map(|n| matches!(ahead.begin(&id, region(n)), Ticket::Skip))
             .collect();
         assert_eq!(kinds, [false, true, false, true]);
         // Data answers are the writer's, wherever they are.
-        assert!(matches!(
-            ahead.begin::<DataInfo>(&id, region(0)),
-            Ticket::Skip
-        ));
-        assert!(matches!(
-            writer.begin::<DataInfo>(&id, region(9)),
-            Ticket::Compute { publish: false }
-        ));
+        assert!(!ahead.computes_data());
+        assert!(writer.computes_data());
     }
 }
