@@ -196,46 +196,30 @@ impl Walk<'_> {
         Some(v)
     }
 
+    /// Step over a form [`variable_step`] has no step of its own for:
+    /// fixed-length blocks, and `indirect`, whose form is in the data.
     #[allow(non_upper_case_globals)]
     fn variable(&mut self, mut form: gimli::DwForm, encoding: gimli::Encoding) -> bool {
         use gimli::constants::*;
-        loop {
-            let len = match form {
-                DW_FORM_indirect => match self.uleb().and_then(|f| u16::try_from(f).ok()) {
-                    Some(f) => {
-                        form = gimli::DwForm(f);
-                        continue;
-                    }
-                    None => return false,
-                },
-                DW_FORM_block1 => self.fixed(1),
-                DW_FORM_block2 => self.fixed(2),
-                DW_FORM_block4 => self.fixed(4),
-                DW_FORM_block | DW_FORM_exprloc => self.uleb(),
-                DW_FORM_string => self
-                    .data
-                    .get(self.pos..)
-                    .and_then(|rest| memchr::memchr(0, rest))
-                    .map(|n| n as u64 + 1),
-                DW_FORM_udata
-                | DW_FORM_sdata
-                | DW_FORM_ref_udata
-                | DW_FORM_strx
-                | DW_FORM_GNU_str_index
-                | DW_FORM_addrx
-                | DW_FORM_GNU_addr_index
-                | DW_FORM_loclistx
-                | DW_FORM_rnglistx => self.uleb().map(|_| 0),
-                _ => match form_size(form, encoding) {
-                    // Only reached through DW_FORM_indirect.
-                    Some(n) => return self.skip(n),
-                    None => None,
-                },
-            };
-            return match len.and_then(|n| usize::try_from(n).ok()) {
-                Some(n) => self.skip(n),
-                None => false,
-            };
+        while form == DW_FORM_indirect {
+            match self.uleb().and_then(|f| u16::try_from(f).ok()) {
+                Some(f) => form = gimli::DwForm(f),
+                None => return false,
+            }
+        }
+        if let Some(n) = form_size(form, encoding) {
+            return self.skip(n);
+        }
+        let len = match variable_step(form) {
+            Step::Variable(DW_FORM_block1) => self.fixed(1),
+            Step::Variable(DW_FORM_block2) => self.fixed(2),
+            Step::Variable(DW_FORM_block4) => self.fixed(4),
+            Step::Variable(_) => None,
+            step => return self.steps(&[step], encoding),
+        };
+        match len.and_then(|n| usize::try_from(n).ok()) {
+            Some(n) => self.skip(n),
+            None => false,
         }
     }
 }
