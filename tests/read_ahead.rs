@@ -69,6 +69,15 @@ fn symfilter(args: &[&str], stdin: Stdio) -> Output {
     out
 }
 
+/// The diagnostic lines on stderr, without the read-ahead's statistics.
+fn diagnostics(out: &Output) -> Vec<String> {
+    String::from_utf8_lossy(&out.stderr)
+        .lines()
+        .filter(|l| !l.contains("read-ahead:"))
+        .map(str::to_owned)
+        .collect()
+}
+
 /// Answers the read-ahead handed over, from its statistics line (none when
 /// it did not run).
 fn handed_over(out: &Output) -> Option<u64> {
@@ -122,14 +131,7 @@ fn read_ahead_changes_nothing_in_the_human_and_json_formats() {
         assert_eq!(handed_over(&alone), None);
         assert!(ahead.stdout == alone.stdout, "{format}: output differs");
         // Diagnostics are the writer's alone: the same lines either way.
-        let diags = |o: &Output| {
-            String::from_utf8_lossy(&o.stderr)
-                .lines()
-                .filter(|l| !l.contains("read-ahead:"))
-                .map(str::to_owned)
-                .collect::<Vec<_>>()
-        };
-        assert_eq!(diags(&ahead), diags(&alone));
+        assert_eq!(diagnostics(&ahead), diagnostics(&alone));
     }
 }
 
@@ -166,14 +168,7 @@ fn diagnostics_are_the_writers_alone() {
             "{format}: the read-ahead ran"
         );
         assert!(ahead.stdout == alone.stdout, "{format}: output differs");
-        let diags = |o: &Output| {
-            String::from_utf8_lossy(&o.stderr)
-                .lines()
-                .filter(|l| !l.contains("read-ahead:"))
-                .map(str::to_owned)
-                .collect::<Vec<_>>()
-        };
-        let (a, b) = (diags(&ahead), diags(&alone));
+        let (a, b) = (diagnostics(&ahead), diagnostics(&alone));
         assert_eq!(a, b, "{format}: diagnostics differ");
         assert!(a.len() > 1000, "{format}: {} diagnostics", a.len());
         let missing = a
