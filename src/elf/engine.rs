@@ -405,18 +405,7 @@ impl<'a> Function<'a> {
         let mut name = None;
         for spec in abbrev.attributes() {
             let attr = entries.read_attribute(*spec)?;
-            match attr.name() {
-                gimli::DW_AT_linkage_name | gimli::DW_AT_MIPS_linkage_name => {
-                    if let Ok(n) = unit.attr_string(attr.value()) {
-                        name = Some(n);
-                    }
-                }
-                gimli::DW_AT_name if name.is_none() => name = unit.attr_string(attr.value()).ok(),
-                gimli::DW_AT_abstract_origin | gimli::DW_AT_specification if name.is_none() => {
-                    name = name_attr(unit, names, attr.value(), NAME_LINKS)?;
-                }
-                _ => {}
-            }
+            take_name(unit, names, &attr, &mut name)?;
         }
         let mut function = Function {
             name,
@@ -492,20 +481,8 @@ impl<'a> Function<'a> {
         for spec in abbrev.attributes() {
             let attr = entries.read_attribute(*spec)?;
             ranges.read(unit, &attr)?;
+            take_name(unit, names, &attr, &mut inlined.name)?;
             match attr.name() {
-                gimli::DW_AT_linkage_name | gimli::DW_AT_MIPS_linkage_name => {
-                    if let Ok(n) = unit.attr_string(attr.value()) {
-                        inlined.name = Some(n);
-                    }
-                }
-                gimli::DW_AT_name if inlined.name.is_none() => {
-                    inlined.name = unit.attr_string(attr.value()).ok();
-                }
-                gimli::DW_AT_abstract_origin | gimli::DW_AT_specification
-                    if inlined.name.is_none() =>
-                {
-                    inlined.name = name_attr(unit, names, attr.value(), NAME_LINKS)?;
-                }
                 gimli::DW_AT_call_file => {
                     // DWARF 5 numbers files from 0; before, 0 means none.
                     if let gimli::AttributeValue::FileIndex(i) = attr.value()
@@ -559,6 +536,30 @@ impl<'a> Function<'a> {
             rest = &rest[i + 1..];
         }
     }
+}
+
+/// Take `attr` into the name of a subprogram or inlined subroutine: its
+/// linkage name wins; its plain name, or the name its abstract origin or
+/// specification leads to, only while it has none.
+fn take_name<'a>(
+    unit: UnitRef<'_, R<'a>>,
+    names: &Names<'_, '_, 'a>,
+    attr: &gimli::Attribute<R<'a>>,
+    name: &mut Option<R<'a>>,
+) -> Sure<()> {
+    match attr.name() {
+        gimli::DW_AT_linkage_name | gimli::DW_AT_MIPS_linkage_name => {
+            if let Ok(n) = unit.attr_string(attr.value()) {
+                *name = Some(n);
+            }
+        }
+        gimli::DW_AT_name if name.is_none() => *name = unit.attr_string(attr.value()).ok(),
+        gimli::DW_AT_abstract_origin | gimli::DW_AT_specification if name.is_none() => {
+            *name = name_attr(unit, names, attr.value(), NAME_LINKS)?;
+        }
+        _ => {}
+    }
+    Ok(())
 }
 
 /// The name an `DW_AT_abstract_origin`/`DW_AT_specification` leads to.
