@@ -248,6 +248,10 @@ pub(crate) struct DieWalk<'d, 'a> {
     scratch: Vec<Step>,
     /// Depth of the next DIE (the root's children are at 1).
     depth: isize,
+    /// The greatest `depth` so far.
+    deepest: isize,
+    /// The walk stopped at bytes it could not read.
+    failed: bool,
     /// Which abbreviations [`Self::next_wanted`] stops at.
     want: fn(&gimli::Abbreviation) -> bool,
 }
@@ -274,6 +278,8 @@ impl<'d, 'a> DieWalk<'d, 'a> {
             steps: Vec::new(),
             scratch: Vec::new(),
             depth: 0,
+            deepest: 0,
+            failed: false,
             want,
         }
     }
@@ -282,6 +288,18 @@ impl<'d, 'a> DieWalk<'d, 'a> {
     /// its children.
     pub(crate) fn depth(&self) -> isize {
         self.depth
+    }
+
+    /// The greatest [`depth`](Self::depth) so far: the depth of the most
+    /// deeply nested children met.
+    pub(crate) fn deepest(&self) -> isize {
+        self.deepest
+    }
+
+    /// Whether the walk stopped at bytes it could not read (rather than at
+    /// the unit's end).
+    pub(crate) fn failed(&self) -> bool {
+        self.failed
     }
 
     /// The next DIE whose abbreviation `want` picked (the loop kept here,
@@ -295,6 +313,12 @@ impl<'d, 'a> DieWalk<'d, 'a> {
         }
     }
 
+    #[cold]
+    fn fail(&mut self) -> Option<Die> {
+        self.failed = true;
+        None
+    }
+
     /// The next DIE (null entries are taken in passing).
     #[inline(always)]
     pub(crate) fn next_die(&mut self) -> Option<Die> {
@@ -306,7 +330,10 @@ impl<'d, 'a> DieWalk<'d, 'a> {
                 walk.pos += 1;
                 u64::from(first)
             } else {
-                walk.uleb()?
+                match walk.uleb() {
+                    Some(code) => code,
+                    None => return self.fail(),
+                }
             };
             if code == 0 {
                 self.depth -= 1;
@@ -314,7 +341,9 @@ impl<'d, 'a> DieWalk<'d, 'a> {
             }
             let mut entry = self.entries.get(code as usize).copied().unwrap_or_default();
             if entry.kind == Kind::Unknown {
-                let abbrev = self.abbrevs.get(code)?;
+                let Some(abbrev) = self.abbrevs.get(code) else {
+                    return self.fail();
+                };
                 self.scratch.clear();
                 steps_for(abbrev, self.encoding, &mut self.scratch);
                 entry.has_children = abbrev.has_children();
@@ -335,9 +364,10 @@ impl<'d, 'a> DieWalk<'d, 'a> {
                     _ => {
                         if entry.has_children {
                             self.depth += 1;
+                            self.deepest = self.deepest.max(self.depth);
                         }
                         if !walk.steps(&self.scratch, self.encoding) {
-                            return None;
+                            return self.fail();
                         }
                         return Some(Die {
                             offset,
@@ -357,6 +387,7 @@ impl<'d, 'a> DieWalk<'d, 'a> {
             // be read still opens its level.
             if entry.has_children {
                 self.depth += 1;
+                self.deepest = self.deepest.max(self.depth);
             }
             let ok = match entry.kind {
                 Kind::Fixed => walk.skip(entry.at as usize),
@@ -369,7 +400,7 @@ impl<'d, 'a> DieWalk<'d, 'a> {
                 }
             };
             if !ok {
-                return None;
+                return self.fail();
             }
             return Some(Die {
                 offset,

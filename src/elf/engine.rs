@@ -24,6 +24,7 @@ use std::sync::Arc;
 use gimli::UnitRef;
 use rustc_hash::FxHashMap;
 
+use super::die_walk::DieWalk;
 use super::guard::{DepthGuard, MAX_DEPTH};
 use crate::symbols::Frame;
 
@@ -312,20 +313,17 @@ impl Functions {
     fn parse(unit: UnitRef<'_, R<'_>>) -> Sure<(Functions, isize)> {
         let mut offsets = Vec::new();
         let mut addresses = Vec::new();
-        let mut deepest = 0;
-        let mut entries = unit.entries_raw(None)?;
-        while !entries.is_empty() {
-            let offset = entries.next_offset();
-            let Some(abbrev) = entries.read_abbreviation()? else {
-                continue;
-            };
-            if abbrev.has_children() {
-                deepest = deepest.max(entries.next_depth());
-            }
-            if abbrev.tag() != gimli::DW_TAG_subprogram {
-                entries.skip_attributes(abbrev.attributes())?;
-                continue;
-            }
+        let header = &unit.header;
+        let input = header.range_from(gimli::UnitOffset(header.header_size())..)?;
+        // Most DIEs are not subprograms: the fast walk steps over them,
+        // gimli reads the few wanted.
+        let mut walk = DieWalk::new(header, &unit.abbreviations, input.slice(), |abbrev| {
+            abbrev.tag() == gimli::DW_TAG_subprogram
+        });
+        while let Some(die) = walk.next_wanted() {
+            let offset = gimli::UnitOffset(die.offset);
+            let mut entries = unit.entries_raw(Some(offset))?;
+            let abbrev = entries.read_abbreviation()?.ok_or(Unsure)?;
             let mut ranges = RangeAttrs::default();
             for spec in abbrev.attributes() {
                 let attr = entries.read_attribute(*spec)?;
@@ -338,6 +336,11 @@ impl Functions {
                 offsets.push(offset);
             }
         }
+        // gimli would have failed where the walk stopped.
+        if walk.failed() {
+            return Err(Unsure);
+        }
+        let deepest = walk.deepest();
         addresses.sort_unstable_by_key(|x| x.range.begin);
         // Kept for the run: no room to spare.
         offsets.shrink_to_fit();
