@@ -63,7 +63,14 @@ pub(crate) struct Engine<'a> {
     /// Abbreviation sets by offset: LLVM shares one among the units of an
     /// object file (194 sets for 974 units in ripgrep).
     abbreviations: RefCell<FxHashMap<usize, Arc<gimli::Abbreviations>>>,
+    /// The name each abstract origin or specification leads to, by its
+    /// `.debug_info` offset: a function inlined in many places is named
+    /// once, not at every call site.
+    names: RefCell<FxHashMap<usize, Option<R<'a>>>>,
 }
+
+/// Names kept at most; the table is refilled when full.
+const NAMES_MAX: usize = 1 << 18;
 
 /// One unit's subprograms, nesting depth, and what lookups have read of it.
 struct Searched<'a> {
@@ -82,6 +89,7 @@ impl<'a> Engine<'a> {
             units: (0..n).map(|_| OnceCell::new()).collect(),
             searched: (0..n).map(|_| OnceCell::new()).collect(),
             abbreviations: RefCell::new(FxHashMap::default()),
+            names: RefCell::new(FxHashMap::default()),
         }
     }
 
@@ -558,11 +566,42 @@ fn take_name<'a>(
         }
         gimli::DW_AT_name if name.is_none() => *name = unit.attr_string(attr.value()).ok(),
         gimli::DW_AT_abstract_origin | gimli::DW_AT_specification if name.is_none() => {
-            *name = name_attr(unit, names, attr.value(), NAME_LINKS)?;
+            *name = linked_name(unit, names, attr.value())?;
         }
         _ => {}
     }
     Ok(())
+}
+
+/// [`name_attr`] from the start of a chain of links, remembered by the
+/// `.debug_info` offset it starts at (where the same start always leads to
+/// the same name).
+fn linked_name<'a>(
+    unit: UnitRef<'_, R<'a>>,
+    names: &Names<'_, '_, 'a>,
+    value: gimli::AttributeValue<R<'a>>,
+) -> Sure<Option<R<'a>>> {
+    let start = match value {
+        gimli::AttributeValue::UnitRef(offset) => {
+            offset.to_debug_info_offset(&unit.header).map(|o| o.0)
+        }
+        gimli::AttributeValue::DebugInfoRef(offset) => Some(offset.0),
+        _ => None,
+    };
+    let Some(start) = start else {
+        return name_attr(unit, names, value, NAME_LINKS);
+    };
+    let engine = names.0;
+    if let Some(&name) = engine.names.borrow().get(&start) {
+        return Ok(name);
+    }
+    let name = name_attr(unit, names, value, NAME_LINKS)?;
+    let mut kept = engine.names.borrow_mut();
+    if kept.len() >= NAMES_MAX {
+        kept.clear();
+    }
+    kept.insert(start, name);
+    Ok(name)
 }
 
 /// The name an `DW_AT_abstract_origin`/`DW_AT_specification` leads to.
