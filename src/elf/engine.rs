@@ -262,6 +262,14 @@ impl RangeAttrs {
     /// Take `attr` if it is a range attribute.
     fn read<'a>(&mut self, unit: UnitRef<'_, R<'a>>, attr: &gimli::Attribute<R<'a>>) -> Sure<()> {
         use gimli::AttributeValue as V;
+        // Most attributes are not ranges: name first (the value is
+        // normalised on every call).
+        if !matches!(
+            attr.name(),
+            gimli::DW_AT_low_pc | gimli::DW_AT_high_pc | gimli::DW_AT_ranges
+        ) {
+            return Ok(());
+        }
         match (attr.name(), attr.value()) {
             (gimli::DW_AT_low_pc, V::Addr(a)) => self.low_pc = Some(a),
             (gimli::DW_AT_low_pc, V::DebugAddrIndex(i)) => self.low_pc = Some(unit.address(i)?),
