@@ -13,6 +13,7 @@
 //! hostile name can expand exponentially) is replaced by the raw name.
 
 use std::fmt::Write;
+use std::sync::{LazyLock, Mutex};
 
 /// Longest demangled name we accept before falling back to the raw name.
 pub const MAX_DEMANGLED: usize = 64 * 1024;
@@ -28,6 +29,11 @@ thread_local! {
     static REMEMBERED: std::cell::RefCell<[Remembered; 2]> = std::cell::RefCell::default();
 }
 
+/// Names demangled by any thread, asked when a thread's own table misses:
+/// the read-ahead demangles the names in the answers it hands over (see
+/// [`crate::render::Discard`]), so the writing thread finds them done.
+static SHARED: LazyLock<Mutex<[Remembered; 2]>> = LazyLock::new(Mutex::default);
+
 fn remembered(style: usize, name: &str, demangle: fn(&str) -> String) -> String {
     REMEMBERED.with(|tables| {
         let mut tables = tables.borrow_mut();
@@ -35,13 +41,37 @@ fn remembered(style: usize, name: &str, demangle: fn(&str) -> String) -> String 
         if let Some(hit) = table.get(name) {
             return hit.to_string();
         }
-        let out = demangle(name);
-        if table.len() >= MAX_REMEMBERED {
-            table.clear();
-        }
-        table.insert(name.into(), out.as_str().into());
+        let out = shared(style, name, demangle);
+        keep(table, name, &out);
         out
     })
+}
+
+/// `name` demangled, from the table all threads share when it is there.
+fn shared(style: usize, name: &str, demangle: fn(&str) -> String) -> String {
+    // Demangling cannot panic with the lock held: a poisoned table is
+    // still a table of finished entries.
+    let lock = || SHARED.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(hit) = lock()[style].get(name) {
+        return hit.to_string();
+    }
+    let out = demangle(name);
+    keep(&mut lock()[style], name, &out);
+    out
+}
+
+/// Whether `name` is in the shared table, demangled as [`demangle_full`] does.
+#[cfg(test)]
+pub(crate) fn shared_full(name: &str) -> Option<String> {
+    let tables = SHARED.lock().unwrap_or_else(|e| e.into_inner());
+    tables[0].get(name).map(|s| s.to_string())
+}
+
+fn keep(table: &mut Remembered, name: &str, demangled: &str) {
+    if table.len() >= MAX_REMEMBERED {
+        table.clear();
+    }
+    table.insert(name.into(), demangled.into());
 }
 
 /// Demangle for people (see the module docs).
@@ -197,6 +227,15 @@ impl cpp_demangle::DemangleWrite for FmtSink<'_, '_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_name_demangled_on_one_thread_is_shared_with_the_others() {
+        let name = "_ZN4test13one_thread_ok17h0123456789abcdefE";
+        std::thread::spawn(move || demangle_full(name))
+            .join()
+            .unwrap();
+        assert_eq!(shared_full(name).as_deref(), Some("test::one_thread_ok"));
+    }
 
     #[test]
     fn llvm_shows_rust_v0_suffixes() {

@@ -962,6 +962,9 @@ fn has_relative_path(events: &[Event<'_>]) -> bool {
 }
 
 impl Render for Human {
+    fn demangler(&self) -> Option<fn(&str) -> String> {
+        Some(demangle_full)
+    }
     fn plain(&mut self, out: &mut dyn Write, text: &[u8], _first_line: u64) -> io::Result<()> {
         self.end_backtrace(out)?;
         if self.pending.is_some() {

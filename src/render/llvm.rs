@@ -470,6 +470,9 @@ impl Llvm {
 }
 
 impl Render for Llvm {
+    fn demangler(&self) -> Option<fn(&str) -> String> {
+        Some(demangle_llvm)
+    }
     fn plain(&mut self, out: &mut dyn Write, text: &[u8], _first_line: u64) -> io::Result<()> {
         if text.is_empty() {
             return Ok(());

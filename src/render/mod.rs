@@ -180,6 +180,11 @@ pub trait Render: Send {
     /// What became of the next `dumpfile` element of the coming line (see
     /// [`crate::dumpfile`]); given before [`Render::line`], in element order.
     fn dumpfile_note(&mut self, _note: serde_json::Value) {}
+    /// How this renderer demangles the names in code answers (their frames'
+    /// functions and symbol), if it does.
+    fn demangler(&self) -> Option<fn(&str) -> String> {
+        None
+    }
 }
 
 /// A renderer that writes nothing, lexing lines the way `like` does (the
@@ -187,6 +192,11 @@ pub trait Render: Send {
 pub struct Discard {
     context_ends_line: bool,
     multiline: bool,
+    /// The real renderer's demangler: the names of each code answer are
+    /// demangled here once, on the read-ahead thread, into the table the
+    /// writing thread's renderer finds them in (see [`crate::demangle`]).
+    demangle: Option<fn(&str) -> String>,
+    warmed: kept::PerAnswer<()>,
 }
 
 impl Discard {
@@ -194,7 +204,22 @@ impl Discard {
         Discard {
             context_ends_line: render.context_ends_line(),
             multiline: render.multiline(),
+            demangle: render.demangler(),
+            warmed: kept::PerAnswer::default(),
         }
+    }
+
+    fn warm(&mut self, resolved: &Resolved) {
+        let (Some(demangle), Lookup::Code(info)) = (self.demangle, &resolved.lookup) else {
+            return;
+        };
+        self.warmed.get_or_make(info, |info| {
+            let functions = info.frames.iter().filter_map(|f| f.function.as_deref());
+            let symbol = info.symbol.as_ref().map(|s| s.name.as_str());
+            for name in functions.chain(symbol) {
+                demangle(name);
+            }
+        });
     }
 }
 
@@ -202,7 +227,14 @@ impl Render for Discard {
     fn plain(&mut self, _: &mut dyn Write, _: &[u8], _: u64) -> io::Result<()> {
         Ok(())
     }
-    fn line(&mut self, _: &mut dyn Write, _: &Line<'_>, _: &[Event<'_>]) -> io::Result<()> {
+    fn line(&mut self, _: &mut dyn Write, _: &Line<'_>, events: &[Event<'_>]) -> io::Result<()> {
+        for event in events {
+            match event {
+                Event::Pc(_, resolved) | Event::Bt(_, _, resolved) => self.warm(resolved),
+                Event::Hexdict(_, values) => values.iter().for_each(|v| self.warm(&v.resolved)),
+                _ => {}
+            }
+        }
         Ok(())
     }
     fn raw(&mut self, _: &mut dyn Write, _: &[u8]) -> io::Result<()> {
@@ -249,5 +281,57 @@ pub fn renderer(format: Format, opts: &RenderOptions) -> Box<dyn Render> {
         Format::Human => Box::new(human::Human::new(opts.clone())),
         Format::Llvm => Box::new(llvm::Llvm::new(opts.color)),
         Format::Json => Box::new(json::Json::new(opts.clone())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::symbols::Frame;
+
+    /// The read-ahead's renderer demangles the names in code answers, as
+    /// the real renderer would, into the table all threads share.
+    #[test]
+    fn discard_demangles_code_answers_for_the_writer() {
+        let name = "_ZN4test14warmed_by_read5ahead17h0123456789abcdefE";
+        let info = CodeInfo {
+            frames: vec![Frame {
+                function: Some(name.into()),
+                ..Frame::default()
+            }],
+            symbol: None,
+        };
+        let resolved = Resolved {
+            addr: 1,
+            adjusted: 1,
+            place: None,
+            lookup: Lookup::Code(Arc::new(info)),
+        };
+        let raw = RawElement {
+            span: 0..0,
+            tag: 0..0,
+            fields: Default::default(),
+        };
+        let line = Line {
+            bytes: b"",
+            ending: b"\n",
+            number: 1,
+        };
+        let llvm = renderer(Format::Llvm, &RenderOptions::default());
+        let mut discard = Discard::like(llvm.as_ref());
+        discard
+            .line(&mut io::sink(), &line, &[Event::Pc(&raw, resolved.clone())])
+            .unwrap();
+        // The llvm renderer's demangling is not the human one's.
+        assert_eq!(crate::demangle::shared_full(name), None);
+        let human = renderer(Format::Human, &RenderOptions::default());
+        let mut discard = Discard::like(human.as_ref());
+        discard
+            .line(&mut io::sink(), &line, &[Event::Pc(&raw, resolved)])
+            .unwrap();
+        assert_eq!(
+            crate::demangle::shared_full(name).as_deref(),
+            Some("test::warmed_by_read::ahead")
+        );
     }
 }
