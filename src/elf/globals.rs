@@ -30,15 +30,12 @@ const MAX_TYPE_DEPTH: usize = 16;
 
 impl Globals {
     pub(crate) fn build(dwarf: &gimli::Dwarf<R<'_>>) -> Globals {
-        let mut vars = Vec::new();
+        let mut headers = Vec::new();
         let mut units = dwarf.units();
         while let Ok(Some(header)) = units.next() {
-            let Ok(unit) = dwarf.unit(header) else {
-                continue;
-            };
-            let unit = gimli::UnitRef::new(dwarf, &unit);
-            collect(unit, &mut vars);
+            headers.push(header);
         }
+        let mut vars = in_parallel(dwarf, &headers);
         // Stable sort, then keep the last variable of each address.
         vars.sort_by_key(|g: &Global| g.start);
         let mut out: Vec<Global> = Vec::with_capacity(vars.len());
@@ -56,6 +53,52 @@ impl Globals {
         let g = self.vars.get(idx.checked_sub(1)?)?;
         (addr < g.end).then_some(g)
     }
+}
+
+/// Units below this many bytes in all are walked on one thread.
+const PARALLEL_MIN: usize = 4 << 20;
+
+/// The variables of `headers`' units in unit order, the second half of
+/// the bytes walked on a helper thread when the machine has a CPU for it:
+/// the index is built when the writing thread first needs it, and it has
+/// to wait for all of it (a 20 MB `.debug_info` walk).
+fn in_parallel(dwarf: &gimli::Dwarf<R<'_>>, headers: &[gimli::UnitHeader<R<'_>>]) -> Vec<Global> {
+    let total: usize = headers.iter().map(|h| h.length_including_self()).sum();
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if total < PARALLEL_MIN || cpus < 2 {
+        return collect_units(dwarf, headers);
+    }
+    let mut half = 0;
+    let mut bytes = 0;
+    while half < headers.len() && bytes < total / 2 {
+        bytes += headers[half].length_including_self();
+        half += 1;
+    }
+    let (first, second) = headers.split_at(half);
+    std::thread::scope(|scope| {
+        let helper = std::thread::Builder::new()
+            .name("globals".into())
+            .spawn_scoped(scope, || collect_units(dwarf, second));
+        let mut vars = collect_units(dwarf, first);
+        match helper.map(|h| h.join()) {
+            Ok(Ok(rest)) => vars.extend(rest),
+            // No thread to be had: this one does the rest.
+            Err(_) => vars.extend(collect_units(dwarf, second)),
+            Ok(Err(panic)) => std::panic::resume_unwind(panic),
+        }
+        vars
+    })
+}
+
+fn collect_units(dwarf: &gimli::Dwarf<R<'_>>, headers: &[gimli::UnitHeader<R<'_>>]) -> Vec<Global> {
+    let mut vars = Vec::new();
+    for header in headers {
+        let Ok(unit) = dwarf.unit(*header) else {
+            continue;
+        };
+        collect(gimli::UnitRef::new(dwarf, &unit), &mut vars);
+    }
+    vars
 }
 
 /// The variables of one unit. Most DIEs are not variables: they are
