@@ -12,7 +12,7 @@ use super::die_walk::DieWalk;
 
 type R<'a> = gimli::EndianSlice<'a, gimli::RunTimeEndian>;
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub(crate) struct Global {
     pub start: u64,
     pub end: u64,
@@ -35,7 +35,7 @@ impl Globals {
         while let Ok(Some(header)) = units.next() {
             headers.push(header);
         }
-        let mut vars = in_parallel(dwarf, &headers);
+        let mut vars = in_parallel(dwarf, &headers, PARALLEL_MIN);
         // Stable sort, then keep the last variable of each address.
         vars.sort_by_key(|g: &Global| g.start);
         let mut out: Vec<Global> = Vec::with_capacity(vars.len());
@@ -62,19 +62,17 @@ const PARALLEL_MIN: usize = 4 << 20;
 /// the bytes walked on a helper thread when the machine has a CPU for it:
 /// the index is built when the writing thread first needs it, and it has
 /// to wait for all of it (a 20 MB `.debug_info` walk).
-fn in_parallel(dwarf: &gimli::Dwarf<R<'_>>, headers: &[gimli::UnitHeader<R<'_>>]) -> Vec<Global> {
+fn in_parallel(
+    dwarf: &gimli::Dwarf<R<'_>>,
+    headers: &[gimli::UnitHeader<R<'_>>],
+    min: usize,
+) -> Vec<Global> {
     let total: usize = headers.iter().map(|h| h.length_including_self()).sum();
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-    if total < PARALLEL_MIN || cpus < 2 {
+    if total < min || cpus < 2 || headers.len() < 2 {
         return collect_units(dwarf, headers);
     }
-    let mut half = 0;
-    let mut bytes = 0;
-    while half < headers.len() && bytes < total / 2 {
-        bytes += headers[half].length_including_self();
-        half += 1;
-    }
-    let (first, second) = headers.split_at(half);
+    let (first, second) = headers.split_at(half_of_bytes(headers));
     std::thread::scope(|scope| {
         let helper = std::thread::Builder::new()
             .name("globals".into())
@@ -88,6 +86,19 @@ fn in_parallel(dwarf: &gimli::Dwarf<R<'_>>, headers: &[gimli::UnitHeader<R<'_>>]
         }
         vars
     })
+}
+
+/// Where to split `headers` (two or more) so that each side has units and
+/// about half of their bytes.
+fn half_of_bytes(headers: &[gimli::UnitHeader<R<'_>>]) -> usize {
+    let total: usize = headers.iter().map(|h| h.length_including_self()).sum();
+    let mut half = 0;
+    let mut bytes = 0;
+    while half < headers.len() && bytes < total / 2 {
+        bytes += headers[half].length_including_self();
+        half += 1;
+    }
+    half.clamp(1, headers.len() - 1)
 }
 
 fn collect_units(dwarf: &gimli::Dwarf<R<'_>>, headers: &[gimli::UnitHeader<R<'_>>]) -> Vec<Global> {
@@ -303,5 +314,38 @@ fn path_push(path: &mut String, p: &str) {
             path.push('/');
         }
         path.push_str(p);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use object::{Object, ObjectSection};
+
+    /// Split between two threads, the variables come out as one thread
+    /// finds them, in the same order.
+    #[test]
+    fn two_threads_find_what_one_does() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/elf/bin/two_units");
+        let data = std::fs::read(path).unwrap();
+        let obj = object::File::parse(&*data).unwrap();
+        let sections = gimli::Dwarf::load(|id| -> Result<_, gimli::Error> {
+            let bytes = obj
+                .section_by_name(id.name())
+                .and_then(|s| s.uncompressed_data().ok())
+                .unwrap_or_default();
+            Ok(bytes.into_owned())
+        })
+        .unwrap();
+        let dwarf = sections.borrow(|s| gimli::EndianSlice::new(s, gimli::RunTimeEndian::Little));
+        let mut headers = Vec::new();
+        let mut units = dwarf.units();
+        while let Some(header) = units.next().unwrap() {
+            headers.push(header);
+        }
+        assert_eq!(half_of_bytes(&headers), 1, "{} units", headers.len());
+        let alone = collect_units(&dwarf, &headers);
+        assert!(alone.len() >= 3, "{} variables", alone.len());
+        assert_eq!(in_parallel(&dwarf, &headers, 0), alone);
     }
 }

@@ -75,5 +75,8 @@ python3 "$SRC/deep_dies.py" "$tmp/info" "$tmp/abbrev" 0x1140
 "$LLVM/llvm-objcopy" --update-section .debug_info="$tmp/info" \
   --update-section .debug_abbrev="$tmp/abbrev" "$tmp/deep2" "$OUT/deep_dies"
 
+# Two compilation units, globals in each.
+$CC -O2 -g "${MAP[@]}" "${LD[@]}" -o "$OUT/two_units" "$SRC/units_a.c" "$SRC/units_b.c"
+
 ls -la "$OUT" tree/.build-id/*
 du -sh "$OUT" tree
