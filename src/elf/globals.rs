@@ -329,7 +329,7 @@ mod tests {
         let path = concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/elf/bin/two_units");
         let data = std::fs::read(path).unwrap();
         let obj = object::File::parse(&*data).unwrap();
-        let sections = gimli::Dwarf::load(|id| -> Result<_, gimli::Error> {
+        let sections = gimli::DwarfSections::load(|id| -> Result<_, gimli::Error> {
             let bytes = obj
                 .section_by_name(id.name())
                 .and_then(|s| s.uncompressed_data().ok())
