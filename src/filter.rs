@@ -939,6 +939,11 @@ fn count_lines(b: &[u8]) -> u64 {
 /// LLVM's rule for the start of a multi-line element: the last `{{{` on the
 /// line, no `}}}` after it, and the tag before the first `:` is `hexdict`.
 fn opens_multiline(lexer: &Lexer, line: &[u8]) -> bool {
+    // Most markup lines end with an element: a `{{{` before their last
+    // `}}}` cannot be the start of a dump (nor overlap it).
+    if line.ends_with(b"}}}") {
+        return false;
+    }
     let Some(begin) = lexer.rfind_open(line) else {
         return false;
     };

@@ -497,10 +497,33 @@ fn parse_radix(s: &[u8], radix: u32) -> Option<u64> {
     if s.is_empty() {
         return None;
     }
+    if radix == 16 {
+        return parse_hex(s);
+    }
     let mut v: u64 = 0;
     for &c in s {
         let d = (c as char).to_digit(radix)?;
         v = v.checked_mul(u64::from(radix))?.checked_add(u64::from(d))?;
+    }
+    Some(v)
+}
+
+/// [`parse_radix`] in base 16, written out: every address of a log goes
+/// through it.
+fn parse_hex(s: &[u8]) -> Option<u64> {
+    let mut v: u64 = 0;
+    for &c in s {
+        let d = match c {
+            b'0'..=b'9' => c - b'0',
+            b'a'..=b'f' => c - b'a' + 10,
+            b'A'..=b'F' => c - b'A' + 10,
+            _ => return None,
+        };
+        // `v * 16` overflows exactly when one of the top four bits is set.
+        if v >> 60 != 0 {
+            return None;
+        }
+        v = v << 4 | u64::from(d);
     }
     Some(v)
 }
@@ -611,6 +634,32 @@ mod tests {
             })
             .expect("an element");
         parse_element(line, &raw)
+    }
+
+    #[test]
+    fn hex_digits_read_as_the_standard_library_reads_them() {
+        let cases: &[&[u8]] = &[
+            b"0",
+            b"1f",
+            b"DEADbeef",
+            b"ffffffffffffffff",
+            b"10000000000000000",
+            b"0000000000000000000000ffffffffffffffff",
+            b"00000000000000000000001ffffffffffffffff",
+            b"fffffffffffffff0",
+            b"12g4",
+            b"-1",
+            b"+1",
+            b" 1",
+            b"0x1",
+        ];
+        for &s in cases {
+            let std = std::str::from_utf8(s)
+                .ok()
+                .filter(|t| !t.starts_with('+'))
+                .and_then(|t| u64::from_str_radix(t, 16).ok());
+            assert_eq!(parse_radix(s, 16), std, "{}", String::from_utf8_lossy(s));
+        }
     }
 
     #[test]
