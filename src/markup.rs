@@ -140,9 +140,9 @@ impl Lexer {
     /// (they stay text).
     fn next_element(&self, line: &[u8], mut from: usize) -> Option<RawElement> {
         loop {
-            let begin = from + self.open.find(&line[from..])?;
+            let begin = from + find_triple(&line[from..], b'{')?;
             let body_start = begin + 3;
-            let close = body_start + self.close.find(&line[body_start..])?;
+            let close = body_start + find_triple(&line[body_start..], b'}')?;
             let end = close + 3;
             from = end;
             let body = &line[body_start..close];
@@ -177,6 +177,23 @@ impl Lexer {
             });
         }
     }
+}
+
+/// The first of three `b` in a row in `hay`. A line holds few braces, and
+/// on a line this costs less than setting up a substring search.
+fn find_triple(hay: &[u8], b: u8) -> Option<usize> {
+    let mut from = 0;
+    while let Some(i) = memchr::memchr(b, &hay[from..]) {
+        let at = from + i;
+        match hay.get(at + 1..at + 3) {
+            Some(next) if next[0] == b && next[1] == b => return Some(at),
+            // Past a brace that is not followed by two more.
+            Some(next) if next[0] == b => from = at + 1,
+            Some(_) => from = at + 2,
+            None => return None,
+        }
+    }
+    None
 }
 
 /// Split a text region into plain text and recognised SGR escapes.
@@ -634,6 +651,24 @@ mod tests {
             })
             .expect("an element");
         parse_element(line, &raw)
+    }
+
+    #[test]
+    fn triples_are_found_as_a_substring_search_finds_them() {
+        // Every string of up to 9 bytes over `{` and `x`.
+        for len in 0..=9 {
+            for bits in 0u32..1 << len {
+                let hay: Vec<u8> = (0..len)
+                    .map(|i| if bits >> i & 1 == 1 { b'{' } else { b'x' })
+                    .collect();
+                assert_eq!(
+                    find_triple(&hay, b'{'),
+                    memchr::memmem::find(&hay, b"{{{"),
+                    "{}",
+                    String::from_utf8_lossy(&hay)
+                );
+            }
+        }
     }
 
     #[test]
