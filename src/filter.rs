@@ -848,19 +848,36 @@ impl Filter {
             PcKind::Unspecified => default_ra,
         };
         let mut adjusted = if ra { addr.wrapping_sub(1) } else { addr };
-        if ra && self.opts.format != Format::Llvm {
-            // Fixed-width ISAs step back a whole instruction; the source
-            // knows its architecture.
-            if let Some(place) = self.place(adjusted) {
-                let step = self
-                    .with_source(&place.module, |src| src.return_address_step())
-                    .unwrap_or(1);
-                if step > 1 {
+        // Fixed-width ISAs step back a whole instruction; the source knows
+        // its architecture (LLVM's format always steps back one byte).
+        let step_back = ra && self.opts.format != Format::Llvm;
+        let mut place = self.place(adjusted);
+        // `Some` once the source was asked about `place` (`Some(None)`: there
+        // is none).
+        let mut answer = None;
+        if let Some(p) = &place {
+            let rel = p.rel;
+            // One opening of the source for the step and the lookup, unless
+            // the step is not one byte (then the address moves).
+            let module = std::sync::Arc::clone(&p.module);
+            let first = self.with_source(&module, |src| {
+                let step = if step_back {
+                    src.return_address_step()
+                } else {
+                    1
+                };
+                (step <= 1).then(|| src.lookup_code(rel)).ok_or(step)
+            });
+            match first {
+                Some(Err(step)) => {
                     adjusted = addr.wrapping_sub(step);
+                    place = self.place(adjusted);
                 }
+                Some(Ok(found)) => answer = Some(Some(found)),
+                None => answer = Some(None),
             }
         }
-        let Some(place) = self.place(adjusted) else {
+        let Some(place) = place else {
             return Resolved {
                 addr,
                 adjusted,
@@ -869,7 +886,11 @@ impl Filter {
             };
         };
         let rel = place.rel;
-        let lookup = match self.with_source(&place.module, |src| src.lookup_code(rel)) {
+        let answer = match answer {
+            Some(answer) => answer,
+            None => self.with_source(&place.module, |src| src.lookup_code(rel)),
+        };
+        let lookup = match answer {
             None => self.no_source(&place.module),
             Some(Ok(info)) => Lookup::Code(info),
             Some(Err(miss)) => Lookup::Failed(miss),
