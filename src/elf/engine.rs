@@ -26,6 +26,7 @@ use rustc_hash::FxHashMap;
 
 use super::die_walk::DieWalk;
 use super::guard::{DepthGuard, MAX_DEPTH};
+use super::line_program::{self, Encoding, Malformed, Outcome, Row};
 use crate::symbols::Frame;
 
 type R<'a> = gimli::EndianSlice<'a, gimli::RunTimeEndian>;
@@ -687,6 +688,42 @@ struct LineSequence {
     rows: Box<[LineRow]>,
 }
 
+/// Sequences as the rows of a line program make them (addr2line's way).
+#[derive(Default)]
+struct Table {
+    sequences: Vec<LineSequence>,
+    /// Rows of the sequence being read.
+    current: Vec<LineRow>,
+}
+
+impl Table {
+    fn take(&mut self, row: Row) {
+        if row.end_sequence {
+            if let Some(start) = self.current.first().map(|r| r.address) {
+                let end = row.address;
+                // One allocation of the right size; `current` keeps its room.
+                let rows: Box<[LineRow]> = self.current.as_slice().into();
+                self.current.clear();
+                if start < end {
+                    self.sequences.push(LineSequence { start, end, rows });
+                }
+            }
+            return;
+        }
+        let next = LineRow {
+            address: row.address,
+            file_index: row.file,
+            line: row.line as u32,
+            column: row.column as u32,
+        };
+        // A row at the same address replaces the one before.
+        match self.current.last_mut() {
+            Some(last) if last.address == next.address => *last = next,
+            _ => self.current.push(next),
+        }
+    }
+}
+
 /// The unit's line table and file names, as addr2line keeps them.
 struct Lines {
     files: Vec<String>,
@@ -698,39 +735,48 @@ impl Lines {
         unit: UnitRef<'_, R<'a>>,
         program: gimli::IncompleteLineProgram<R<'a>>,
     ) -> Sure<Lines> {
-        let mut sequences = Vec::new();
-        let mut current: Vec<LineRow> = Vec::new();
-        let mut rows = program.rows();
-        while let Some((_, row)) = rows.next_row()? {
-            if row.end_sequence() {
-                if let Some(start) = current.first().map(|r| r.address) {
-                    let end = row.address();
-                    // One allocation of the right size; `current` keeps its room.
-                    let rows: Box<[LineRow]> = current.as_slice().into();
-                    current.clear();
-                    if start < end {
-                        sequences.push(LineSequence { start, end, rows });
-                    }
+        let header = program.header();
+        let encoding = Encoding {
+            address_size: header.address_size(),
+            minimum_instruction_length: header.minimum_instruction_length(),
+            maximum_operations_per_instruction: header.maximum_operations_per_instruction(),
+            default_is_stmt: header.default_is_stmt(),
+            line_base: header.line_base(),
+            line_range: header.line_range(),
+            opcode_base: header.opcode_base(),
+            standard_opcode_lengths: header.standard_opcode_lengths().slice(),
+            version: header.version(),
+            big_endian: gimli::Endianity::is_big_endian(gimli::Reader::endian(
+                &header.raw_program_buf(),
+            )),
+        };
+        let program_bytes = header.raw_program_buf().slice();
+        let mut table = Table::default();
+        let mut gimli_rows;
+        let header = match line_program::rows(program_bytes, &encoding, |row| table.take(row)) {
+            Err(Malformed) => return Err(Unsure),
+            Ok(Outcome::Done) => header,
+            // It adds files to the header: gimli's rows, with gimli's header.
+            Ok(Outcome::NotHandled) => {
+                table = Table::default();
+                gimli_rows = program.clone().rows();
+                while let Some((_, row)) = gimli_rows.next_row()? {
+                    table.take(Row {
+                        address: row.address(),
+                        file: row.file_index(),
+                        line: row.line().map_or(0, |l| l.get()),
+                        column: match row.column() {
+                            gimli::ColumnType::LeftEdge => 0,
+                            gimli::ColumnType::Column(c) => c.get(),
+                        },
+                        end_sequence: row.end_sequence(),
+                    });
                 }
-                continue;
+                gimli_rows.header()
             }
-            let next = LineRow {
-                address: row.address(),
-                file_index: row.file_index(),
-                line: row.line().map_or(0, |l| l.get() as u32),
-                column: match row.column() {
-                    gimli::ColumnType::LeftEdge => 0,
-                    gimli::ColumnType::Column(c) => c.get() as u32,
-                },
-            };
-            // A row at the same address replaces the one before.
-            match current.last_mut() {
-                Some(last) if last.address == next.address => *last = next,
-                _ => current.push(next),
-            }
-        }
+        };
+        let mut sequences = table.sequences;
         sequences.sort_unstable_by_key(|s| s.start);
-        let header = rows.header();
         let mut files = Vec::new();
         match header.file(0) {
             Some(file) => files.push(file_path(unit, file, header)?),

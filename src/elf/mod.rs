@@ -14,6 +14,7 @@ mod file;
 mod globals;
 mod guard;
 mod line0;
+mod line_program;
 mod root_abbrev;
 mod search;
 mod source;
