@@ -466,6 +466,25 @@ mod tests {
         ]
     }
 
+    /// A program that defines a file is left to gimli (the file joins the
+    /// header's list, which the caller reads after the rows).
+    #[test]
+    fn a_defined_file_is_left_to_gimli() {
+        // set_address 0x1000, copy, define_file "b.c" (dir 0, mtime 0, size 0), copy.
+        let mut program = vec![0, 9, 2];
+        program.extend_from_slice(&0x1000u64.to_le_bytes());
+        program.push(1);
+        program.extend_from_slice(&[0, 8, 3, b'b', b'.', b'c', 0, 0, 0, 0]);
+        program.push(1);
+        let params = [1, 1, 0xfb, 14, 13];
+        let lengths = [0, 1, 1, 1, 1, 0, 0, 0, 1, 0, 0, 1];
+        let section = section(8, &params, &lengths, &program);
+        assert!(ours(&section, 8, &program).is_none());
+        let (rows, failed, _) = gimli_rows(&section, 8).unwrap();
+        assert!(!failed);
+        assert_eq!(rows.len(), 2);
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(3000))]
         #[test]
