@@ -740,7 +740,6 @@ impl Lines {
             address_size: header.address_size(),
             minimum_instruction_length: header.minimum_instruction_length(),
             maximum_operations_per_instruction: header.maximum_operations_per_instruction(),
-            default_is_stmt: header.default_is_stmt(),
             line_base: header.line_base(),
             line_range: header.line_range(),
             opcode_base: header.opcode_base(),

@@ -26,7 +26,6 @@ pub(crate) struct Encoding<'h> {
     pub address_size: u8,
     pub minimum_instruction_length: u8,
     pub maximum_operations_per_instruction: u8,
-    pub default_is_stmt: bool,
     pub line_base: i8,
     pub line_range: u8,
     pub opcode_base: u8,
@@ -124,7 +123,8 @@ impl Input<'_> {
     }
 }
 
-/// The registers gimli keeps (those that matter to the rows we keep).
+/// The registers gimli keeps that reach the rows we keep (`is_stmt` and
+/// the other flags do not).
 struct Registers {
     tombstone: bool,
     address: u64,
@@ -206,8 +206,6 @@ pub(crate) fn rows(
         pos: 0,
     };
     let mut r = Registers::new();
-    // `default_is_stmt` and the other flag registers do not reach a row.
-    let _ = enc.default_is_stmt;
     while input.pos < input.bytes.len() {
         let opcode = input.u8()?;
         // Extended first: with an opcode base of 0 gimli still reads 0 so.
@@ -394,7 +392,6 @@ mod tests {
             address_size: header.address_size(),
             minimum_instruction_length: header.minimum_instruction_length(),
             maximum_operations_per_instruction: header.maximum_operations_per_instruction(),
-            default_is_stmt: header.default_is_stmt(),
             line_base: header.line_base(),
             line_range: header.line_range(),
             opcode_base: header.opcode_base(),
