@@ -859,8 +859,7 @@ impl Filter {
             let rel = p.rel;
             // One opening of the source for the step and the lookup, unless
             // the step is not one byte (then the address moves).
-            let module = std::sync::Arc::clone(&p.module);
-            let first = self.with_source(&module, |src| {
+            let first = self.with_source(&p.module, |src| {
                 let step = if step_back {
                     src.return_address_step()
                 } else {
