@@ -26,7 +26,7 @@ use rustc_hash::FxHashMap;
 
 use super::die_walk::DieWalk;
 use super::guard::{DepthGuard, MAX_DEPTH};
-use super::line_program::{self, Encoding, Malformed, Outcome, Row};
+use super::line_program::{self, Malformed, Outcome, Row};
 use crate::symbols::Frame;
 
 type R<'a> = gimli::EndianSlice<'a, gimli::RunTimeEndian>;
@@ -735,41 +735,17 @@ impl Lines {
         unit: UnitRef<'_, R<'a>>,
         program: gimli::IncompleteLineProgram<R<'a>>,
     ) -> Sure<Lines> {
-        let header = program.header();
-        let encoding = Encoding {
-            address_size: header.address_size(),
-            minimum_instruction_length: header.minimum_instruction_length(),
-            maximum_operations_per_instruction: header.maximum_operations_per_instruction(),
-            line_base: header.line_base(),
-            line_range: header.line_range(),
-            opcode_base: header.opcode_base(),
-            standard_opcode_lengths: header.standard_opcode_lengths().slice(),
-            version: header.version(),
-            big_endian: gimli::Endianity::is_big_endian(gimli::Reader::endian(
-                &header.raw_program_buf(),
-            )),
-        };
-        let program_bytes = header.raw_program_buf().slice();
         let mut table = Table::default();
         let mut gimli_rows;
-        let header = match line_program::rows(program_bytes, &encoding, |row| table.take(row)) {
+        let header = match line_program::rows(program.header(), |row| table.take(row)) {
             Err(Malformed) => return Err(Unsure),
-            Ok(Outcome::Done) => header,
+            Ok(Outcome::Done) => program.header(),
             // It adds files to the header: gimli's rows, with gimli's header.
             Ok(Outcome::NotHandled) => {
                 table = Table::default();
                 gimli_rows = program.clone().rows();
                 while let Some((_, row)) = gimli_rows.next_row()? {
-                    table.take(Row {
-                        address: row.address(),
-                        file: row.file_index(),
-                        line: row.line().map_or(0, |l| l.get()),
-                        column: match row.column() {
-                            gimli::ColumnType::LeftEdge => 0,
-                            gimli::ColumnType::Column(c) => c.get(),
-                        },
-                        end_sequence: row.end_sequence(),
-                    });
+                    table.take(Row::of(row));
                 }
                 gimli_rows.header()
             }

@@ -11,6 +11,8 @@
 //! to the header's file list) it reports as [`Outcome::NotHandled`], and
 //! the caller reads the program with gimli instead.
 
+use gimli::Reader;
+
 /// What the state machine holds when it emits a row.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Row {
@@ -21,19 +23,53 @@ pub(crate) struct Row {
     pub end_sequence: bool,
 }
 
-/// The header fields the program's opcodes depend on.
-pub(crate) struct Encoding<'h> {
-    pub address_size: u8,
-    pub minimum_instruction_length: u8,
-    pub maximum_operations_per_instruction: u8,
-    pub line_base: i8,
-    pub line_range: u8,
-    pub opcode_base: u8,
-    /// Operand counts of the standard opcodes, from 1.
-    pub standard_opcode_lengths: &'h [u8],
-    pub version: u16,
-    pub big_endian: bool,
+impl Row {
+    /// gimli's row, as [`rows`] gives it.
+    pub(crate) fn of(row: &gimli::LineRow) -> Row {
+        Row {
+            address: row.address(),
+            file: row.file_index(),
+            line: row.line().map_or(0, |l| l.get()),
+            column: match row.column() {
+                gimli::ColumnType::LeftEdge => 0,
+                gimli::ColumnType::Column(c) => c.get(),
+            },
+            end_sequence: row.end_sequence(),
+        }
+    }
 }
+
+/// The header fields the program's opcodes depend on.
+struct Encoding<'h> {
+    address_size: u8,
+    minimum_instruction_length: u8,
+    maximum_operations_per_instruction: u8,
+    line_base: i8,
+    line_range: u8,
+    opcode_base: u8,
+    /// Operand counts of the standard opcodes, from 1.
+    standard_opcode_lengths: &'h [u8],
+    version: u16,
+    big_endian: bool,
+}
+
+impl<'h> Encoding<'h> {
+    fn of<E: gimli::Endianity>(header: &gimli::LineProgramHeader<EndianSlice<'h, E>>) -> Self {
+        Encoding {
+            address_size: header.address_size(),
+            minimum_instruction_length: header.minimum_instruction_length(),
+            maximum_operations_per_instruction: header.maximum_operations_per_instruction(),
+            line_base: header.line_base(),
+            line_range: header.line_range(),
+            opcode_base: header.opcode_base(),
+            standard_opcode_lengths: header.standard_opcode_lengths().slice(),
+            version: header.version(),
+            big_endian: header.raw_program_buf().endian().is_big_endian(),
+        }
+    }
+}
+
+type EndianSlice<'h, E> = gimli::EndianSlice<'h, E>;
 
 pub(crate) enum Outcome {
     Done,
@@ -189,12 +225,16 @@ fn ones(size: u8) -> u64 {
     !0 >> (64 - u32::from(size) * 8)
 }
 
-/// Call `row` with each row of `program` that gimli's `LineRows` yields.
-pub(crate) fn rows(
-    program: &[u8],
-    enc: &Encoding<'_>,
-    mut row: impl FnMut(Row),
+/// Call `row` with each row of the program after `header` that gimli's
+/// `LineRows` yields.
+pub(crate) fn rows<E: gimli::Endianity>(
+    header: &gimli::LineProgramHeader<EndianSlice<'_, E>>,
+    row: impl FnMut(Row),
 ) -> Result<Outcome> {
+    run(header.raw_program_buf().slice(), &Encoding::of(header), row)
+}
+
+fn run(program: &[u8], enc: &Encoding<'_>, mut row: impl FnMut(Row)) -> Result<Outcome> {
     if !matches!(enc.address_size, 1 | 2 | 4 | 8)
         || enc.line_range == 0
         || enc.maximum_operations_per_instruction == 0
@@ -355,29 +395,18 @@ mod tests {
     }
 
     /// gimli's rows (until its first error), and whether it failed.
-    fn gimli_rows(section: &[u8], address_size: u8) -> Option<(Vec<Row>, bool, Vec<u8>)> {
+    fn gimli_rows(section: &[u8], address_size: u8) -> Option<(Vec<Row>, bool)> {
         let debug_line = gimli::DebugLine::new(section, gimli::LittleEndian);
         let program = debug_line
             .program(gimli::DebugLineOffset(0), address_size, None, None)
             .ok()?;
-        let header = program.header();
-        let lengths = header.standard_opcode_lengths().slice().to_vec();
         let mut rows = program.rows();
         let mut out = Vec::new();
         loop {
             match rows.next_row() {
-                Ok(Some((_, row))) => out.push(Row {
-                    address: row.address(),
-                    file: row.file_index(),
-                    line: row.line().map_or(0, |l| l.get()),
-                    column: match row.column() {
-                        gimli::ColumnType::LeftEdge => 0,
-                        gimli::ColumnType::Column(c) => c.get(),
-                    },
-                    end_sequence: row.end_sequence(),
-                }),
-                Ok(None) => return Some((out, false, lengths)),
-                Err(_) => return Some((out, true, lengths)),
+                Ok(Some((_, row))) => out.push(Row::of(row)),
+                Ok(None) => return Some((out, false)),
+                Err(_) => return Some((out, true)),
             }
         }
     }
@@ -388,28 +417,13 @@ mod tests {
             .program(gimli::DebugLineOffset(0), address_size, None, None)
             .ok()?;
         let header = parsed.header();
-        let encoding = Encoding {
-            address_size: header.address_size(),
-            minimum_instruction_length: header.minimum_instruction_length(),
-            maximum_operations_per_instruction: header.maximum_operations_per_instruction(),
-            line_base: header.line_base(),
-            line_range: header.line_range(),
-            opcode_base: header.opcode_base(),
-            standard_opcode_lengths: header.standard_opcode_lengths().slice(),
-            version: header.version(),
-            big_endian: false,
-        };
         assert_eq!(header.raw_program_buf().slice(), program);
-        let mut rows = Vec::new();
-        match rows_of(program, &encoding, &mut rows) {
-            Ok(Outcome::Done) => Some((rows, false)),
+        let mut out = Vec::new();
+        match rows(header, |r| out.push(r)) {
+            Ok(Outcome::Done) => Some((out, false)),
             Ok(Outcome::NotHandled) => None,
-            Err(Malformed) => Some((rows, true)),
+            Err(Malformed) => Some((out, true)),
         }
-    }
-
-    fn rows_of(program: &[u8], enc: &Encoding<'_>, out: &mut Vec<Row>) -> Result<Outcome> {
-        rows(program, enc, |r| out.push(r))
     }
 
     /// Instructions as bytes: special and standard opcodes with operands,
@@ -477,7 +491,7 @@ mod tests {
         let lengths = [0, 1, 1, 1, 1, 0, 0, 0, 1, 0, 0, 1];
         let section = section(8, &params, &lengths, &program);
         assert!(ours(&section, 8, &program).is_none());
-        let (rows, failed, _) = gimli_rows(&section, 8).unwrap();
+        let (rows, failed) = gimli_rows(&section, 8).unwrap();
         assert!(!failed);
         assert_eq!(rows.len(), 2);
     }
@@ -500,7 +514,7 @@ mod tests {
             let program: Vec<u8> = program.concat();
             let params = [min_length, max_ops, line_base as u8, line_range, opcode_base];
             let section = section(address_size, &params, lengths, &program);
-            let Some((theirs, their_error, _)) = gimli_rows(&section, address_size) else {
+            let Some((theirs, their_error)) = gimli_rows(&section, address_size) else {
                 // gimli refuses the header: so does the engine (it asks gimli first).
                 return Ok(());
             };
