@@ -15,6 +15,7 @@ pub mod dumpfile;
 pub mod elf;
 pub mod filter;
 pub mod gsym;
+mod hex;
 pub mod markup;
 pub mod readahead;
 pub mod render;

@@ -528,21 +528,7 @@ fn parse_radix(s: &[u8], radix: u32) -> Option<u64> {
 /// [`parse_radix`] in base 16, written out: every address of a log goes
 /// through it.
 fn parse_hex(s: &[u8]) -> Option<u64> {
-    let mut v: u64 = 0;
-    for &c in s {
-        let d = match c {
-            b'0'..=b'9' => c - b'0',
-            b'a'..=b'f' => c - b'a' + 10,
-            b'A'..=b'F' => c - b'A' + 10,
-            _ => return None,
-        };
-        // `v * 16` overflows exactly when one of the top four bits is set.
-        if v >> 60 != 0 {
-            return None;
-        }
-        v = v << 4 | u64::from(d);
-    }
-    Some(v)
+    s.iter().try_fold(0, |v, &c| crate::hex::push_digit(v, c))
 }
 
 /// `%x`: hex bytes; an odd count reads as if it had a leading `0` (LLVM).

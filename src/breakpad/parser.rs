@@ -97,17 +97,10 @@ impl<'a> Fields<'a> {
         let start = self.pos;
         let mut v: u64 = 0;
         while let Some(&c) = self.line.get(self.pos) {
-            let d = match c {
-                b' ' => break,
-                b'0'..=b'9' => c - b'0',
-                b'a'..=b'f' => c - b'a' + 10,
-                b'A'..=b'F' => c - b'A' + 10,
-                _ => return None,
-            };
-            if v >> 60 != 0 {
-                return None;
+            if c == b' ' {
+                break;
             }
-            v = v << 4 | u64::from(d);
+            v = crate::hex::push_digit(v, c)?;
             self.pos += 1;
         }
         (self.pos > start).then_some(v)
