@@ -60,7 +60,7 @@ fn shared(style: usize, name: &str, demangle: fn(&str) -> String) -> String {
     out
 }
 
-/// Whether `name` is in the shared table, demangled as [`demangle_full`] does.
+/// The shared table's [`demangle_full`] entry for `name`, if it has one.
 #[cfg(test)]
 pub(crate) fn shared_full(name: &str) -> Option<String> {
     let tables = SHARED.lock().unwrap_or_else(|e| e.into_inner());
