@@ -1,8 +1,8 @@
 //! DWARF lookups from our own lazily built index.
 //!
 //! addr2line's `Context` starts by reading every unit's abbreviations, root
-//! DIE and line-program header (on a 50 MB Rust binary, a third of a
-//! one-address lookup), and its recursive walk of inlined subroutines
+//! DIE and line-program header (a large share of a one-address lookup on
+//! a big binary), and its recursive walk of inlined subroutines
 //! needs our nesting guard to walk each unit first. Lookups are answered
 //! here instead, from the units the guard's index says cover the address,
 //! each unit's functions and line table read on first use and kept, with

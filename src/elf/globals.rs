@@ -61,7 +61,7 @@ const PARALLEL_MIN: usize = 4 << 20;
 /// The variables of `headers`' units in unit order, the second half of
 /// the bytes walked on a helper thread when the machine has a CPU for it:
 /// the index is built when the writing thread first needs it, and it has
-/// to wait for all of it (a 20 MB `.debug_info` walk).
+/// to wait for all of it (a walk of the whole `.debug_info`).
 fn in_parallel(
     dwarf: &gimli::Dwarf<R<'_>>,
     headers: &[gimli::UnitHeader<R<'_>>],

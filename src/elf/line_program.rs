@@ -1,6 +1,6 @@
 //! The rows of a line-number program, read without gimli's instruction
 //! enum: on a large binary, gimli's `LineRows::next_row` was most of the
-//! cost of reading a unit's line table (about 330 instructions a row).
+//! cost of reading a unit's line table.
 //!
 //! It follows gimli's `LineRows` rule for rule, so the rows are the ones
 //! gimli gives: the same registers, the same tombstone handling (an address

@@ -1,7 +1,7 @@
 //! `--format=llvm`: byte-for-byte what `llvm-symbolizer --filter-markup`
 //! (LLVM 22) writes to stdout, including its module info lines, line
 //! elision, `[[[...]]]` reprints, line endings and `--color=always` escape
-//! forms. See `/work/shared/reference/llvm-filter-markup-22.md`.
+//! forms; `tests/llvm_diff.rs` checks it against the real tool.
 
 use std::collections::HashSet;
 use std::io::{self, Write};

@@ -137,8 +137,8 @@ impl Sharing {
     /// writer's own: the first of a module builds the global-variable index
     /// (human and JSON formats), which the writer is better off building
     /// while the read-ahead goes on with code than waiting for while the
-    /// read-ahead builds it (measured: waits 60-100 ms -> 0, human-format
-    /// runs 7-15% faster); later ones are binary searches.
+    /// read-ahead builds it (BENCHMARKS.md); later ones are binary
+    /// searches.
     pub fn computes_data(&self) -> bool {
         matches!(self, Sharing::Writer(_))
     }
