@@ -8,9 +8,8 @@
 //! and the non-PIE image base must match exactly.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
-mod common;
+use crate::common;
 
 fn dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/breakpad")
@@ -36,7 +35,7 @@ fn check(name: &str) {
 
 fn check_with_store(name: &str, store: &Path) {
     let log = dir().join("filter").join(format!("{name}.log"));
-    let out = Command::new(env!("CARGO_BIN_EXE_symfilter"))
+    let out = common::command()
         .arg("--format=llvm")
         .arg("--breakpad-store")
         .arg(store)
@@ -222,7 +221,7 @@ fn corrupt_records_are_reported_once() {
         &debug_id,
         text.replacen("FILE 0 ", "FILE x ", 1).as_bytes(),
     );
-    let out = Command::new(env!("CARGO_BIN_EXE_symfilter"))
+    let out = common::command()
         .arg("--format=llvm")
         .arg("--breakpad-store")
         .arg(tmp.path())

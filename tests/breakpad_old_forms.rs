@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use symfilter::breakpad::BreakpadSymbols;
 
-mod common;
+use crate::common;
 
 fn dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/breakpad")

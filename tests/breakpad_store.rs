@@ -5,7 +5,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-mod common;
+use crate::common;
 
 use symfilter::breakpad::{StoreProvider, debug_id_for, providers};
 use symfilter::symbols::{

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use symfilter::debuginfod::DebuginfodProvider;
 use symfilter::symbols::{Attempt, BuildId, Provider};
 
-mod common;
+use crate::common;
 use common::debuginfod::{assert_symbolizes, config, fixture, fixture_id, key, provider_with};
 
 /// A running `debuginfod`; killed and reaped on drop, whatever happens.
@@ -275,7 +275,7 @@ fn symfilter_lookup(
     addrs: &[&str],
 ) -> std::process::Output {
     let empty = tempfile::tempdir().expect("tempdir");
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_symfilter"));
+    let mut cmd = common::command();
     cmd.arg("lookup")
         .arg("--build-id")
         .arg(id.to_hex())

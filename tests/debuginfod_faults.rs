@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use symfilter::debuginfod::{Config, DebuginfodProvider};
 use symfilter::symbols::{Attempt, BuildId, Provider};
 
-mod common;
+use crate::common;
 use common::debuginfod::{assert_symbolizes, config, fixture, fixture_id, frame_line, key};
 
 fn fixture_bytes(name: &str) -> Vec<u8> {
@@ -913,7 +913,7 @@ fn symfilter_lookup_over_https_trusts_ssl_cert_file() {
     let run = |ca: &Path| {
         let cache = tempfile::tempdir().expect("tempdir");
         let empty = tempfile::tempdir().expect("tempdir");
-        std::process::Command::new(env!("CARGO_BIN_EXE_symfilter"))
+        common::command()
             .args(["lookup", "--build-id", &id.to_hex(), "--build-id-dir"])
             .arg(empty.path())
             .args(["--debuginfod", &format!("https://{}", tls.addr)])
@@ -1059,13 +1059,13 @@ fn progress_line_shows_on_a_terminal_only_and_is_erased() {
 /// appeared) the rest. Returns stdout, stderr and whether the first line
 /// came out before the rest was sent.
 fn filter_via(url: &str, timeout_s: u64) -> (String, String, bool) {
-    use std::process::{Command, Stdio};
+    use std::process::Stdio;
     use std::sync::mpsc;
     let cache = tempfile::tempdir().expect("tempdir");
     let empty = tempfile::tempdir().expect("tempdir");
     let log = std::fs::read_to_string(fixture("markup.log")).expect("log");
     let (first, rest) = log.split_at(log.find('\n').expect("a line") + 1);
-    let mut child = Command::new(env!("CARGO_BIN_EXE_symfilter"))
+    let mut child = common::command()
         .args(["--format", "llvm", "--build-id-dir"])
         .arg(empty.path())
         .args(["--debuginfod", url])
@@ -1184,7 +1184,7 @@ fn filter_explain_lists_every_cache_probe_and_server() {
     let cache = tempfile::tempdir().expect("tempdir");
     let empty = tempfile::tempdir().expect("tempdir");
     let hex = fixture_id().to_hex();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_symfilter"))
+    let out = common::command()
         .args(["--format", "llvm", "--explain", "--build-id-dir"])
         .arg(empty.path())
         .args(["--debuginfod", &server.url("notfound")])
@@ -1279,12 +1279,12 @@ fn stale_cache_entries_are_cleaned_once_due_but_never_offline() {
 /// server takes 2.5 s), not after it.
 #[test]
 fn filter_writes_earlier_lines_of_the_same_read_before_a_download() {
-    use std::process::{Command, Stdio};
+    use std::process::Stdio;
     let server = FaultServer::start();
     let cache = tempfile::tempdir().expect("tempdir");
     let empty = tempfile::tempdir().expect("tempdir");
     let log = std::fs::read(fixture("markup.log")).expect("log");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_symfilter"))
+    let mut child = common::command()
         .args(["--format", "llvm", "--build-id-dir"])
         .arg(empty.path())
         .args(["--debuginfod", &server.url("delayed")])
@@ -1333,7 +1333,7 @@ fn quiet_filter_prints_no_debuginfod_warnings() {
     let cache = tempfile::tempdir().expect("tempdir");
     let empty = tempfile::tempdir().expect("tempdir");
     let run = |quiet: bool| {
-        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_symfilter"));
+        let mut cmd = common::command();
         cmd.args(["--format", "llvm", "--build-id-dir"])
             .arg(empty.path())
             .args(["--debuginfod", &server.url("error500")])

@@ -3,9 +3,10 @@
 //! trace-pc-guard build; see make.sh) and testdata/xray/ (FDR trace of
 //! xray_demo).
 
+use crate::common;
 use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 struct Run {
     stdout: String,
@@ -15,7 +16,7 @@ struct Run {
 
 /// Run symfilter in the crate root with `args`, feeding `stdin`.
 fn run(args: &[&str], stdin: &[u8]) -> Run {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_symfilter"))
+    let mut child = common::command()
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .args(["--no-debuginfod", "--color=never"])
         .args(args)

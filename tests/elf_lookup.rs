@@ -2,7 +2,7 @@
 //! (testdata/elf/expected, made by testdata/elf/make-expected.py from the
 //! fixtures built by testdata/elf/build.sh).
 
-mod common;
+use crate::common;
 use common::{elf_root, lookup};
 
 fn check(name: &str) {

@@ -2,9 +2,10 @@
 //! pass-through properties through the library, and process behaviour
 //! (pipes, exit codes, live output).
 
+use crate::common;
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::sync::mpsc;
 use std::time::Duration;
 
@@ -13,10 +14,6 @@ use symfilter::filter::{Diagnostics, Filter, Options};
 use symfilter::render::Format;
 use symfilter::symbols::{Symbolizer, SymbolizerConfig};
 
-fn bin() -> &'static str {
-    env!("CARGO_BIN_EXE_symfilter")
-}
-
 fn logs_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/logs")
 }
@@ -24,7 +21,7 @@ fn logs_dir() -> PathBuf {
 /// Run the binary on a golden log the way testdata/logs/regen.sh does.
 fn run_golden(log: &str, args: &[&str]) -> (Vec<u8>, Vec<u8>) {
     let empty = tempfile::tempdir().expect("tempdir");
-    let out = Command::new(bin())
+    let out = common::command()
         .current_dir(logs_dir())
         .env_remove("NO_COLOR")
         .env_remove("CLICOLOR_FORCE")
@@ -229,7 +226,7 @@ fn odd_bytes_pass_through_binary() {
     input.extend_from_slice(b"nul\0byte\r\nlone\rcr\n\xff\xfe invalid utf-8\n");
     input.extend_from_slice(&vec![b'x'; 300_000]);
     input.extend_from_slice(b"\n{{ }} {{x}} }}}\nlast line without newline");
-    let mut child = Command::new(bin())
+    let mut child = common::command()
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -255,7 +252,7 @@ fn broken_pipe_is_quiet() {
         data.extend_from_slice(line);
     }
     std::fs::write(&path, &data).expect("write");
-    let mut child = Command::new(bin())
+    let mut child = common::command()
         .arg(&path)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -272,7 +269,7 @@ fn broken_pipe_is_quiet() {
 
 #[test]
 fn live_output_before_eof() {
-    let mut child = Command::new(bin())
+    let mut child = common::command()
         .args(["--color=never"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -315,7 +312,7 @@ fn unreadable_file_exit_code() {
     let good = dir.path().join("good.log");
     std::fs::write(&good, b"good {{{symbol:main}}}\n").expect("write");
     let missing = dir.path().join("missing.log");
-    let out = Command::new(bin())
+    let out = common::command()
         .arg(&missing)
         .arg(&good)
         .output()
@@ -332,7 +329,7 @@ fn unreadable_file_exit_code() {
 
 #[test]
 fn stdin_and_dash() {
-    let mut child = Command::new(bin())
+    let mut child = common::command()
         .arg("-")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -356,7 +353,7 @@ fn stdin_and_dash() {
 
 #[test]
 fn quiet_silences_diagnostics() {
-    let mut child = Command::new(bin())
+    let mut child = common::command()
         .arg("-q")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -376,7 +373,7 @@ fn quiet_silences_diagnostics() {
 }
 
 fn run_env(args: &[&str], env: &[(&str, &str)], input: &[u8]) -> Vec<u8> {
-    let mut cmd = Command::new(bin());
+    let mut cmd = common::command();
     cmd.env_remove("NO_COLOR").env_remove("CLICOLOR_FORCE");
     for (k, v) in env {
         cmd.env(k, v);
@@ -424,7 +421,7 @@ fn color_choice() {
 
 #[test]
 fn help_and_version() {
-    let out = Command::new(bin()).arg("--help").output().expect("run");
+    let out = common::command().arg("--help").output().expect("run");
     assert!(out.status.success());
     let help = show(&out.stdout);
     for opt in [
@@ -441,7 +438,7 @@ fn help_and_version() {
         !help.contains("\n      --filter-markup"),
         "hidden option shown"
     );
-    let out = Command::new(bin()).arg("--version").output().expect("run");
+    let out = common::command().arg("--version").output().expect("run");
     assert!(out.status.success());
     assert_eq!(
         show(&out.stdout),
@@ -483,7 +480,7 @@ fn golden_symbolized_human_and_json() {
             .find(|d| d.join(&log).exists())
             .unwrap_or_else(|| panic!("no fixture log {log}"));
         for (format, ext) in [("human", "human"), ("json", "json")] {
-            let out = Command::new(bin())
+            let out = common::command()
                 .current_dir(&dir)
                 .env_remove("DEBUGINFOD_URLS")
                 .args(["--build-id-dir", "../debug", "--no-debuginfod", "--offline"])

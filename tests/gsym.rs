@@ -3,6 +3,7 @@
 //! testdata/gsym/build.sh, which also checked that llvm-gsymutil reads the
 //! files symfilter writes with the same answers.
 
+use crate::common;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -12,7 +13,7 @@ fn dir() -> PathBuf {
 }
 
 fn symfilter() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_symfilter"))
+    common::command()
 }
 
 /// Runs `symfilter gsym lookup GSYM` with the addresses of `name` on stdin.

@@ -5,8 +5,8 @@
 //! (from testdata/gsym/*.sym by make.sh there) and
 //! testdata/breakpad/old-forms/ (from the Breakpad store fixture).
 
+use crate::common;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata")
@@ -14,7 +14,7 @@ fn root() -> PathBuf {
 
 /// `symfilter gsym create INPUT -o OUT`, its bytes.
 fn create(input: &Path, out: &Path) -> Vec<u8> {
-    let st = Command::new(env!("CARGO_BIN_EXE_symfilter"))
+    let st = common::command()
         .args(["gsym", "create"])
         .arg(input)
         .arg("-o")

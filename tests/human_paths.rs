@@ -3,10 +3,10 @@
 //! make-fixture.sh), and the rules one by one through the library with a
 //! scripted symbol source.
 
+use crate::common;
 use std::collections::BTreeMap;
 use std::io::{self, Read, Write};
 use std::path::Path;
-use std::process::Command;
 use std::sync::{Arc, Mutex};
 
 use symfilter::filter::{Diagnostics, Filter, Options};
@@ -21,7 +21,7 @@ use symfilter::symbols::{
 fn widget(args: &[&str]) -> (String, String) {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/human");
     let empty = tempfile::tempdir().expect("tempdir");
-    let out = Command::new(env!("CARGO_BIN_EXE_symfilter"))
+    let out = common::command()
         .current_dir(&dir)
         .env_remove("DEBUGINFOD_URLS")
         .arg("--build-id-dir")
@@ -683,7 +683,7 @@ fn live_backtrace_through_a_pipe() {
     use std::process::Stdio;
     use std::sync::mpsc;
     use std::time::Duration;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_symfilter"))
+    let mut child = common::command()
         .args(["--color=never", "-q", "--no-debuginfod", "--offline"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -940,7 +940,7 @@ fn file_input_does_not_depend_on_read_boundaries() {
     let path = tmp.path().join("padded.log");
     std::fs::write(&path, &input).expect("write");
     let empty = tempfile::tempdir().expect("tempdir");
-    let out = Command::new(env!("CARGO_BIN_EXE_symfilter"))
+    let out = common::command()
         .current_dir(&dir)
         .env_remove("DEBUGINFOD_URLS")
         .arg("--build-id-dir")

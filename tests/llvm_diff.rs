@@ -3,15 +3,16 @@
 //! tool (`testdata/llvm-diff/make-expected.sh`) and are compared byte for byte, with no
 //! exceptions (the line-0 columns that once differed are found by `src/elf/line0.rs`).
 
+use crate::common;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 fn dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/llvm-diff")
 }
 
 fn run_format(log: &Path, format: &str) -> Vec<u8> {
-    let out = Command::new(env!("CARGO_BIN_EXE_symfilter"))
+    let out = common::command()
         .current_dir(dir())
         .env_remove("DEBUGINFOD_URLS")
         .args([

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use object::Object;
 
-mod common;
+use crate::common;
 use common::{elf_root, lookup};
 
 fn s(p: &Path) -> &str {

@@ -4,9 +4,10 @@
 //! `llvm-symbolizer --filter-markup` output, with the `[[[reset]]]` that a
 //! reset after earlier context prints in between.
 
+use crate::common;
 use std::io::{Seek, SeekFrom};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 
 fn dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/llvm-diff")
@@ -62,7 +63,7 @@ fn symfilter_patient(args: &[&str], stdin: Stdio) -> Output {
 }
 
 fn run(args: &[&str], stdin: Stdio, patient: bool) -> Output {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_symfilter"));
+    let mut command = common::command();
     if patient {
         command.env("SYMFILTER_TEST_PATIENT_WRITER", "1");
     }

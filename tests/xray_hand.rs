@@ -2,15 +2,15 @@
 //! of the format document, version 1 and 5, both byte orders; little-endian
 //! outputs compared with llvm-xray 22's committed ones.
 
+use crate::common;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 fn dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/xray")
 }
 
 fn run(args: &[&str]) -> (bool, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_symfilter"))
+    let out = common::command()
         .current_dir(dir())
         .args(args)
         .output()

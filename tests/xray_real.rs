@@ -1,6 +1,7 @@
 //! Differential tests on real FDR traces (clang-22 runtime, version 5)
 //! against llvm-xray 22's committed outputs (testdata/xray/make-traces.sh).
 
+use crate::common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -9,7 +10,7 @@ fn dir() -> PathBuf {
 }
 
 fn symfilter(args: &[&str]) -> (String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_symfilter"))
+    let out = common::command()
         .current_dir(dir())
         .args(args)
         .output()
@@ -322,7 +323,7 @@ fn instrumentation_map_matches_llvm_xray_extract() {
 
 #[test]
 fn build_id_not_found_is_one_clear_error() {
-    let out = Command::new(env!("CARGO_BIN_EXE_symfilter"))
+    let out = common::command()
         .current_dir(dir())
         .args([
             "xray",
@@ -395,7 +396,7 @@ fn binary_found_by_build_id_through_symbol_path_and_debug_tree() {
         .arg(&debug)
         .status();
     if status.is_ok_and(|s| s.success()) {
-        let out = Command::new(env!("CARGO_BIN_EXE_symfilter"))
+        let out = common::command()
             .current_dir(dir())
             .args([
                 "xray",

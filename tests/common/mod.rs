@@ -1,5 +1,4 @@
-//! Helpers shared by the integration tests (`mod common;` in each).
-//! Each test crate uses only some of them.
+//! Helpers shared by the integration tests.
 #![allow(dead_code)]
 
 pub mod debuginfod;
@@ -7,6 +6,33 @@ pub mod debuginfod;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+
+/// The symfilter binary with an isolated environment: no debuginfod
+/// servers, colour or cache settings from the caller, and `HOME` and the
+/// XDG cache in a directory of this test process, so no test reads or
+/// writes the user's caches. Tests set what they need on top.
+pub fn command() -> Command {
+    static HOME: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
+    let home = HOME.get_or_init(|| tempfile::tempdir().expect("temporary HOME"));
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_symfilter"));
+    for var in [
+        "DEBUGINFOD_URLS",
+        "DEBUGINFOD_CACHE_PATH",
+        "DEBUGINFOD_TIMEOUT",
+        "DEBUGINFOD_MAXSIZE",
+        "DEBUGINFOD_MAXTIME",
+        "DEBUGINFOD_PROGRESS",
+        "NO_COLOR",
+        "CLICOLOR",
+        "CLICOLOR_FORCE",
+        "SYMFILTER_READ_AHEAD_STATS",
+    ] {
+        cmd.env_remove(var);
+    }
+    cmd.env("HOME", home.path())
+        .env("XDG_CACHE_HOME", home.path().join("cache"));
+    cmd
+}
 
 /// testdata/elf: the ELF fixtures (build.sh) and llvm-symbolizer's answers
 /// for them (make-expected.py).
@@ -24,7 +50,7 @@ pub fn lookup(args: &[&str], stdin: &[u8]) -> (String, String, i32) {
 /// Run the symfilter binary with `args`, `stdin` on its standard input:
 /// (stdout, stderr, exit code or -1 when killed by a signal).
 pub fn symfilter(args: &[&str], stdin: &[u8]) -> (String, String, i32) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_symfilter"))
+    let mut child = command()
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
