@@ -66,8 +66,8 @@ pub struct AccountArgs {
     #[arg(long, short = 'f', value_enum, default_value_t = AccountFormat::Text)]
     pub format: AccountFormat,
     /// Sort by this field.
-    #[arg(long, short = 's', value_enum, default_value_t = SortField::Funcid)]
-    pub sort: SortField,
+    #[arg(long, short = 's', value_enum, default_value_t = SortArg::Funcid)]
+    pub sort: SortArg,
     /// Sort order.
     #[arg(long = "sortorder", short = 'r', value_enum, default_value_t = SortOrder::Asc)]
     pub sort_order: SortOrder,
@@ -94,6 +94,41 @@ pub enum AccountFormat {
     Json,
 }
 
+/// Sort keys (`llvm-xray account --sort` names, plus `self`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum SortArg {
+    Funcid,
+    Count,
+    Min,
+    Med,
+    #[value(name = "90p")]
+    P90,
+    #[value(name = "99p")]
+    P99,
+    Max,
+    Sum,
+    #[value(name = "self")]
+    SelfTime,
+    Func,
+}
+
+impl From<SortArg> for SortField {
+    fn from(arg: SortArg) -> SortField {
+        match arg {
+            SortArg::Funcid => SortField::Funcid,
+            SortArg::Count => SortField::Count,
+            SortArg::Min => SortField::Min,
+            SortArg::Med => SortField::Med,
+            SortArg::P90 => SortField::P90,
+            SortArg::P99 => SortField::P99,
+            SortArg::Max => SortField::Max,
+            SortArg::Sum => SortField::Sum,
+            SortArg::SelfTime => SortField::SelfTime,
+            SortArg::Func => SortField::Func,
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum SortOrder {
     Asc,
@@ -112,14 +147,37 @@ pub struct StackArgs {
     #[arg(long, short = 'f', value_enum, default_value_t = StackFormat::Tree)]
     pub format: StackFormat,
     /// Value of folded lines.
-    #[arg(long, value_enum, default_value_t = StackValue::SelfTime)]
-    pub value: StackValue,
+    #[arg(long, value_enum, default_value_t = ValueArg::SelfTime)]
+    pub value: ValueArg,
     /// Merge the stacks of all threads (otherwise each thread is a root,
     /// `thread_TID` in folded output).
     #[arg(long)]
     pub aggregate_threads: bool,
     #[arg(long, short = 'o', value_name = "FILE")]
     pub output: Option<PathBuf>,
+}
+
+/// What the number of a folded line is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ValueArg {
+    /// Time in the function itself, children excluded (what flamegraph
+    /// tools expect), in TSC ticks.
+    #[value(name = "self")]
+    SelfTime,
+    /// Time including children (`llvm-xray stack -all-stacks` flame values).
+    Total,
+    /// Number of calls.
+    Count,
+}
+
+impl From<ValueArg> for StackValue {
+    fn from(arg: ValueArg) -> StackValue {
+        match arg {
+            ValueArg::SelfTime => StackValue::SelfTime,
+            ValueArg::Total => StackValue::Total,
+            ValueArg::Count => StackValue::Count,
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -262,7 +320,7 @@ fn run_account(a: AccountArgs) -> anyhow::Result<ExitCode> {
     }
     for (_, rows, functions) in &mut tables {
         *functions = rows.len();
-        account::sort_rows(rows, a.sort, desc, a.top, &names);
+        account::sort_rows(rows, a.sort.into(), desc, a.top, &names);
     }
     match a.format {
         AccountFormat::Json => {
@@ -321,7 +379,7 @@ fn run_stack(a: StackArgs) -> anyhow::Result<ExitCode> {
     let names = names(&a.names, ids)?;
     let mut out = String::new();
     match a.format {
-        StackFormat::Folded => st.write_folded(&mut out, a.value, &names),
+        StackFormat::Folded => st.write_folded(&mut out, a.value.into(), &names),
         StackFormat::Tree => st.write_tree(&mut out, trace.header.cycle_frequency, &names),
     }
     write_out(a.output.as_deref(), &out)?;

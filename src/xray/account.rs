@@ -227,20 +227,17 @@ fn stats(func_id: u32, d: &mut [u64], self_sum: u64) -> Row {
 }
 
 /// Sort keys (`llvm-xray account --sort` names, plus `self`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Default)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum SortField {
     #[default]
     Funcid,
     Count,
     Min,
     Med,
-    #[value(name = "90p")]
     P90,
-    #[value(name = "99p")]
     P99,
     Max,
     Sum,
-    #[value(name = "self")]
     SelfTime,
     Func,
 }

@@ -260,12 +260,11 @@ impl StackTrie {
 }
 
 /// What the number of a folded line is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Default)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum StackValue {
     /// Time in the function itself, children excluded (what flamegraph
     /// tools expect), in TSC ticks.
     #[default]
-    #[value(name = "self")]
     SelfTime,
     /// Time including children (`llvm-xray stack -all-stacks` flame values).
     Total,
