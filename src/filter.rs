@@ -26,7 +26,7 @@ use crate::render::{
     self, ContextEvent, Event, Format, HexValue, Line, Lookup, Place, Render, RenderOptions,
     Resolved,
 };
-use crate::symbols::{BuildId, Symbolizer};
+use crate::symbols::{BuildId, Locator, Symbolizer};
 
 /// Filter settings.
 #[derive(Clone, Debug)]
@@ -792,7 +792,7 @@ impl Filter {
         use crate::symbols::Miss;
         let llvm_file = self.symbolizer.trail(&module.build_id).and_then(|trail| {
             trail.iter().find(|a| {
-                a.provider == "build-id-dir"
+                matches!(a.provider, Locator::BuildIdDir | Locator::SystemDebugDir)
                     && a.place.ends_with(".debug")
                     && a.place.contains("/.build-id/")
                     && !matches!(a.failure, Some(Miss::NotFound))
@@ -814,22 +814,26 @@ impl Filter {
         match self.symbolizer.trail(&module.build_id) {
             Some(trail) if !trail.is_empty() => {
                 for a in trail {
-                    let what = match &a.failure {
-                        None => "found".to_string(),
+                    let what = match (&a.failure, a.note) {
+                        (None, Some(note)) => format!("found; {note}"),
+                        (None, None) => "found".to_string(),
                         // These name their file: the place, printed already.
-                        Some(crate::symbols::Miss::BuildIdMismatch {
-                            path,
-                            found,
-                            expected,
-                        }) if *path == a.place => {
+                        (
+                            Some(crate::symbols::Miss::BuildIdMismatch {
+                                path,
+                                found,
+                                expected,
+                            }),
+                            _,
+                        ) if *path == a.place => {
                             format!("build ID is {found}, expected {expected}")
                         }
-                        Some(crate::symbols::Miss::Unreadable { path, reason })
+                        (Some(crate::symbols::Miss::Unreadable { path, reason }), _)
                             if *path == a.place =>
                         {
                             reason.clone()
                         }
-                        Some(m) => m.to_string(),
+                        (Some(m), _) => m.to_string(),
                     };
                     lines.push(format!("  [{}] {}: {}", a.provider, a.place, what));
                 }

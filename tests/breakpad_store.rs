@@ -264,6 +264,7 @@ fn explain_prints_each_path_once() {
             "--format=llvm",
             "--explain",
             "--no-debuginfod",
+            "--no-default-paths",
             "--breakpad-store",
             root.to_str().unwrap(),
             "--build-id-dir",

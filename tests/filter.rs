@@ -28,7 +28,7 @@ fn run_golden(log: &str, args: &[&str]) -> (Vec<u8>, Vec<u8>) {
         .env_remove("DEBUGINFOD_URLS")
         .arg("--build-id-dir")
         .arg(empty.path())
-        .args(["--no-debuginfod", "--offline"])
+        .args(["--no-debuginfod", "--offline", "--no-default-paths"])
         .args(args)
         .arg(log)
         .output()
@@ -483,7 +483,13 @@ fn golden_symbolized_human_and_json() {
             let out = common::command()
                 .current_dir(&dir)
                 .env_remove("DEBUGINFOD_URLS")
-                .args(["--build-id-dir", "../debug", "--no-debuginfod", "--offline"])
+                .args([
+                    "--build-id-dir",
+                    "../debug",
+                    "--no-debuginfod",
+                    "--offline",
+                    "--no-default-paths",
+                ])
                 .arg(format!("--format={format}"))
                 .arg("--color=never")
                 .arg(&log)

@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use symfilter::filter::{Diagnostics, Filter, Options};
 use symfilter::render::Format;
 use symfilter::symbols::{
-    Attempt, BuildId, CodeInfo, DataInfo, Frame, Miss, ModuleKey, Provider, SymbolHit,
+    Attempt, BuildId, CodeInfo, DataInfo, Frame, Locator, Miss, ModuleKey, Provider, SymbolHit,
     SymbolSource, Symbolizer, SymbolizerConfig,
 };
 
@@ -45,16 +45,16 @@ struct Scripted {
 }
 
 impl Provider for Scripted {
-    fn name(&self) -> &'static str {
-        "scripted"
+    fn name(&self) -> Locator {
+        Locator::Custom("scripted")
     }
     fn find(&self, key: &ModuleKey, trail: &mut Vec<Attempt>) -> Option<Box<dyn SymbolSource>> {
         let found = key.build_id == self.id;
-        trail.push(Attempt {
-            provider: "scripted",
-            place: format!("/scripted/{}.debug", key.build_id),
-            failure: if found { None } else { Some(Miss::NotFound) },
-        });
+        trail.push(Attempt::new(
+            Locator::Custom("scripted"),
+            format!("/scripted/{}.debug", key.build_id),
+            if found { None } else { Some(Miss::NotFound) },
+        ));
         found.then(|| Box::new(Source(self.table.clone())) as Box<dyn SymbolSource>)
     }
 }

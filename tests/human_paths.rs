@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 use symfilter::filter::{Diagnostics, Filter, Options};
 use symfilter::render::Format;
 use symfilter::symbols::{
-    Attempt, BuildId, CodeInfo, DataInfo, Frame, Miss, ModuleKey, Provider, SymbolHit,
+    Attempt, BuildId, CodeInfo, DataInfo, Frame, Locator, Miss, ModuleKey, Provider, SymbolHit,
     SymbolSource, Symbolizer, SymbolizerConfig,
 };
 
@@ -27,6 +27,7 @@ fn widget(args: &[&str]) -> (String, String) {
         .arg("--build-id-dir")
         .arg(empty.path())
         .args(["--symbol-path", "bin", "--no-debuginfod", "--offline", "-q"])
+        .arg("--no-default-paths")
         .args(["--color=never"])
         .args(args)
         .arg("widget.log")
@@ -119,16 +120,16 @@ impl SymbolSource for Source {
 struct Scripted(BTreeMap<u64, CodeInfo>);
 
 impl Provider for Scripted {
-    fn name(&self) -> &'static str {
-        "scripted"
+    fn name(&self) -> Locator {
+        Locator::Custom("scripted")
     }
     fn find(&self, key: &ModuleKey, trail: &mut Vec<Attempt>) -> Option<Box<dyn SymbolSource>> {
         let found = key.build_id == BuildId::from_hex("aa01").expect("hex");
-        trail.push(Attempt {
-            provider: "scripted",
-            place: "/scripted".into(),
-            failure: (!found).then_some(Miss::NotFound),
-        });
+        trail.push(Attempt::new(
+            Locator::Custom("scripted"),
+            "/scripted",
+            (!found).then_some(Miss::NotFound),
+        ));
         found.then(|| Box::new(Source(self.0.clone())) as Box<dyn SymbolSource>)
     }
 }
@@ -735,8 +736,8 @@ mod property {
     struct Many(Vec<String>);
 
     impl Provider for Many {
-        fn name(&self) -> &'static str {
-            "many"
+        fn name(&self) -> Locator {
+            Locator::Custom("many")
         }
         fn find(
             &self,
@@ -946,6 +947,7 @@ fn file_input_does_not_depend_on_read_boundaries() {
         .arg("--build-id-dir")
         .arg(empty.path())
         .args(["--symbol-path", "bin", "--no-debuginfod", "--offline", "-q"])
+        .arg("--no-default-paths")
         .arg("--color=never")
         .arg(&path)
         .output()

@@ -19,6 +19,7 @@ fn run_format(log: &Path, format: &str) -> Vec<u8> {
             format,
             "--color=never",
             "--no-debuginfod",
+            "--no-default-paths",
             "--build-id-dir",
             "../debug",
         ])

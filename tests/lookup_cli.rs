@@ -97,6 +97,7 @@ fn unknown_build_id_lists_the_places_tried() {
     let empty = tempfile::tempdir().unwrap();
     let (out, err, code) = lookup(
         &[
+            "--no-default-paths",
             "--build-id-dir",
             s(empty.path()),
             "--build-id",

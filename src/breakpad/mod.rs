@@ -34,9 +34,9 @@ use std::path::{Path, PathBuf};
 pub use resolver::{BreakpadSource, BreakpadSymbols, Bytes, OpenError};
 pub use types::debug_id_for;
 
-use crate::symbols::{Attempt, BuildId, Miss, ModuleKey, Provider, SymbolSource};
+use crate::symbols::{Attempt, BuildId, Locator, Miss, ModuleKey, Provider, SymbolSource};
 
-const PROVIDER: &str = "breakpad";
+const PROVIDER: Locator = Locator::Breakpad;
 
 /// The providers for the given options (none when the options are empty).
 pub fn providers(paths: &[PathBuf]) -> anyhow::Result<Vec<Box<dyn Provider>>> {
@@ -124,19 +124,11 @@ impl StoreProvider {
                 if let Some(hint) = key.image_base_hint {
                     syms.apply_image_base_hint(hint);
                 }
-                trail.push(Attempt {
-                    provider: PROVIDER,
-                    place,
-                    failure: None,
-                });
+                trail.push(Attempt::new(PROVIDER, place, None));
                 Some(Box::new(BreakpadSource::new(path, syms)))
             }
             Err(miss) => {
-                trail.push(Attempt {
-                    provider: PROVIDER,
-                    place,
-                    failure: Some(miss),
-                });
+                trail.push(Attempt::new(PROVIDER, place, Some(miss)));
                 None
             }
         }
@@ -169,7 +161,7 @@ impl StoreProvider {
 }
 
 impl Provider for StoreProvider {
-    fn name(&self) -> &'static str {
+    fn name(&self) -> Locator {
         PROVIDER
     }
 
@@ -186,11 +178,11 @@ impl Provider for StoreProvider {
                     return Some(src);
                 }
             } else {
-                trail.push(Attempt {
-                    provider: PROVIDER,
-                    place: path.display().to_string(),
-                    failure: Some(Miss::NotFound),
-                });
+                trail.push(Attempt::new(
+                    PROVIDER,
+                    path.display().to_string(),
+                    Some(Miss::NotFound),
+                ));
             }
             direct.push(path);
         }
@@ -198,16 +190,15 @@ impl Provider for StoreProvider {
             let skip = direct.get(i).map(PathBuf::as_path);
             let candidates = Self::scan(root, &debug_id, skip);
             if candidates.is_empty() {
-                trail.push(Attempt {
-                    provider: PROVIDER,
-                    place: root
-                        .join("*")
+                trail.push(Attempt::new(
+                    PROVIDER,
+                    root.join("*")
                         .join(&debug_id)
                         .join("*.sym")
                         .display()
                         .to_string(),
-                    failure: Some(Miss::NotFound),
-                });
+                    Some(Miss::NotFound),
+                ));
             }
             for path in candidates {
                 if let Some(src) = self.try_path(path, key, &debug_id, trail) {

@@ -65,7 +65,7 @@ pub fn run(args: LookupArgs) -> anyhow::Result<ExitCode> {
     let mut direct = None;
     let source: &dyn SymbolSource = if let Some(path) = &args.file {
         direct.insert({
-            let mut src = crate::elf::open_file(path, &args.sources.build_id_dirs)
+            let mut src = crate::elf::open_file(path, &args.sources.places().debug_dirs())
                 .map_err(|miss| anyhow::anyhow!("{}: {miss}", path.display()))?;
             if !args.line0_columns {
                 src.skip_line0_columns();

@@ -10,7 +10,7 @@ use crate::symbols::{Symbolizer, SymbolizerConfig};
 #[derive(Args, Debug, Clone, Default)]
 pub struct SourceArgs {
     /// Debug-file tree searched by build ID (DIR/.build-id/ab/cdef...debug);
-    /// repeatable, searched in order. Default: /usr/lib/debug.
+    /// repeatable, searched in order, before /usr/lib/debug.
     #[arg(
         long = "build-id-dir",
         visible_alias = "debug-file-directory",
@@ -36,25 +36,41 @@ pub struct SourceArgs {
     /// Use no network at all (debuginfod cache only).
     #[arg(long)]
     pub offline: bool,
+    /// Look only where the options say: not at the files the log's
+    /// {{{module}}} lines name, nor in /usr/lib/debug.
+    #[arg(long = "no-default-paths")]
+    pub no_default_paths: bool,
     /// Set by the command (`-q`): sources print no warnings or progress.
     #[arg(skip)]
     pub quiet: bool,
 }
 
 impl SourceArgs {
-    /// Build the symbolizer front: local sources first, then the network.
+    /// Where the ELF sources look.
+    pub fn places(&self) -> crate::elf::Places {
+        crate::elf::Places {
+            build_id_dirs: self.build_id_dirs.clone(),
+            symbol_paths: self.symbol_paths.clone(),
+            defaults: !self.no_default_paths,
+        }
+    }
+
+    /// Build the symbolizer front: the places the user named, then the
+    /// files the log names and the system's debug directory, then the
+    /// network.
     pub fn symbolizer(&self) -> anyhow::Result<Symbolizer> {
+        let places = self.places();
         let mut config = SymbolizerConfig::default();
-        config.providers.extend(crate::elf::providers(
-            &self.build_id_dirs,
-            &self.symbol_paths,
-        )?);
+        config.providers.extend(crate::elf::providers(&places)?);
         config
             .providers
             .extend(crate::breakpad::providers(&self.breakpad_stores)?);
         config
             .providers
             .extend(crate::gsym::providers(&self.gsym_paths)?);
+        config
+            .providers
+            .extend(crate::elf::default_providers(&places));
         config.providers.extend(crate::debuginfod::providers(self)?);
         Ok(Symbolizer::new(config))
     }

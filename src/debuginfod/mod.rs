@@ -29,9 +29,9 @@ pub use config::Config;
 pub use elfcheck::ElfFacts;
 
 use crate::cmd::sources::SourceArgs;
-use crate::symbols::{Attempt, BuildId, Miss, ModuleKey, Provider, SymbolSource};
+use crate::symbols::{Attempt, BuildId, Locator, Miss, ModuleKey, Provider, SymbolSource};
 
-const PROVIDER: &str = "debuginfod";
+const PROVIDER: Locator = Locator::Debuginfod;
 
 /// Longest build ID accepted (elfutils' `MAX_BUILD_ID_BYTES`).
 pub const MAX_BUILD_ID_BYTES: usize = 64;
@@ -55,7 +55,7 @@ pub fn providers(args: &SourceArgs) -> anyhow::Result<Vec<Box<dyn Provider>>> {
             eprintln!("symfilter: {w}");
         }
     }
-    let dirs = args.build_id_dirs.clone();
+    let dirs = args.places().debug_dirs();
     let mut provider = DebuginfodProvider::new(config).with_opener(Arc::new(
         move |path: &Path, extra: &[PathBuf]| open_elf(path, &dirs, extra),
     ));
@@ -76,7 +76,7 @@ pub fn open_elf(
     extra: &[PathBuf],
 ) -> Result<Box<dyn SymbolSource>, Miss> {
     let mut dirs = if build_id_dirs.is_empty() {
-        vec![PathBuf::from("/usr/lib/debug")]
+        vec![PathBuf::from(crate::elf::SYSTEM_DEBUG_DIR)]
     } else {
         build_id_dirs.to_vec()
     };
@@ -143,11 +143,7 @@ impl DebuginfodProvider {
         kind: Kind,
         trail: &mut Vec<Attempt>,
     ) -> Option<Fetched> {
-        let attempt = |place: String, failure: Option<Miss>| Attempt {
-            provider: PROVIDER,
-            place,
-            failure,
-        };
+        let attempt = |place: String, failure: Option<Miss>| Attempt::new(PROVIDER, place, failure);
         if let Some(cache) = &self.cache {
             if self.client.is_some() {
                 self.cleaned.call_once(|| {
@@ -353,11 +349,11 @@ impl DebuginfodProvider {
         match (self.opener)(&fetched.path, &extra) {
             Ok(src) => Some(src),
             Err(miss) => {
-                trail.push(Attempt {
-                    provider: PROVIDER,
-                    place: fetched.path.display().to_string(),
-                    failure: Some(miss),
-                });
+                trail.push(Attempt::new(
+                    PROVIDER,
+                    fetched.path.display().to_string(),
+                    Some(miss),
+                ));
                 None
             }
         }
@@ -395,13 +391,13 @@ impl DebuginfodProvider {
         match laid_out {
             Ok(dir) => Some(Supplement { dir, _file: file }),
             Err(e) => {
-                trail.push(Attempt {
-                    provider: PROVIDER,
-                    place: file.path.display().to_string(),
-                    failure: Some(Miss::Other(format!(
+                trail.push(Attempt::new(
+                    PROVIDER,
+                    file.path.display().to_string(),
+                    Some(Miss::Other(format!(
                         "cannot lay out the dwz supplementary file: {e}"
                     ))),
-                });
+                ));
                 None
             }
         }
@@ -448,7 +444,7 @@ pub fn checked_hex(id: &BuildId) -> Result<String, Miss> {
 }
 
 impl Provider for DebuginfodProvider {
-    fn name(&self) -> &'static str {
+    fn name(&self) -> Locator {
         PROVIDER
     }
 
@@ -457,11 +453,7 @@ impl Provider for DebuginfodProvider {
         let hex = match checked_hex(id) {
             Ok(h) => h,
             Err(miss) => {
-                trail.push(Attempt {
-                    provider: PROVIDER,
-                    place: "debuginfod".to_owned(),
-                    failure: Some(miss),
-                });
+                trail.push(Attempt::new(PROVIDER, "debuginfod".to_owned(), Some(miss)));
                 return None;
             }
         };
@@ -474,13 +466,13 @@ impl Provider for DebuginfodProvider {
                 None
             }
             Some(f) => {
-                trail.push(Attempt {
-                    provider: PROVIDER,
-                    place: f.path.display().to_string(),
-                    failure: Some(Miss::Other(
+                trail.push(Attempt::new(
+                    PROVIDER,
+                    f.path.display().to_string(),
+                    Some(Miss::Other(
                         "debuginfo has no symbol table or DWARF; trying the executable".to_owned(),
                     )),
-                });
+                ));
                 Some(f)
             }
             None => None,

@@ -53,27 +53,110 @@ fn shared_map(file: &File, meta: &std::fs::Metadata) -> std::io::Result<Arc<Mmap
     Ok(map)
 }
 
+/// Why [`open_regular`] refused a path.
+#[derive(Debug)]
+pub(crate) enum OpenError {
+    Missing,
+    NotRegular,
+    /// /proc, /sys and the like: their "regular" files are made up by the
+    /// kernel as they are read.
+    KernelFileSystem,
+    TooShort,
+    NotElf,
+    Io(std::io::Error),
+}
+
+impl OpenError {
+    fn into_miss(self, path: &Path) -> Miss {
+        match self {
+            OpenError::Missing => Miss::NotFound,
+            OpenError::NotRegular => unreadable(path, "not a regular file"),
+            OpenError::KernelFileSystem => unreadable(path, "on a kernel file system"),
+            OpenError::TooShort => unreadable(path, "not an ELF file (too short)"),
+            OpenError::NotElf => unreadable(path, "not an ELF file"),
+            OpenError::Io(e) => unreadable(path, e),
+        }
+    }
+}
+
+/// Open `path` for reading only if it is a regular ELF file, without ever
+/// blocking or touching anything else: the path is looked at before it is
+/// opened (a device is never opened), opened non-blocking (a FIFO swapped
+/// in meanwhile does not wait for a writer) without becoming a controlling
+/// terminal, and checked again on the open file. Reads four bytes.
+pub(crate) fn open_regular(path: &Path) -> Result<(File, std::fs::Metadata), OpenError> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let kind = |e: std::io::Error| match e.kind() {
+        std::io::ErrorKind::NotFound => OpenError::Missing,
+        _ => OpenError::Io(e),
+    };
+    if !std::fs::metadata(path).map_err(kind)?.is_file() {
+        return Err(OpenError::NotRegular);
+    }
+    let mut file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)
+        .map_err(kind)?;
+    let meta = file.metadata().map_err(OpenError::Io)?;
+    if !meta.is_file() {
+        return Err(OpenError::NotRegular);
+    }
+    if on_kernel_file_system(&file) {
+        return Err(OpenError::KernelFileSystem);
+    }
+    if meta.len() < MIN_ELF_SIZE {
+        return Err(OpenError::TooShort);
+    }
+    let mut magic = [0u8; 4];
+    file.read_exact(&mut magic).map_err(OpenError::Io)?;
+    if &magic != b"\x7fELF" {
+        return Err(OpenError::NotElf);
+    }
+    Ok((file, meta))
+}
+
+/// Whether `file` lives on a file system the kernel synthesizes.
+fn on_kernel_file_system(file: &File) -> bool {
+    use std::os::fd::AsRawFd;
+    // Magic numbers of linux/magic.h: proc, sysfs, debugfs, tracefs,
+    // securityfs, configfs, cgroup, cgroup2, bpf.
+    const KERNEL: [i64; 9] = [
+        0x9fa0,
+        0x6265_6572,
+        0x6462_6720,
+        0x7472_6163,
+        0x7363_6673,
+        0x6265_6570,
+        0x27e0eb,
+        0x6367_7270,
+        0xcafe_4a11,
+    ];
+    let mut st = std::mem::MaybeUninit::<libc::statfs>::uninit();
+    // SAFETY: fstatfs writes a statfs into the buffer it is given, and we
+    // read it only when it says it did.
+    let ok = unsafe { libc::fstatfs(file.as_raw_fd(), st.as_mut_ptr()) } == 0;
+    #[allow(clippy::useless_conversion, clippy::unnecessary_cast)]
+    let fs = if ok {
+        // SAFETY: initialised by the successful call above.
+        i64::from(unsafe { st.assume_init() }.f_type as i64)
+    } else {
+        return false;
+    };
+    KERNEL.contains(&fs)
+}
+
 impl Mapped {
-    /// Open and map `path`; a regular file starting with the ELF magic only.
+    /// Open and map `path`; a regular file starting with the ELF magic only
+    /// (see [`open_regular`]).
     pub(crate) fn open(path: &Path) -> Result<Mapped, Miss> {
-        let mut file = File::open(path).map_err(|e| match e.kind() {
-            std::io::ErrorKind::NotFound => Miss::NotFound,
-            _ => unreadable(path, &e),
-        })?;
-        let meta = file.metadata().map_err(|e| unreadable(path, &e))?;
-        if !meta.is_file() {
-            return Err(unreadable(path, "not a regular file"));
-        }
-        if meta.len() < MIN_ELF_SIZE {
-            return Err(unreadable(path, "not an ELF file (too short)"));
-        }
-        let mut magic = [0u8; 4];
-        file.read_exact(&mut magic)
-            .map_err(|e| unreadable(path, &e))?;
-        if &magic != b"\x7fELF" {
-            return Err(unreadable(path, "not an ELF file"));
-        }
-        let map = shared_map(&file, &meta).map_err(|e| unreadable(path, &e))?;
+        Mapped::open_as(path).map_err(|e| e.into_miss(path))
+    }
+
+    /// [`Self::open`], saying why not in [`OpenError`]'s terms.
+    pub(crate) fn open_as(path: &Path) -> Result<Mapped, OpenError> {
+        let (file, meta) = open_regular(path)?;
+        let map = shared_map(&file, &meta).map_err(OpenError::Io)?;
         Ok(Mapped {
             path: path.to_path_buf(),
             map,

@@ -9,12 +9,19 @@ use std::path::{Path, PathBuf};
 
 use super::file::{self, Mapped, Probe};
 use super::source::Parts;
-use crate::symbols::{Attempt, BuildId, Miss};
+use crate::symbols::{Attempt, BuildId, Locator, Miss, Note};
+
+/// The system's debug directory: searched by build ID and by debug link
+/// after the user's own trees, unless the user asks for none.
+pub const SYSTEM_DEBUG_DIR: &str = "/usr/lib/debug";
 
 /// Where debug files are looked for by build ID and by debug link.
 #[derive(Clone, Debug)]
 pub(crate) struct Searcher {
-    pub dirs: Vec<PathBuf>,
+    /// `--build-id-dir` trees, in order.
+    pub user: Vec<PathBuf>,
+    /// The system's trees, after the user's (empty when turned off).
+    pub system: Vec<PathBuf>,
 }
 
 /// A file that was found and checked, with what it is.
@@ -23,12 +30,8 @@ pub(crate) struct Found {
     pub probe: Probe,
 }
 
-fn attempt(trail: &mut Vec<Attempt>, provider: &'static str, place: &Path, failure: Option<Miss>) {
-    trail.push(Attempt {
-        provider,
-        place: place.display().to_string(),
-        failure,
-    });
+fn attempt(trail: &mut Vec<Attempt>, provider: Locator, place: &Path, failure: Option<Miss>) {
+    trail.push(Attempt::new(provider, place.display().to_string(), failure));
 }
 
 fn hex(id: Option<&[u8]>) -> String {
@@ -43,7 +46,29 @@ fn hex(id: Option<&[u8]>) -> String {
 pub(crate) fn open_checked(
     path: &Path,
     want: Option<&[u8]>,
-    provider: &'static str,
+    provider: Locator,
+    trail: &mut Vec<Attempt>,
+) -> Option<Found> {
+    open_with(path, want, false, provider, trail)
+}
+
+/// [`open_checked`] for a file at a build-ID path: one without a build-ID
+/// note is taken on the strength of its path (as LLVM takes it), with a
+/// note; one whose note names another build ID never is.
+fn open_by_id_path(
+    path: &Path,
+    want: &[u8],
+    provider: Locator,
+    trail: &mut Vec<Attempt>,
+) -> Option<Found> {
+    open_with(path, Some(want), true, provider, trail)
+}
+
+fn open_with(
+    path: &Path,
+    want: Option<&[u8]>,
+    trust_path: bool,
+    provider: Locator,
     trail: &mut Vec<Attempt>,
 ) -> Option<Found> {
     let mapped = match Mapped::open(path) {
@@ -60,6 +85,12 @@ pub(crate) fn open_checked(
             return None;
         }
     };
+    if trust_path && probe.build_id.is_none() {
+        let mut a = Attempt::new(provider, path.display().to_string(), None);
+        a.note = Some(Note::TrustedPath);
+        trail.push(a);
+        return Some(Found { mapped, probe });
+    }
     if let Some(want) = want
         && probe.build_id.as_deref() != Some(want)
     {
@@ -95,37 +126,30 @@ pub(crate) fn build_id_paths(dir: &Path, id: &[u8]) -> Vec<PathBuf> {
 }
 
 impl Searcher {
-    pub(crate) fn new(dirs: &[PathBuf]) -> Searcher {
-        let dirs = if dirs.is_empty() {
-            vec![PathBuf::from("/usr/lib/debug")]
-        } else {
-            dirs.to_vec()
-        };
-        Searcher { dirs }
+    /// The user's trees, then the system's when `system` is on.
+    pub(crate) fn new(user: &[PathBuf], system: bool) -> Searcher {
+        Searcher {
+            user: user.to_vec(),
+            system: if system {
+                vec![PathBuf::from(SYSTEM_DEBUG_DIR)]
+            } else {
+                Vec::new()
+            },
+        }
     }
 
-    /// Look in the build-ID trees. Returns the first file found; if it has
-    /// no DWARF, keeps looking for one that does and returns both.
-    pub(crate) fn by_build_id(
-        &self,
-        id: &[u8],
-        provider: &'static str,
-        trail: &mut Vec<Attempt>,
-    ) -> Vec<Found> {
-        let mut found: Vec<Found> = Vec::new();
-        for dir in &self.dirs {
-            for path in build_id_paths(dir, id) {
-                if found.iter().any(|f| same_file(&f.mapped.path, &path)) {
-                    continue;
-                }
-                if let Some(f) = open_checked(&path, Some(id), provider, trail) {
-                    let has_dwarf = f.probe.has_dwarf;
-                    found.push(f);
-                    if has_dwarf {
-                        return found;
-                    }
-                }
-            }
+    /// Every tree, the user's first.
+    pub(crate) fn dirs(&self) -> impl Iterator<Item = &PathBuf> {
+        self.user.iter().chain(&self.system)
+    }
+
+    /// Look in the user's build-ID trees, then the system's. Returns the
+    /// first file found; if it has no DWARF, keeps looking for one that
+    /// does and returns both.
+    pub(crate) fn by_build_id(&self, id: &[u8], trail: &mut Vec<Attempt>) -> Vec<Found> {
+        let mut found = Vec::new();
+        if !by_build_id_in(&self.user, id, Locator::BuildIdDir, &mut found, trail) {
+            by_build_id_in(&self.system, id, Locator::SystemDebugDir, &mut found, trail);
         }
         found
     }
@@ -152,7 +176,7 @@ impl Searcher {
             if let Some(id) = id.as_deref()
                 && !trees_searched
             {
-                for f in self.by_build_id(id, "build-id-dir", trail) {
+                for f in self.by_build_id(id, trail) {
                     if !files
                         .iter()
                         .any(|g| same_file(&g.mapped.path, &f.mapped.path))
@@ -208,7 +232,7 @@ impl Searcher {
         if name.components().count() != 1 || name.is_absolute() {
             attempt(
                 trail,
-                "debuglink",
+                Locator::Debuglink,
                 &name,
                 Some(Miss::Other(format!(
                     "{}: .gnu_debuglink name is not a plain file name",
@@ -220,7 +244,7 @@ impl Searcher {
         let dir = from.parent().map(Path::to_path_buf).unwrap_or_default();
         let absdir = std::fs::canonicalize(&dir).unwrap_or_else(|_| dir.clone());
         let mut candidates = vec![dir.join(&name), dir.join(".debug").join(&name)];
-        for d in &self.dirs {
+        for d in self.dirs() {
             let rel = absdir.strip_prefix("/").unwrap_or(&absdir);
             candidates.push(d.join(rel).join(&name));
         }
@@ -231,7 +255,7 @@ impl Searcher {
             let mapped = match Mapped::open(&path) {
                 Ok(m) => m,
                 Err(miss) => {
-                    attempt(trail, "debuglink", &path, Some(miss));
+                    attempt(trail, Locator::Debuglink, &path, Some(miss));
                     continue;
                 }
             };
@@ -242,7 +266,7 @@ impl Searcher {
                     path.display(),
                     from.display()
                 ));
-                attempt(trail, "debuglink", &path, Some(miss));
+                attempt(trail, Locator::Debuglink, &path, Some(miss));
                 continue;
             }
             let probe = match Probe::read(&mapped.map) {
@@ -250,7 +274,7 @@ impl Searcher {
                 Err(reason) => {
                     attempt(
                         trail,
-                        "debuglink",
+                        Locator::Debuglink,
                         &path,
                         Some(file::unreadable(&path, reason)),
                     );
@@ -265,10 +289,10 @@ impl Searcher {
                     found: hex(Some(got)),
                     expected: hex(Some(want)),
                 };
-                attempt(trail, "debuglink", &path, Some(miss));
+                attempt(trail, Locator::Debuglink, &path, Some(miss));
                 continue;
             }
-            attempt(trail, "debuglink", &path, None);
+            attempt(trail, Locator::Debuglink, &path, None);
             return Some(Found { mapped, probe });
         }
         None
@@ -288,15 +312,15 @@ impl Searcher {
         let mut candidates = Vec::new();
         if path.is_absolute() {
             candidates.push(path.clone());
-            if let Ok(rest) = path.strip_prefix("/usr/lib/debug") {
-                for d in &self.dirs {
+            if let Ok(rest) = path.strip_prefix(SYSTEM_DEBUG_DIR) {
+                for d in self.dirs() {
                     candidates.push(d.join(rest));
                 }
             }
         } else {
             candidates.push(dir.join(&path));
         }
-        for d in &self.dirs {
+        for d in self.dirs() {
             candidates.extend(build_id_paths(d, sup_id));
         }
         if let Some(base) = path.file_name() {
@@ -308,10 +332,10 @@ impl Searcher {
                 continue;
             }
             if !c.exists() {
-                attempt(trail, "debugaltlink", &c, Some(Miss::NotFound));
+                attempt(trail, Locator::Debugaltlink, &c, Some(Miss::NotFound));
                 continue;
             }
-            if let Some(f) = open_checked(&c, Some(sup_id), "debugaltlink", trail) {
+            if let Some(f) = open_checked(&c, Some(sup_id), Locator::Debugaltlink, trail) {
                 return Some(f);
             }
         }
@@ -336,14 +360,40 @@ impl Searcher {
             }
             match Mapped::open(&c) {
                 Ok(m) => {
-                    attempt(trail, "dwp", &c, None);
+                    attempt(trail, Locator::Dwp, &c, None);
                     return Some(m);
                 }
-                Err(miss) => attempt(trail, "dwp", &c, Some(miss)),
+                Err(miss) => attempt(trail, Locator::Dwp, &c, Some(miss)),
             }
         }
         None
     }
+}
+
+/// Look in `dirs`' build-ID layouts for `id`, adding what is found to
+/// `found`; true once a file with DWARF is among them.
+pub(crate) fn by_build_id_in(
+    dirs: &[PathBuf],
+    id: &[u8],
+    provider: Locator,
+    found: &mut Vec<Found>,
+    trail: &mut Vec<Attempt>,
+) -> bool {
+    for dir in dirs {
+        for path in build_id_paths(dir, id) {
+            if found.iter().any(|f| same_file(&f.mapped.path, &path)) {
+                continue;
+            }
+            if let Some(f) = open_by_id_path(&path, id, provider, trail) {
+                let has_dwarf = f.probe.has_dwarf;
+                found.push(f);
+                if has_dwarf {
+                    return true;
+                }
+            }
+        }
+    }
+    false
 }
 
 fn same_file(a: &Path, b: &Path) -> bool {
@@ -479,8 +529,15 @@ mod tests {
     }
 
     #[test]
-    fn default_dir() {
-        assert_eq!(Searcher::new(&[]).dirs, [PathBuf::from("/usr/lib/debug")]);
+    fn system_dir_after_the_users() {
+        let user = [PathBuf::from("/mine")];
+        let s = Searcher::new(&user, true);
+        let all: Vec<_> = s.dirs().cloned().collect();
+        assert_eq!(
+            all,
+            [PathBuf::from("/mine"), PathBuf::from("/usr/lib/debug")]
+        );
+        assert_eq!(Searcher::new(&user, false).dirs().count(), 1);
     }
 
     #[cfg(unix)]

@@ -192,6 +192,8 @@ pub struct ElfSource {
     step: u64,
     /// Whether to find the column of line-0 rows (see `line0`).
     line0_columns: bool,
+    /// No DWARF and no `.symtab` in any of the module's files.
+    dynamic_only: bool,
 }
 
 impl ElfSource {
@@ -203,6 +205,13 @@ impl ElfSource {
         let first = file::parse(&parts.files[0].map)
             .map_err(|e| file::unreadable(&parts.files[0].path, e))?;
         let step = file::return_address_step(Some(first.architecture()));
+        let dynamic_only = parts.dwarf.is_none()
+            && !parts.files.iter().any(|f| {
+                file::parse(&f.map).is_ok_and(|obj| {
+                    use object::ObjectSection;
+                    obj.section_by_name(".symtab").is_some_and(|s| s.size() > 0)
+                })
+            });
         let owner = Owner {
             parts,
             data: Arena::new(),
@@ -214,6 +223,7 @@ impl ElfSource {
             origin,
             step,
             line0_columns: true,
+            dynamic_only,
         })
     }
 }
@@ -508,6 +518,10 @@ fn hit(s: &SymEntry<'_>) -> SymbolHit {
 }
 
 impl SymbolSource for ElfSource {
+    fn only_dynamic_symbols(&self) -> bool {
+        self.dynamic_only
+    }
+
     fn origin(&self) -> String {
         self.origin.clone()
     }

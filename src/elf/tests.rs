@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use super::*;
-use crate::symbols::{BuildId, Miss, ModuleKey};
+use crate::symbols::{BuildId, Locator, Miss, ModuleKey, Note, Refusal};
 
 fn bin(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -40,7 +40,12 @@ fn find(
     id: &BuildId,
 ) -> (Option<Box<dyn SymbolSource>>, Vec<Attempt>) {
     let mut trail = Vec::new();
-    for p in providers(dirs, paths).unwrap() {
+    let places = Places {
+        build_id_dirs: dirs.to_vec(),
+        symbol_paths: paths.to_vec(),
+        defaults: false,
+    };
+    for p in providers(&places).unwrap() {
         if let Some(src) = p.find(&key(id), &mut trail) {
             return (Some(src), trail);
         }
@@ -159,15 +164,15 @@ fn debuglink_crc_is_checked() {
     // No debug file accepted: no DWARF, no .symtab.
     assert!(src.origin().ends_with("c_stripped"));
     let mut trail = Vec::new();
-    let searcher = Searcher::new(&[empty.path().to_path_buf()]);
-    let found = open_checked(&stripped, None, "file", &mut trail).unwrap();
+    let searcher = Searcher::new(&[empty.path().to_path_buf()], false);
+    let found = open_checked(&stripped, None, Locator::File, &mut trail).unwrap();
     let parts = searcher
         .complete(vec![found], None, false, &mut trail)
         .unwrap();
     assert_eq!(parts.dwarf, None);
     let crc = trail
         .iter()
-        .find(|a| a.provider == "debuglink" && a.place.ends_with("/c_stripped.debug"))
+        .find(|a| a.provider == Locator::Debuglink && a.place.ends_with("/c_stripped.debug"))
         .expect("debuglink tried");
     assert!(
         matches!(&crc.failure, Some(Miss::Other(m)) if m.contains("CRC")),
@@ -190,8 +195,8 @@ fn debuglink_build_id_is_checked() {
     let id = build_id(&stripped);
     plant(tree.path(), &id, &bin("c_O0"));
     let mut trail = Vec::new();
-    let searcher = Searcher::new(&[tree.path().to_path_buf()]);
-    let found = searcher.by_build_id(&id.0, "build-id-dir", &mut trail);
+    let searcher = Searcher::new(&[tree.path().to_path_buf()], false);
+    let found = searcher.by_build_id(&id.0, &mut trail);
     assert!(found.is_empty());
     assert!(matches!(
         trail[0].failure,
@@ -231,7 +236,7 @@ fn symbol_path_folder_merges_binary_and_debug_file() {
     assert!(
         trail
             .iter()
-            .any(|a| a.provider == "symbol-path" && a.place.contains("2 ELF files indexed"))
+            .any(|a| a.provider == Locator::SymbolPath && a.place.contains("2 ELF files indexed"))
     );
 }
 
@@ -266,7 +271,7 @@ fn data_lookup_names_the_global() {
 
 #[test]
 fn empty_build_id() {
-    let (src, trail) = find(&[], &[], &BuildId(Vec::new()));
+    let (src, trail) = find(&[PathBuf::from("/nonexistent")], &[], &BuildId(Vec::new()));
     assert!(src.is_none());
     assert!(matches!(trail[0].failure, Some(Miss::Other(_))));
 }
@@ -397,4 +402,123 @@ fn own_lookups_answer_as_addr2line_does() {
             );
         }
     }
+}
+
+/// `bytes` with the type of its build-ID note changed, so that it has none.
+fn without_build_id_note(bytes: &[u8], id: &BuildId) -> Vec<u8> {
+    let mut out = bytes.to_vec();
+    let mut desc = b"GNU\0".to_vec();
+    desc.extend_from_slice(&id.0);
+    let at = out
+        .windows(desc.len())
+        .position(|w| w == desc)
+        .expect("build-ID note");
+    // namesz, descsz, type, then the name: the type is 4 bytes before it.
+    out[at - 4..at].copy_from_slice(&0x4242u32.to_le_bytes());
+    out
+}
+
+#[test]
+fn a_build_id_path_is_the_claim_when_the_file_has_no_note() {
+    let want = bin("c_O2");
+    let id = build_id(&want);
+    let tree = tempfile::tempdir().unwrap();
+    let planted = plant(tree.path(), &id, &want);
+    std::fs::write(
+        &planted,
+        without_build_id_note(&std::fs::read(&want).unwrap(), &id),
+    )
+    .unwrap();
+    assert_eq!(file::read_build_id(&planted).unwrap(), None);
+    let (src, trail) = find(&[tree.path().to_path_buf()], &[], &id);
+    let src = src.unwrap_or_else(|| panic!("{trail:?}"));
+    assert_eq!(src.origin(), planted.display().to_string());
+    let used = trail.iter().find(|a| a.failure.is_none()).expect("found");
+    assert_eq!(used.note, Some(Note::TrustedPath));
+    // A note naming another build ID is never taken.
+    plant(tree.path(), &id, &bin("c_O0"));
+    let (src, trail) = find(&[tree.path().to_path_buf()], &[], &id);
+    assert!(src.is_none());
+    assert!(matches!(
+        trail[0].failure,
+        Some(Miss::BuildIdMismatch { .. })
+    ));
+}
+
+fn module_path(name: &str, id: &BuildId) -> (Option<Box<dyn SymbolSource>>, Vec<Attempt>) {
+    let provider = ModulePathProvider {
+        searcher: Searcher::new(&[], false),
+    };
+    let key = ModuleKey::new(id.clone(), name);
+    let mut trail = Vec::new();
+    (provider.find(&key, &mut trail), trail)
+}
+
+fn refusal(trail: &[Attempt]) -> Option<Refusal> {
+    match trail {
+        [
+            Attempt {
+                provider: Locator::ModulePath,
+                failure: Some(Miss::Refused(why)),
+                ..
+            },
+        ] => Some(*why),
+        _ => None,
+    }
+}
+
+#[test]
+fn the_logged_path_serves_when_its_build_id_matches() {
+    let want = bin("c_O2");
+    let id = build_id(&want);
+    let (src, trail) = module_path(want.to_str().unwrap(), &id);
+    let src = src.unwrap_or_else(|| panic!("{trail:?}"));
+    assert_eq!(function_at(src.as_ref(), 0x1140).as_deref(), Some("outer"));
+    // Another build ID: refused, and its own ID is not said.
+    let (src, trail) = module_path(bin("c_O0").to_str().unwrap(), &id);
+    assert!(src.is_none());
+    assert_eq!(refusal(&trail), Some(Refusal::OtherBuildId));
+    let said = format!("{:?}", trail[0].failure);
+    assert!(!said.contains(&build_id(&bin("c_O0")).to_hex()), "{said}");
+    // A file without a note at a logged path is no claim at all.
+    let dir = tempfile::tempdir().unwrap();
+    let bare = dir.path().join("bare");
+    std::fs::write(
+        &bare,
+        without_build_id_note(&std::fs::read(&want).unwrap(), &id),
+    )
+    .unwrap();
+    let (_, trail) = module_path(bare.to_str().unwrap(), &id);
+    assert_eq!(refusal(&trail), Some(Refusal::NoBuildId));
+}
+
+#[test]
+fn logged_paths_to_anything_but_regular_files_are_not_read() {
+    let id = build_id(&bin("c_O2"));
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("fifo");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    // Nobody writes to the FIFO: opening it to read would block forever.
+    for (name, why) in [
+        (fifo.to_str().unwrap(), Refusal::NotRegular),
+        (dir.path().to_str().unwrap(), Refusal::NotRegular),
+        ("/dev/zero", Refusal::NotRegular),
+        ("/proc/self/maps", Refusal::KernelFileSystem),
+        ("/proc/self/exe/nothing", Refusal::Unopenable),
+        ("relative/path", Refusal::NotAbsolute),
+        ("linux-vdso.so.1", Refusal::NotAbsolute),
+    ] {
+        let (src, trail) = module_path(name, &id);
+        assert!(src.is_none(), "{name}");
+        assert_eq!(refusal(&trail), Some(why), "{name}: {trail:?}");
+    }
+    let missing = dir.path().join("gone");
+    let (_, trail) = module_path(missing.to_str().unwrap(), &id);
+    assert_eq!(refusal(&trail), Some(Refusal::Missing));
+    let short = dir.path().join("short");
+    std::fs::write(&short, b"\x7fELF").unwrap();
+    let (_, trail) = module_path(short.to_str().unwrap(), &id);
+    assert_eq!(refusal(&trail), Some(Refusal::NotElf));
 }

@@ -19,9 +19,9 @@ use std::sync::OnceLock;
 
 pub use resolver::{GsymFile, OpenError};
 
-use crate::symbols::{Attempt, BuildId, Miss, ModuleKey, Provider, SymbolSource};
+use crate::symbols::{Attempt, BuildId, Locator, Miss, ModuleKey, Provider, SymbolSource};
 
-const PROVIDER: &str = "gsym";
+const PROVIDER: Locator = Locator::Gsym;
 /// How deep a `--gsym` folder is searched.
 const MAX_DEPTH: u32 = 8;
 
@@ -72,34 +72,30 @@ impl GsymProvider {
         let place = self.path.display().to_string();
         match GsymFile::open(&self.path) {
             Ok(f) if uuid_matches(f.uuid(), &key.build_id) => {
-                trail.push(Attempt {
-                    provider: PROVIDER,
-                    place,
-                    failure: None,
-                });
+                trail.push(Attempt::new(PROVIDER, place, None));
                 Some(Box::new(f))
             }
             Ok(f) => {
-                trail.push(Attempt {
-                    provider: PROVIDER,
-                    place: place.clone(),
-                    failure: Some(Miss::BuildIdMismatch {
+                trail.push(Attempt::new(
+                    PROVIDER,
+                    place.clone(),
+                    Some(Miss::BuildIdMismatch {
                         path: place,
                         found: BuildId(f.uuid().to_vec()).to_hex(),
                         expected: key.build_id.to_hex(),
                     }),
-                });
+                ));
                 None
             }
             Err(e) => {
-                trail.push(Attempt {
-                    provider: PROVIDER,
-                    place: place.clone(),
-                    failure: Some(Miss::Unreadable {
+                trail.push(Attempt::new(
+                    PROVIDER,
+                    place.clone(),
+                    Some(Miss::Unreadable {
                         path: place,
                         reason: e.to_string(),
                     }),
-                });
+                ));
                 None
             }
         }
@@ -123,21 +119,17 @@ impl GsymProvider {
                 let place = p.display().to_string();
                 match GsymFile::open(p) {
                     Ok(f) => {
-                        trail.push(Attempt {
-                            provider: PROVIDER,
-                            place,
-                            failure: None,
-                        });
+                        trail.push(Attempt::new(PROVIDER, place, None));
                         return Some(Box::new(f));
                     }
-                    Err(e) => trail.push(Attempt {
-                        provider: PROVIDER,
-                        place: place.clone(),
-                        failure: Some(Miss::Unreadable {
+                    Err(e) => trail.push(Attempt::new(
+                        PROVIDER,
+                        place.clone(),
+                        Some(Miss::Unreadable {
                             path: place,
                             reason: e.to_string(),
                         }),
-                    }),
+                    )),
                 }
             }
             return None;
@@ -151,22 +143,22 @@ impl GsymProvider {
             if stem.eq_ignore_ascii_case(&hex) {
                 named = true;
                 let place = p.display().to_string();
-                trail.push(Attempt {
-                    provider: PROVIDER,
-                    place: place.clone(),
-                    failure: Some(Miss::Unreadable {
+                trail.push(Attempt::new(
+                    PROVIDER,
+                    place.clone(),
+                    Some(Miss::Unreadable {
                         path: place,
                         reason: why.clone(),
                     }),
-                });
+                ));
             }
         }
         if !named {
-            trail.push(Attempt {
-                provider: PROVIDER,
-                place: self.path.display().to_string(),
-                failure: Some(Miss::NotFound),
-            });
+            trail.push(Attempt::new(
+                PROVIDER,
+                self.path.display().to_string(),
+                Some(Miss::NotFound),
+            ));
         }
         None
     }
@@ -219,7 +211,7 @@ fn looks_like_gsym(path: &Path) -> bool {
 }
 
 impl Provider for GsymProvider {
-    fn name(&self) -> &'static str {
+    fn name(&self) -> Locator {
         PROVIDER
     }
 

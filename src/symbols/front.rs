@@ -2,7 +2,7 @@ use rustc_hash::FxHashMap as HashMap;
 
 use super::memo::Memo;
 use super::shared::Sharing;
-use super::{Attempt, BuildId, ModuleKey, Provider};
+use super::{Attempt, BuildId, ModuleKey, Note, Provider};
 
 /// Which sources to ask, in order. Local sources come first; network
 /// sources (debuginfod) last.
@@ -90,12 +90,24 @@ impl Symbolizer {
             let key = &key();
             let mut trail = Vec::new();
             let mut found = None;
+            // A source with only dynamic symbols (a stripped library at
+            // the path the log names) serves when no later place has more.
+            let mut fallback = None;
             for p in &self.providers {
                 if let Some(src) = p.find(key, &mut trail) {
-                    found = Some(src);
-                    break;
+                    if !src.only_dynamic_symbols() {
+                        found = Some(src);
+                        break;
+                    }
+                    if fallback.is_none() {
+                        if let Some(a) = trail.iter_mut().rev().find(|a| a.failure.is_none()) {
+                            a.note = Some(Note::DynamicSymbolsOnly);
+                        }
+                        fallback = Some(src);
+                    }
                 }
             }
+            let found = found.or(fallback);
             self.trails.insert(key.build_id.clone(), trail);
             let slot = match found {
                 Some(mut src) => {

@@ -154,17 +154,123 @@ pub enum Miss {
     NoInfo,
     #[error("{0}")]
     Other(String),
+    /// A file the log named was not opened or not used (see [`Refusal`]).
+    #[error("{0}")]
+    Refused(Refusal),
+}
+
+/// Why a file at a path the log names (a `{{{module}}}` name) was not
+/// used. Such paths come from the input, so nothing is said about a file
+/// beyond these words: not its build ID, not what a parser made of it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum Refusal {
+    #[error("not an absolute path")]
+    NotAbsolute,
+    #[error("no such file")]
+    Missing,
+    #[error("not a regular file")]
+    NotRegular,
+    #[error("on a kernel file system (/proc, /sys, ...)")]
+    KernelFileSystem,
+    #[error("cannot be opened")]
+    Unopenable,
+    #[error("not an ELF file")]
+    NotElf,
+    #[error("another build ID")]
+    OtherBuildId,
+    #[error("no build ID note")]
+    NoBuildId,
+}
+
+/// The kinds of places symbols are looked for, in the order the front
+/// asks them (the companions of a found file, `Debuglink` to `Dwp`, come
+/// with the place that found it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Locator {
+    /// `--build-id-dir` trees.
+    BuildIdDir,
+    /// `--symbol-path` files and folders.
+    SymbolPath,
+    /// `--breakpad-store`.
+    Breakpad,
+    /// `--gsym`.
+    Gsym,
+    /// The file at the path the `{{{module}}}` element names.
+    ModulePath,
+    /// The system's debug directories (`/usr/lib/debug`) by build ID.
+    SystemDebugDir,
+    /// A `.gnu_debuglink` target of a found file.
+    Debuglink,
+    /// A dwz supplementary file (`.gnu_debugaltlink`).
+    Debugaltlink,
+    /// A DWARF package next to a found file.
+    Dwp,
+    /// The debuginfod cache and servers.
+    Debuginfod,
+    /// A file named on the command line (`lookup --file`).
+    File,
+    /// A provider from outside this crate (tests, embedders).
+    Custom(&'static str),
+}
+
+impl Locator {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Locator::BuildIdDir => "build-id-dir",
+            Locator::SymbolPath => "symbol-path",
+            Locator::Breakpad => "breakpad",
+            Locator::Gsym => "gsym",
+            Locator::ModulePath => "module-path",
+            Locator::SystemDebugDir => "system-debug-dir",
+            Locator::Debuglink => "debuglink",
+            Locator::Debugaltlink => "debugaltlink",
+            Locator::Dwp => "dwp",
+            Locator::Debuginfod => "debuginfod",
+            Locator::File => "file",
+            Locator::Custom(name) => name,
+        }
+    }
+}
+
+impl fmt::Display for Locator {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Something worth knowing about a place that served (`--explain`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum Note {
+    /// A file in a build-ID tree without a build-ID note: the path is the
+    /// claim (as LLVM takes it).
+    #[error("no build ID note; taken on the strength of its build-ID path")]
+    TrustedPath,
+    /// Only dynamic symbols: later places are still asked for better.
+    #[error("dynamic symbols only; asking the places after it for more")]
+    DynamicSymbolsOnly,
 }
 
 /// One place a provider looked, and what came of it (`--explain`).
 #[derive(Clone, Debug)]
 pub struct Attempt {
-    /// e.g. "build-id-dir", "symbol-path", "breakpad", "gsym", "debuginfod".
-    pub provider: &'static str,
+    pub provider: Locator,
     /// The path or URL tried.
     pub place: String,
     /// `None` when this place served the module.
     pub failure: Option<Miss>,
+    /// A remark on a place that served.
+    pub note: Option<Note>,
+}
+
+impl Attempt {
+    pub fn new(provider: Locator, place: impl Into<String>, failure: Option<Miss>) -> Attempt {
+        Attempt {
+            provider,
+            place: place.into(),
+            failure,
+            note: None,
+        }
+    }
 }
 
 /// Answers lookups for one module. Implementations are opened lazily and
@@ -207,12 +313,18 @@ pub trait SymbolSource: Send {
     fn warnings(&self) -> Vec<String> {
         Vec::new()
     }
+    /// Has nothing but dynamic symbols (`.dynsym`: a stripped shared
+    /// library or executable): the front keeps asking later places and
+    /// falls back to this one.
+    fn only_dynamic_symbols(&self) -> bool {
+        false
+    }
 }
 
 /// Finds the symbol data for a module. Providers are asked in order; the
 /// first that returns a source wins.
 pub trait Provider: Send + Sync {
-    fn name(&self) -> &'static str;
+    fn name(&self) -> Locator;
     /// Look for `key`, recording every place tried in `trail`.
     fn find(&self, key: &ModuleKey, trail: &mut Vec<Attempt>) -> Option<Box<dyn SymbolSource>>;
 }
