@@ -10,6 +10,8 @@ use std::process::Command;
 
 use serde_json::Value;
 
+use crate::common;
+
 fn src(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("testdata/src")
@@ -83,8 +85,7 @@ fn symfilter(args: &[&str], log: &[u8]) -> (Vec<Value>, String) {
     let tmp = tempfile::tempdir().expect("tempdir");
     let path = tmp.path().join("report.log");
     std::fs::write(&path, log).expect("write the log");
-    let out = Command::new(env!("CARGO_BIN_EXE_symfilter"))
-        .env_remove("DEBUGINFOD_URLS")
+    let out = common::command()
         .args(["--format=json"])
         .args(args)
         .arg(&path)

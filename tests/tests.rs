@@ -10,6 +10,7 @@ mod breakpad_props;
 mod breakpad_store;
 mod debuginfod;
 mod debuginfod_faults;
+mod default_places;
 mod dumpfile;
 mod elf_lookup;
 mod filter;
