@@ -200,6 +200,20 @@ fn serve(mut stream: TcpStream, stop: &AtomicBool, log: &Mutex<Vec<String>>) {
                 std::thread::sleep(Duration::from_millis(100));
             }
         }
+        "trickle" => {
+            // Just fast enough for the low-speed check (100 KiB per
+            // timeout window, with DEBUGINFOD_TIMEOUT=1), never done.
+            let head = "HTTP/1.1 200 OK\r\nContent-Length: 50000000\r\nConnection: close\r\n\r\n";
+            let _ = stream.write_all(head.as_bytes());
+            let chunk = vec![0x7fu8; 110 * 1024];
+            let start = Instant::now();
+            while !stop.load(Ordering::SeqCst) && start.elapsed() < Duration::from_secs(20) {
+                if stream.write_all(&chunk).is_err() {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(500));
+            }
+        }
         "truncated" => {
             let body = file(kind);
             respond(
@@ -633,6 +647,7 @@ fn whole_download_time_is_bounded_by_maxtime() {
         cache_root: Some(cache.path().to_path_buf()),
         timeout: Duration::from_secs(30),
         max_time: Some(Duration::from_secs(1)),
+        budget: Duration::from_secs(600),
         max_size: None,
         ca_file: None,
         warnings: Vec::new(),
@@ -745,7 +760,13 @@ fn server_errors_leave_no_trace_in_the_cache() {
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .collect();
     assert_eq!(names, vec!["cache_clean_interval_s"]);
-    assert_eq!(run.warnings.lock().expect("w").len(), 4);
+    // Each server failed once: neither is asked for the executable.
+    assert_eq!(run.warnings.lock().expect("w").len(), 2);
+    let skipped = failures(&trail)
+        .iter()
+        .filter(|(_, why)| why.starts_with("not asked: server failed earlier in this run"))
+        .count();
+    assert_eq!(skipped, 2, "{trail:?}");
 }
 
 /// An HTTPS server (rustls, test CA from testdata/debuginfod/tls) that
@@ -857,6 +878,7 @@ fn https_with_the_configured_ca_is_served_and_an_untrusted_certificate_is_not() 
         cache_root: Some(cache.path().to_path_buf()),
         timeout: Duration::from_secs(5),
         max_time: None,
+        budget: Duration::from_secs(600),
         max_size: Some(1 << 20),
         ca_file: Some(fixture("tls/ca.pem")),
         warnings: Vec::new(),
@@ -884,6 +906,7 @@ fn https_with_the_configured_ca_is_served_and_an_untrusted_certificate_is_not() 
         cache_root: Some(cache.path().to_path_buf()),
         timeout: Duration::from_secs(5),
         max_time: None,
+        budget: Duration::from_secs(600),
         max_size: Some(1 << 20),
         ca_file: None,
         warnings: Vec::new(),
@@ -1358,4 +1381,75 @@ fn quiet_filter_prints_no_debuginfod_warnings() {
         String::from_utf8_lossy(&quiet.stdout),
         std::fs::read_to_string(fixture("markup.llvm.nosyms.expected")).expect("expected")
     );
+}
+
+/// A server that trickles just fast enough for the per-window check holds
+/// the filter no longer than the run's budget (`--debuginfod-timeout`):
+/// its download is cut, and no server is asked for the next module. The
+/// child gets an alarm (SIGALRM kills it) well past the budget, so a
+/// filter that waited on would fail the test.
+#[test]
+fn a_trickling_server_cannot_hold_the_filter_beyond_the_runs_budget() {
+    use std::os::unix::process::CommandExt;
+    let server = FaultServer::start();
+    let cache = tempfile::tempdir().expect("tempdir");
+    let id = fixture_id();
+    let log = format!(
+        "{{{{{{module:0:hello:elf:{id}}}}}}}\n\
+         {{{{{{mmap:0x1000:0x2000:load:0:rx:0x0}}}}}}\n\
+         {{{{{{module:1:other:elf:0123456789abcdef0123}}}}}}\n\
+         {{{{{{mmap:0x10000:0x1000:load:1:rx:0x0}}}}}}\n\
+         first {{{{{{pc:0x1130}}}}}}\n\
+         second {{{{{{pc:0x10010}}}}}}\n\
+         last\n",
+        id = id.to_hex()
+    );
+    let mut cmd = common::command();
+    cmd.args([
+        "--no-default-paths",
+        "--explain",
+        "--debuginfod-timeout",
+        "2",
+    ])
+    .args(["--debuginfod", &server.url("trickle")])
+    .args(["--debuginfod", &server.url("ok")])
+    .env("DEBUGINFOD_CACHE_PATH", cache.path())
+    .env("DEBUGINFOD_TIMEOUT", "1")
+    .stdin(std::process::Stdio::piped())
+    .stdout(std::process::Stdio::piped())
+    .stderr(std::process::Stdio::piped());
+    // SAFETY: alarm() is async-signal-safe; the timer survives exec.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::alarm(30);
+            Ok(())
+        });
+    }
+    let mut child = cmd.spawn().expect("run symfilter");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(log.as_bytes())
+        .expect("write");
+    let out = child.wait_with_output().expect("wait");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{:?}\n{stderr}", out.status);
+    assert!(
+        stdout.contains("second") && stdout.ends_with("last\n"),
+        "{stdout}"
+    );
+    assert!(stderr.contains("timed out"), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "/ok/buildid/{}/debuginfo: not asked: this run's debuginfod time (2 s) is spent",
+            id.to_hex()
+        )),
+        "{stderr}"
+    );
+    // One request for the trickled file; none to the good server, whose
+    // turn came after the budget was spent, nor for the other module.
+    let asked = server.requests();
+    assert_eq!(asked.len(), 1, "{asked:?}");
 }

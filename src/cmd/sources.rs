@@ -33,6 +33,16 @@ pub struct SourceArgs {
     /// Never ask debuginfod servers.
     #[arg(long = "no-debuginfod")]
     pub no_debuginfod: bool,
+    /// Seconds all debuginfod downloads of the run may take together
+    /// (wall time from the first request); then servers are no longer
+    /// asked. Default 600. Each download also ends after DEBUGINFOD_MAXTIME
+    /// seconds (default 300).
+    #[arg(
+        long = "debuginfod-timeout",
+        value_name = "SECS",
+        env = "SYMFILTER_DEBUGINFOD_TIMEOUT"
+    )]
+    pub debuginfod_timeout: Option<u64>,
     /// Use no network at all (debuginfod cache only).
     #[arg(long)]
     pub offline: bool,

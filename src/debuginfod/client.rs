@@ -71,6 +71,8 @@ impl FetchError {
 
     /// The server is unreachable or unresponsive: skip it for the rest of
     /// the run so it costs its timeout once, not once per module.
+    /// A server that failed (as opposed to answering that it has no such
+    /// file, or sending one too large) is not asked again either.
     pub fn server_is_dead(&self) -> bool {
         matches!(
             self,
@@ -78,6 +80,10 @@ impl FetchError {
                 | FetchError::TimedOut(_)
                 | FetchError::TooSlow { .. }
                 | FetchError::Tls(_)
+                | FetchError::Status(_)
+                | FetchError::TooManyRedirects
+                | FetchError::Truncated { .. }
+                | FetchError::Transfer(_)
         )
     }
 }
@@ -137,7 +143,9 @@ impl Client {
 
     /// GET `url` up to a successful response's headers: the body is not
     /// read yet, so nothing needs to be written anywhere for a failure.
-    pub fn start(&self, url: &str) -> Result<Incoming, FetchError> {
+    /// The whole transfer, body included, ends by `within` at the latest
+    /// (and by the configured `max_time`).
+    pub fn start(&self, url: &str, within: Option<Duration>) -> Result<Incoming, FetchError> {
         let agents = self.agents();
         let agent = if is_loopback(url) {
             &agents.direct
@@ -145,7 +153,17 @@ impl Client {
             &agents.proxied
         };
         let https = url.starts_with("https://");
-        let response = agent.get(url).call().map_err(|e| classify(e, https))?;
+        let deadline = match (self.config.max_time, within) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        let response = agent
+            .get(url)
+            .config()
+            .timeout_global(deadline)
+            .build()
+            .call()
+            .map_err(|e| classify(e, https))?;
         let status = response.status().as_u16();
         match status {
             200 => {}

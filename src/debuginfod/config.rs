@@ -12,6 +12,14 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(90);
 /// any real debug file, small enough that a hostile server cannot fill a
 /// disk. `DEBUGINFOD_MAXSIZE=0` lifts it (as in elfutils, 0 is "no limit").
 pub const DEFAULT_MAX_SIZE: u64 = 4 << 30;
+/// A download's whole time, request to last byte, when
+/// `DEBUGINFOD_MAXTIME` does not say: long enough for a large debug file
+/// on a slow link, short enough that a server trickling data just fast
+/// enough for the low-speed check cannot hold the filter for long.
+pub const DEFAULT_MAX_TIME: Duration = Duration::from_secs(300);
+/// The wall time all of a run's downloads may take together, from the
+/// first request, when `--debuginfod-timeout` does not say.
+pub const DEFAULT_BUDGET: Duration = Duration::from_secs(600);
 /// Redirects followed per request.
 pub const MAX_REDIRECTS: u32 = 8;
 
@@ -27,8 +35,13 @@ pub struct Config {
     /// Connect, first-response and per-read timeout; also the window in
     /// which a body must make progress (elfutils: 100 KiB per timeout).
     pub timeout: Duration,
-    /// Whole-download limit (`DEBUGINFOD_MAXTIME`), if any.
+    /// Whole-download limit (`DEBUGINFOD_MAXTIME`, default
+    /// [`DEFAULT_MAX_TIME`]); `None` only where a caller sets none.
     pub max_time: Option<Duration>,
+    /// Wall time the run's downloads may take together, from the first
+    /// request (`--debuginfod-timeout`): once spent, no server is asked
+    /// again and a download under way is cut.
+    pub budget: Duration,
     /// Largest body accepted, in bytes; `None` is no limit.
     pub max_size: Option<u64>,
     /// PEM bundle of trusted CA certificates for https servers:
@@ -83,8 +96,12 @@ impl Config {
             Some(s) => Duration::from_secs(s),
         };
         let max_time = match whole_number(env, "DEBUGINFOD_MAXTIME", &mut warnings) {
-            Some(0) | None => None,
+            Some(0) | None => Some(DEFAULT_MAX_TIME),
             Some(s) => Some(Duration::from_secs(s)),
+        };
+        let budget = match args.debuginfod_timeout {
+            Some(0) | None => DEFAULT_BUDGET,
+            Some(s) => Duration::from_secs(s),
         };
         let max_size = match whole_number(env, "DEBUGINFOD_MAXSIZE", &mut warnings) {
             None => Some(DEFAULT_MAX_SIZE),
@@ -96,6 +113,7 @@ impl Config {
             cache_root,
             timeout,
             max_time,
+            budget,
             max_size,
             ca_file: ca_file(env),
             warnings,
@@ -215,7 +233,8 @@ mod tests {
         assert_eq!(c.cache_root, Some(PathBuf::from("/tmp/c")));
         assert_eq!(c.timeout, DEFAULT_TIMEOUT);
         assert_eq!(c.max_size, Some(DEFAULT_MAX_SIZE));
-        assert_eq!(c.max_time, None);
+        assert_eq!(c.max_time, Some(DEFAULT_MAX_TIME));
+        assert_eq!(c.budget, DEFAULT_BUDGET);
     }
 
     #[test]
@@ -266,7 +285,7 @@ mod tests {
         let c = Config::resolve(&SourceArgs::default(), &env).expect("config");
         assert_eq!(c.timeout, Duration::from_secs(3));
         assert_eq!(c.max_size, None);
-        assert_eq!(c.max_time, None);
+        assert_eq!(c.max_time, Some(DEFAULT_MAX_TIME));
         assert_eq!(c.warnings.len(), 1);
         assert!(c.warnings[0].contains("DEBUGINFOD_MAXTIME"));
         // Without SSL_CERT_FILE: the system bundle when there is one.

@@ -20,8 +20,8 @@ use std::collections::HashMap;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, Once};
-use std::time::SystemTime;
+use std::sync::{Arc, Mutex, Once, OnceLock};
+use std::time::{Duration, Instant, SystemTime};
 
 pub use cache::{Cache, Kind, Probe};
 pub use client::{Client, FetchError};
@@ -97,6 +97,9 @@ pub struct DebuginfodProvider {
     client: Option<Client>,
     /// Servers found dead (unreachable, timed out) in this run, with why.
     dead: Mutex<HashMap<usize, String>>,
+    /// The run's budget for downloads, counted from the first request.
+    budget: Duration,
+    first_request: OnceLock<Instant>,
     warn: Warn,
     cache_warned: AtomicBool,
     /// The cache is cleaned (elfutils' rules) at most once per run, on
@@ -114,6 +117,8 @@ impl DebuginfodProvider {
             servers: config.servers,
             client,
             dead: Mutex::new(HashMap::new()),
+            budget: config.budget,
+            first_request: OnceLock::new(),
             warn: Arc::new(|msg: &str| eprintln!("symfilter: {msg}")),
             cache_warned: AtomicBool::new(false),
             cleaned: Once::new(),
@@ -206,7 +211,18 @@ impl DebuginfodProvider {
                 ));
                 continue;
             }
-            match self.download(client, &url, id, hex, kind) {
+            let Some(left) = self.budget_left() else {
+                all_definitive = false;
+                trail.push(attempt(
+                    url,
+                    Some(Miss::Other(format!(
+                        "not asked: this run's debuginfod time ({} s) is spent",
+                        self.budget.as_secs()
+                    ))),
+                ));
+                continue;
+            };
+            match self.download(client, &url, id, hex, kind, left) {
                 Ok(fetched) => {
                     trail.push(attempt(url, None));
                     return Some(fetched);
@@ -246,8 +262,18 @@ impl DebuginfodProvider {
         None
     }
 
+    /// What is left of the run's download time (its clock starts at the
+    /// first request), or `None` when it is spent.
+    fn budget_left(&self) -> Option<Duration> {
+        let start = *self.first_request.get_or_init(Instant::now);
+        self.budget
+            .checked_sub(start.elapsed())
+            .filter(|d| !d.is_zero())
+    }
+
     /// Download `url` to a temporary file, verify it, move it into the
     /// cache (or keep it as a temporary file when there is no cache).
+    /// The transfer ends within `left`.
     fn download(
         &self,
         client: &Client,
@@ -255,9 +281,10 @@ impl DebuginfodProvider {
         id: &BuildId,
         hex: &str,
         kind: Kind,
+        left: Duration,
     ) -> Result<Fetched, Failure> {
         progress::show(self.progress, hex, url, |report| {
-            let incoming = client.start(url).map_err(Failure::Fetch)?;
+            let incoming = client.start(url, Some(left)).map_err(Failure::Fetch)?;
             // Into the cache when it can be written; else into a temporary
             // file that lives as long as the source (a read-only or full
             // cache must not stop symbolization).

@@ -31,6 +31,7 @@ pub fn config(servers: Vec<String>, cache: Option<&Path>, timeout_s: u64, max_si
         cache_root: cache.map(Path::to_path_buf),
         timeout: Duration::from_secs(timeout_s),
         max_time: None,
+        budget: Duration::from_secs(600),
         max_size: Some(max_size),
         ca_file: None,
         warnings: Vec::new(),
