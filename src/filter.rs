@@ -589,6 +589,13 @@ impl Filter {
                             MmapAdded::Stored(r) => (r, false),
                             MmapAdded::Duplicate(r) => (r, true),
                         };
+                        // Find (and fetch) the module's files in the background.
+                        if let Some(m) = self.context.module(module)
+                            && !self.looks_ahead
+                        {
+                            let context = &self.context;
+                            self.symbolizer.prefetch(&m.build_id, || context.key_of(m));
+                        }
                         match self.context.module(module) {
                             Some(m) => Event::Context(
                                 raw,

@@ -6,7 +6,7 @@
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -114,6 +114,11 @@ fn hold(stop: &AtomicBool) {
     }
 }
 
+/// Requests of the `slowmiss` scenario under way, and the most at once
+/// (one test uses it).
+static SLOW_IN_FLIGHT: AtomicUsize = AtomicUsize::new(0);
+static SLOW_MOST: AtomicUsize = AtomicUsize::new(0);
+
 fn serve(mut stream: TcpStream, stop: &AtomicBool, log: &Mutex<Vec<String>>) {
     let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
     let mut req = Vec::new();
@@ -199,6 +204,19 @@ fn serve(mut stream: TcpStream, stop: &AtomicBool, log: &Mutex<Vec<String>>) {
                 }
                 std::thread::sleep(Duration::from_millis(100));
             }
+        }
+        "slowmiss" => {
+            // Not here, after a second: counts how many are asked at once.
+            let now = SLOW_IN_FLIGHT.fetch_add(1, Ordering::SeqCst) + 1;
+            SLOW_MOST.fetch_max(now, Ordering::SeqCst);
+            std::thread::sleep(Duration::from_secs(1));
+            SLOW_IN_FLIGHT.fetch_sub(1, Ordering::SeqCst);
+            respond(
+                &mut stream,
+                "404 Not Found",
+                &["Content-Length: 9".to_owned()],
+                b"not found",
+            )
         }
         "trickle" => {
             // Just fast enough for the low-speed check (100 KiB per
@@ -1448,8 +1466,67 @@ fn a_trickling_server_cannot_hold_the_filter_beyond_the_runs_budget() {
         )),
         "{stderr}"
     );
-    // One request for the trickled file; none to the good server, whose
-    // turn came after the budget was spent, nor for the other module.
-    let asked = server.requests();
-    assert_eq!(asked.len(), 1, "{asked:?}");
+    // Both modules were asked for at once (in the background) from the
+    // trickling server; nothing after the budget was spent: neither
+    // executable, nor anything from the good server.
+    let mut asked = server.requests();
+    asked.sort();
+    let want = vec![
+        "/trickle/buildid/0123456789abcdef0123/debuginfo".to_owned(),
+        format!("/trickle/buildid/{}/debuginfo", id.to_hex()),
+    ];
+    assert_eq!(asked, want);
+}
+
+/// The modules of a log are looked for as soon as their mmaps are read,
+/// several at once: a server that takes a second per request sees as many
+/// requests under way together as there are workers, never more, and the
+/// output is the input, in order.
+#[test]
+fn modules_are_fetched_several_at_once_and_output_keeps_input_order() {
+    let server = FaultServer::start();
+    let cache = tempfile::tempdir().expect("tempdir");
+    let mut log = String::new();
+    for m in 0..6u64 {
+        log.push_str(&format!(
+            "{{{{{{module:{m}:lib{m}.so:elf:{:040x}}}}}}}\n\
+             {{{{{{mmap:{:#x}:0x1000:load:{m}:rx:0x0}}}}}}\n",
+            0xf00d_0000 + m,
+            0x10_0000 * (m + 1)
+        ));
+    }
+    for m in 0..6u64 {
+        log.push_str(&format!(
+            "line {m} {{{{{{pc:{:#x}}}}}}}\n",
+            0x10_0000 * (m + 1) + 0x10
+        ));
+    }
+    let mut child = common::command()
+        .args(["--no-default-paths", "-q", "--color=never"])
+        .args(["--debuginfod", &server.url("slowmiss")])
+        .env("DEBUGINFOD_CACHE_PATH", cache.path())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("run symfilter");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(log.as_bytes())
+        .expect("write");
+    let out = child.wait_with_output().expect("wait");
+    assert!(out.status.success());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<&str> = stdout.lines().filter(|l| l.starts_with("line ")).collect();
+    assert_eq!(lines.len(), 6, "{stdout}");
+    for (m, l) in lines.iter().enumerate() {
+        assert!(l.starts_with(&format!("line {m} ")), "{stdout}");
+    }
+    // Every module's debuginfo and executable were asked for, once.
+    assert_eq!(server.requests().len(), 12, "{:?}", server.requests());
+    assert_eq!(
+        SLOW_MOST.load(Ordering::SeqCst),
+        symfilter::symbols::prefetch::WORKERS
+    );
 }

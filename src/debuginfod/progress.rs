@@ -20,9 +20,20 @@ pub fn show<T>(
     url: &str,
     work: impl FnOnce(&mut dyn FnMut(u64, Option<u64>)) -> T,
 ) -> T {
-    if !enabled {
+    // Downloads run several at once (see `symbols::prefetch`): one line
+    // is shown, for the first of those under way.
+    if !enabled || PAINTING.swap(true, Ordering::SeqCst) {
         return work(&mut |_, _| {});
     }
+    let out = paint(hex, url, work);
+    PAINTING.store(false, Ordering::SeqCst);
+    out
+}
+
+/// Whether a progress line is being drawn.
+static PAINTING: AtomicBool = AtomicBool::new(false);
+
+fn paint<T>(hex: &str, url: &str, work: impl FnOnce(&mut dyn FnMut(u64, Option<u64>)) -> T) -> T {
     let got = AtomicU64::new(0);
     let total = AtomicU64::new(UNKNOWN);
     let done = AtomicBool::new(false);

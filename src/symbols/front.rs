@@ -1,8 +1,11 @@
+use std::sync::Arc;
+
 use rustc_hash::FxHashMap as HashMap;
 
 use super::memo::Memo;
+use super::prefetch::{Located, Prefetcher, locate};
 use super::shared::Sharing;
-use super::{Attempt, BuildId, ModuleKey, Note, Provider};
+use super::{Attempt, BuildId, ModuleKey, Provider};
 
 /// Which sources to ask, in order. Local sources come first; network
 /// sources (debuginfod) last.
@@ -22,7 +25,9 @@ enum Slot {
 /// so a missing build ID costs one search and one diagnostic. Each source's
 /// answers are remembered ([`Memo`]): logs repeat their frames.
 pub struct Symbolizer {
-    providers: Vec<Box<dyn Provider>>,
+    providers: Arc<[Box<dyn Provider>]>,
+    /// Searches started by [`Self::prefetch`], once it is first called.
+    prefetcher: Option<Prefetcher>,
     slots: HashMap<BuildId, Slot>,
     trails: HashMap<BuildId, Vec<Attempt>>,
     data_declarations: bool,
@@ -41,7 +46,8 @@ pub struct Opened<'a> {
 impl Symbolizer {
     pub fn new(config: SymbolizerConfig) -> Symbolizer {
         Symbolizer {
-            providers: config.providers,
+            providers: config.providers.into(),
+            prefetcher: None,
             slots: HashMap::default(),
             trails: HashMap::default(),
             data_declarations: true,
@@ -87,42 +93,14 @@ impl Symbolizer {
     pub fn open_with(&mut self, id: &BuildId, key: impl FnOnce() -> ModuleKey) -> Opened<'_> {
         let first_time = !self.slots.contains_key(id);
         if first_time {
-            let key = &key();
-            let mut trail = Vec::new();
-            let mut found = None;
-            // A source with only dynamic symbols (a stripped library at
-            // the path the log names) serves when no later place has more.
-            let mut fallback = None;
-            for p in &self.providers {
-                if let Some(src) = p.find(key, &mut trail) {
-                    if !src.only_dynamic_symbols() {
-                        found = Some(src);
-                        break;
-                    }
-                    if fallback.is_none() {
-                        if let Some(a) = trail.iter_mut().rev().find(|a| a.failure.is_none()) {
-                            a.note = Some(Note::DynamicSymbolsOnly);
-                        }
-                        fallback = Some(src);
-                    }
-                }
-            }
-            let found = found.or(fallback);
-            self.trails.insert(key.build_id.clone(), trail);
-            let slot = match found {
-                Some(mut src) => {
-                    if !self.line0_columns {
-                        src.skip_line0_columns();
-                    }
-                    let mut memo = Memo::new(src, self.data_declarations);
-                    if let Some(sharing) = &self.sharing {
-                        memo.share(key.build_id.clone(), sharing.clone());
-                    }
-                    Slot::Found(Box::new(memo))
-                }
-                None => Slot::Missing,
+            let key = key();
+            // A background search (see `prefetch`) counts when it looked
+            // with the same image base hint (Breakpad sources use it).
+            let located = match self.prefetcher.as_ref().and_then(|p| p.take(id)) {
+                Some(l) if l.key.image_base_hint == key.image_base_hint => l,
+                _ => locate(&self.providers, key),
             };
-            self.slots.insert(key.build_id.clone(), slot);
+            self.store(located);
         }
         let source = match self.slots.get(id) {
             Some(Slot::Found(src)) => Ok(src.as_ref()),
@@ -131,10 +109,47 @@ impl Symbolizer {
         Opened { source, first_time }
     }
 
+    fn store(&mut self, located: Located) {
+        let Located { key, source, trail } = located;
+        self.trails.insert(key.build_id.clone(), trail);
+        let slot = match source {
+            Some(mut src) => {
+                if !self.line0_columns {
+                    src.skip_line0_columns();
+                }
+                let mut memo = Memo::new(src, self.data_declarations);
+                if let Some(sharing) = &self.sharing {
+                    memo.share(key.build_id.clone(), sharing.clone());
+                }
+                Slot::Found(Box::new(memo))
+            }
+            None => Slot::Missing,
+        };
+        self.slots.insert(key.build_id, slot);
+    }
+
+    /// Start looking for the module `id` in the background (a few at a
+    /// time, see [`super::prefetch`]), unless it was asked for already:
+    /// callers say so as soon as a module is known, and [`Self::open`]
+    /// takes the result when the module is first needed. `key` is made
+    /// only when a search starts.
+    pub fn prefetch(&mut self, id: &BuildId, key: impl FnOnce() -> ModuleKey) {
+        if self.slots.contains_key(id) {
+            return;
+        }
+        let providers = &self.providers;
+        let prefetcher = self
+            .prefetcher
+            .get_or_insert_with(|| Prefetcher::new(Arc::clone(providers)));
+        if !prefetcher.knows(id) {
+            prefetcher.request(key());
+        }
+    }
+
     /// Whether `id` was asked for already (its source is open, or known
-    /// missing): asking again will not block.
+    /// missing) or found in the background: asking will not block.
     pub fn is_opened(&self, id: &BuildId) -> bool {
-        self.slots.contains_key(id)
+        self.slots.contains_key(id) || self.prefetcher.as_ref().is_some_and(|p| p.is_ready(id))
     }
 
     /// Every place tried for `id` (for `--explain`), if it was asked for.

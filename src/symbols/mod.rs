@@ -9,6 +9,7 @@
 
 mod front;
 mod memo;
+pub mod prefetch;
 mod shared;
 mod types;
 
