@@ -68,18 +68,14 @@ pub fn providers(args: &SourceArgs) -> anyhow::Result<Vec<Box<dyn Provider>>> {
 
 /// Opens a verified debug file or executable with the ELF/DWARF source.
 /// Its own supplementary (dwz) and split-DWARF files are looked for in
-/// `build_id_dirs` (default /usr/lib/debug), then in `extra` (the build-ID
-/// tree this provider makes for a supplementary file it downloaded).
+/// `build_id_dirs`, then in `extra` (the build-ID tree this provider makes
+/// for a supplementary file it downloaded).
 pub fn open_elf(
     path: &Path,
     build_id_dirs: &[PathBuf],
     extra: &[PathBuf],
 ) -> Result<Box<dyn SymbolSource>, Miss> {
-    let mut dirs = if build_id_dirs.is_empty() {
-        vec![PathBuf::from(crate::elf::SYSTEM_DEBUG_DIR)]
-    } else {
-        build_id_dirs.to_vec()
-    };
+    let mut dirs = build_id_dirs.to_vec();
     dirs.extend_from_slice(extra);
     Ok(Box::new(crate::elf::open_file(path, &dirs)?))
 }
@@ -122,7 +118,9 @@ impl DebuginfodProvider {
             warn: Arc::new(|msg: &str| eprintln!("symfilter: {msg}")),
             cache_warned: AtomicBool::new(false),
             cleaned: Once::new(),
-            opener: Arc::new(|path: &Path, extra: &[PathBuf]| open_elf(path, &[], extra)),
+            opener: Arc::new(|path: &Path, extra: &[PathBuf]| {
+                open_elf(path, &[PathBuf::from(crate::elf::SYSTEM_DEBUG_DIR)], extra)
+            }),
             progress: std::io::stderr().is_terminal(),
         }
     }

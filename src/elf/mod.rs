@@ -98,13 +98,9 @@ pub fn default_providers(places: &Places) -> Vec<Box<dyn Provider>> {
 
 /// Open one ELF file directly (no build-ID search for the file itself; its
 /// debug file, supplementary file and `.dwp` are still looked for in
-/// `build_id_dirs`, default /usr/lib/debug).
+/// `build_id_dirs`, e.g. [`Places::debug_dirs`]).
 pub fn open_file(path: &Path, build_id_dirs: &[PathBuf]) -> Result<ElfSource, Miss> {
-    let searcher = if build_id_dirs.is_empty() {
-        Searcher::new(&[], true)
-    } else {
-        Searcher::new(build_id_dirs, false)
-    };
+    let searcher = Searcher::new(build_id_dirs, false);
     let mut trail = Vec::new();
     let Some(found) = open_checked(path, None, Locator::File, &mut trail) else {
         return Err(trail
