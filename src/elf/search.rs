@@ -384,6 +384,16 @@ pub(crate) fn by_build_id_in(
             if found.iter().any(|f| same_file(&f.mapped.path, &path)) {
                 continue;
             }
+            // Tried already for this module (the system's trees are also
+            // where a found file's debug file is looked for): once is
+            // enough, in the search and in `--explain`.
+            let shown = path.display().to_string();
+            if trail
+                .iter()
+                .any(|a| a.provider == provider && a.place == shown)
+            {
+                continue;
+            }
             if let Some(f) = open_by_id_path(&path, id, provider, trail) {
                 let has_dwarf = f.probe.has_dwarf;
                 found.push(f);
