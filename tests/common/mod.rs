@@ -22,6 +22,7 @@ pub fn command() -> Command {
         "DEBUGINFOD_MAXSIZE",
         "DEBUGINFOD_MAXTIME",
         "DEBUGINFOD_PROGRESS",
+        "SYMFILTER_DEBUGINFOD_TIMEOUT",
         "NO_COLOR",
         "CLICOLOR",
         "CLICOLOR_FORCE",
