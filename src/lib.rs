@@ -9,6 +9,7 @@
 pub mod breakpad;
 pub mod cmd;
 pub mod context;
+pub mod crash;
 pub mod debuginfod;
 pub mod demangle;
 pub mod dumpfile;
