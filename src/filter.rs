@@ -28,6 +28,8 @@ use crate::render::{
 };
 use crate::symbols::{BuildId, Locator, Symbolizer};
 
+mod crash;
+
 /// Filter settings.
 #[derive(Clone, Debug)]
 pub struct Options {
@@ -51,6 +53,9 @@ pub struct Options {
     pub max_group_bytes: usize,
     /// `{{{dumpfile}}}` handling (see [`crate::dumpfile`]).
     pub dumpfile: crate::dumpfile::DumpOptions,
+    /// Symbolize crash-report frames in lines without markup (see
+    /// [`crate::crash`]; not in `--format=llvm`).
+    pub crash_frames: bool,
 }
 
 impl Default for Options {
@@ -67,6 +72,7 @@ impl Default for Options {
             max_group_lines: 256,
             max_group_bytes: 256 << 10,
             dumpfile: crate::dumpfile::DumpOptions::default(),
+            crash_frames: true,
         }
     }
 }
@@ -181,6 +187,7 @@ pub struct Filter {
     looks_ahead: bool,
     /// Lines in the inputs before this one.
     lines_before: u64,
+    crash: crash::CrashState,
 }
 
 impl Filter {
@@ -215,6 +222,7 @@ impl Filter {
             after_line: String::new(),
             looks_ahead: false,
             lines_before: 0,
+            crash: crash::CrashState::default(),
             opts,
         }
     }
@@ -401,13 +409,13 @@ impl Filter {
                     && let Some(nl) = memchr::memrchr(b'\n', rest)
                 {
                     let text = &rest[..=nl];
-                    self.render.plain(out, text, st.line).map_err(w)?;
+                    self.plain(out, text, st.line).map_err(w)?;
                     st.line += count_lines(text);
                     st.pos += nl + 1;
                 }
                 if st.eof && st.pos < end {
                     let line = &buf[st.pos..end];
-                    self.line(line, b"", st.line, out).map_err(w)?;
+                    self.unended_line(line, st.line, out).map_err(w)?;
                     st.pos = end;
                 }
                 return Ok(());
@@ -415,7 +423,7 @@ impl Filter {
             let line_start = memchr::memrchr(b'\n', &buf[pos..s]).map_or(pos, |i| pos + i + 1);
             if line_start > pos {
                 let text = &buf[pos..line_start];
-                self.render.plain(out, text, st.line).map_err(w)?;
+                self.plain(out, text, st.line).map_err(w)?;
                 st.line += count_lines(text);
                 st.pos = line_start;
             }
@@ -780,9 +788,8 @@ impl Filter {
                     line,
                     col,
                     &format!(
-                        "no symbols for module #{} \"{}\" (build ID {}): {how}",
-                        module.id,
-                        module.name_lossy(),
+                        "no symbols for module {} (build ID {}): {how}",
+                        self.module_label(module),
                         module.build_id
                     ),
                 );
@@ -811,11 +818,19 @@ impl Filter {
         }
     }
 
+    /// `#ID "NAME"`; a crash frame's module has no ID (`"NAME"`).
+    fn module_label(&self, module: &Module) -> String {
+        if self.crash.opening {
+            format!("\"{}\"", module.name_lossy())
+        } else {
+            format!("#{} \"{}\"", module.id, module.name_lossy())
+        }
+    }
+
     fn explain(&mut self, module: &Module) {
         let mut lines = vec![format!(
-            "explain: module #{} \"{}\" build ID {}:",
-            module.id,
-            module.name_lossy(),
+            "explain: module {} build ID {}:",
+            self.module_label(module),
             module.build_id
         )];
         match self.symbolizer.trail(&module.build_id) {

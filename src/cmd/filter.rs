@@ -90,6 +90,11 @@ pub struct FilterArgs {
     #[arg(long)]
     pub no_read_ahead: bool,
 
+    /// Leave crash-report frames without markup (sanitizer `symbolize=0`,
+    /// Android, systemd-coredump, LLVM crash handler) as they are.
+    #[arg(long)]
+    pub no_crash_frames: bool,
+
     /// Accepted for compatibility with llvm-symbolizer; has no effect.
     #[arg(long, hide = true)]
     pub filter_markup: bool,
@@ -127,6 +132,7 @@ pub fn run(args: FilterArgs) -> anyhow::Result<ExitCode> {
         strip_path_prefix: args.strip_path_prefix.clone(),
         full_paths: args.full_paths,
         explain: args.explain,
+        crash_frames: !args.no_crash_frames,
         dumpfile: crate::dumpfile::DumpOptions {
             dir: args.dumpfile_dir.clone(),
             report: args.dumpfile_report.clone(),
