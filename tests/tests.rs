@@ -8,6 +8,7 @@ mod breakpad_filter;
 mod breakpad_old_forms;
 mod breakpad_props;
 mod breakpad_store;
+mod crash_frames;
 mod debuginfod;
 mod debuginfod_faults;
 mod default_places;

@@ -1,7 +1,9 @@
 //! Fuzz the lexer, the typed field parsers, the context state machine and
 //! every renderer: arbitrary bytes through `Filter::run`, split into reads of
 //! a size chosen by the first byte, with small line and group limits so the
-//! over-long-line and hexdict paths are reached.
+//! over-long-line and hexdict paths are reached. Crash-report frames (see
+//! `symfilter::crash`) naming the fixture `testdata/bin/app_c_O2`'s build ID
+//! resolve, so their rewriting is reached too.
 #![no_main]
 
 use std::io::{self, Read};
@@ -10,6 +12,14 @@ use libfuzzer_sys::fuzz_target;
 use symfilter::filter::{Diagnostics, Filter, Options};
 use symfilter::render::Format;
 use symfilter::symbols::{Symbolizer, SymbolizerConfig};
+
+/// A symbolizer that knows one fixture binary (build ID
+/// 52083ec89bc0c7c102ccde8f63e3d8150be019b5), so frames naming it resolve.
+fn symbolizer() -> Symbolizer {
+    let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/bin/app_c_O2");
+    let providers = symfilter::elf::providers(&[], &[fixture]).unwrap_or_default();
+    Symbolizer::new(SymbolizerConfig { providers })
+}
 
 struct Trickle<'a> {
     data: &'a [u8],
@@ -41,8 +51,7 @@ fuzz_target!(|data: &[u8]| {
             ..Options::default()
         };
         let diag = Diagnostics::new(Box::new(io::sink()), false);
-        let mut filter =
-            Filter::with_diagnostics(opts, Symbolizer::new(SymbolizerConfig::default()), diag);
+        let mut filter = Filter::with_diagnostics(opts, symbolizer(), diag);
         let mut out = Vec::new();
         let _ = filter.run("<fuzz>", Trickle { data: input, step }, &mut out);
         let _ = filter.finish(&mut out);

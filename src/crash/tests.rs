@@ -136,7 +136,7 @@ fn near_misses_are_not_frames() {
         "      #00 pc 000000000004fdbc /system/bin/app".to_string(),
         "#3  0x5555555551a9 n/a (/usr/bin/app + 0x11a9)".to_string(),
         "#3  0x00005555555551a9 n/a (/usr/bin/app + 0x11a9) x".to_string(),
-        format!("SUMMARY: AddressSanitizer: SEGV (/tmp/b/lib.so+0x25a6)"),
+        "SUMMARY: AddressSanitizer: SEGV (/tmp/b/lib.so+0x25a6)".to_string(),
         "Module /usr/bin/app with build-id 3d5e0".to_string(),
         "# 0x7f62  (/tmp/b/lib.so+0x25a6)".to_string(),
     ];
