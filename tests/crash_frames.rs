@@ -342,3 +342,40 @@ proptest! {
         prop_assert_eq!(err, "");
     }
 }
+
+/// Hostile input cannot grow what is remembered of crash reports without
+/// bound: 50,000 `Module` lines and frames, each naming a different 2 KB
+/// module (200 MB in all, every name kept would need as much), go through
+/// a process limited to 192 MiB of address space.
+#[test]
+fn distinct_module_names_stay_bounded() {
+    use std::io::Write;
+    use std::process::Stdio;
+    let empty = tempfile::tempdir().expect("tempdir");
+    let mut child = Command::new("prlimit")
+        .arg(format!("--as={}", 192u64 << 20))
+        .arg("--")
+        .arg(env!("CARGO_BIN_EXE_symfilter"))
+        .arg("--build-id-dir")
+        .arg(empty.path())
+        .args(["--no-debuginfod", "--offline"])
+        .env_remove("DEBUGINFOD_URLS")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run prlimit symfilter");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let pad = "x".repeat(2000);
+    for i in 0..50_000 {
+        let text = format!(
+            "Module /m/{i}{pad} with build-id {APP_ID}\n    #0 0x1  (/n/{i}{pad}+0x11aa) (BuildId: {LIBC_ID})\n"
+        );
+        stdin.write_all(text.as_bytes()).expect("write stdin");
+    }
+    drop(stdin);
+    let out = child.wait_with_output().expect("wait");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{:?}: {err}", out.status);
+    assert_eq!(err.matches("no symbols for module").count(), 1, "{err}");
+}

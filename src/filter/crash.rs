@@ -21,6 +21,10 @@ use crate::symbols::BuildId;
 /// full, so hostile input cannot grow them without bound.
 const MODULES_MAX: usize = 1 << 12;
 
+/// Longest module name a frame may give (`PATH_MAX`); a frame naming a
+/// longer one is left as it is.
+const NAME_MAX: usize = 4096;
+
 /// What the filter remembers of crash reports.
 #[derive(Default)]
 pub(super) struct CrashState {
@@ -138,11 +142,15 @@ impl Filter {
     fn crash_frame(&mut self, bytes: &[u8], number: u64) -> Option<Rewrite> {
         let f = match crate::crash::recognise(bytes)? {
             Recognised::ModuleBuildId { name, build_id } => {
+                if name.len() > NAME_MAX {
+                    return None;
+                }
                 let id = build_id_of(build_id)?;
                 self.crash.learn(name, &id);
                 return None;
             }
-            Recognised::Frame(f) => f,
+            Recognised::Frame(f) if f.module.len() <= NAME_MAX => f,
+            Recognised::Frame(_) => return None,
         };
         let id = match f.build_id {
             Some(hex) => {
