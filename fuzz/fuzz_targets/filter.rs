@@ -1,9 +1,10 @@
 //! Fuzz the lexer, the typed field parsers, the context state machine and
 //! every renderer: arbitrary bytes through `Filter::run`, split into reads of
 //! a size chosen by the first byte, with small line and group limits so the
-//! over-long-line and hexdict paths are reached. Crash-report frames (see
-//! `symfilter::crash`) naming the fixture `testdata/bin/app_c_O2`'s build ID
-//! resolve, so their rewriting is reached too.
+//! over-long-line and hexdict paths are reached. A scripted symbol source
+//! answers for one build ID (52083ec89bc0c7c102ccde8f63e3d8150be019b5, any
+//! module name), so markup and crash-report frames (see `symfilter::crash`)
+//! naming it resolve and their rewriting is reached without file I/O.
 #![no_main]
 
 use std::io::{self, Read};
@@ -11,14 +12,65 @@ use std::io::{self, Read};
 use libfuzzer_sys::fuzz_target;
 use symfilter::filter::{Diagnostics, Filter, Options};
 use symfilter::render::Format;
-use symfilter::symbols::{Symbolizer, SymbolizerConfig};
+use symfilter::symbols::{
+    Attempt, CodeInfo, DataInfo, Frame, Miss, ModuleKey, Provider, SymbolHit, SymbolSource,
+    Symbolizer, SymbolizerConfig,
+};
 
-/// A symbolizer that knows one fixture binary (build ID
-/// 52083ec89bc0c7c102ccde8f63e3d8150be019b5), so frames naming it resolve.
+/// The build ID the scripted source answers for.
+const KNOWN: &str = "52083ec89bc0c7c102ccde8f63e3d8150be019b5";
+
+struct Scripted;
+
+impl Provider for Scripted {
+    fn name(&self) -> &'static str {
+        "scripted"
+    }
+    fn find(&self, key: &ModuleKey, _: &mut Vec<Attempt>) -> Option<Box<dyn SymbolSource>> {
+        (key.build_id.to_hex() == KNOWN).then(|| Box::new(Answers) as Box<dyn SymbolSource>)
+    }
+}
+
+/// Every address below 0x10000 is code: an inlined frame in a project file
+/// and its caller in a toolchain file; above it, data.
+struct Answers;
+
+impl SymbolSource for Answers {
+    fn origin(&self) -> String {
+        "scripted".into()
+    }
+    fn lookup_code(&self, addr: u64) -> Result<CodeInfo, Miss> {
+        if addr >= 0x10000 {
+            return Err(Miss::NoInfo);
+        }
+        let frame = |f: &str, file: &str| Frame {
+            function: Some(f.into()),
+            file: Some(file.into()),
+            line: (addr % 97) as u32,
+            column: (addr % 13) as u32,
+        };
+        Ok(CodeInfo {
+            frames: vec![
+                frame("_ZN5inner4stepEv", "/home/u/proj/src/inner.cc"),
+                frame("main", "/rustc/0123456789abcdef/library/core/src/ops.rs"),
+            ],
+            symbol: Some(SymbolHit {
+                name: "main".into(),
+                address: addr & !0xff,
+                size: 0x100,
+                file: None,
+            }),
+        })
+    }
+    fn lookup_data(&self, _: u64) -> Result<DataInfo, Miss> {
+        Err(Miss::NoInfo)
+    }
+}
+
 fn symbolizer() -> Symbolizer {
-    let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/bin/app_c_O2");
-    let providers = symfilter::elf::providers(&[], &[fixture]).unwrap_or_default();
-    Symbolizer::new(SymbolizerConfig { providers })
+    Symbolizer::new(SymbolizerConfig {
+        providers: vec![Box::new(Scripted)],
+    })
 }
 
 struct Trickle<'a> {
