@@ -4,7 +4,9 @@
 //! Plain text is the fast path: the input buffer is searched for `{{{` and
 //! ESC with `memmem`/`memchr` (the last hit of each is remembered, so
 //! markup-dense input is not rescanned), and every complete line before the
-//! next hit is passed to the renderer in one slice, unchanged.
+//! next hit is passed to the renderer in one slice, unchanged. Lines among them
+//! that may be crash-report frames are first offered to [`crate::crash`]
+//! (the hook is in `filter/crash.rs`).
 //!
 //! Output is flushed whenever the filter is about to block on reading more
 //! input, so a line's output appears as soon as the line is complete on a

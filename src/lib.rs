@@ -4,7 +4,9 @@
 //! (module/mmap state machine) -> [`symbols`] (one front over every symbol
 //! source) -> [`render`] (human, llvm, json printers). The lexer knows
 //! nothing of ELF; sources know nothing of markup; renderers know nothing of
-//! file formats.
+//! file formats. [`crash`] is a second lexer, for crash-report frames in
+//! lines without markup (sanitizers, Android, systemd, LLVM); the filter
+//! resolves and renders them as `bt` elements.
 
 pub mod breakpad;
 pub mod cmd;
