@@ -1,0 +1,144 @@
+#!/usr/bin/env python3
+"""Measure how often symfilter's C++ names equal LLVM's, library by library.
+
+Collects every `_Z` symbol (dynamic and static symbol tables) of the C++
+libraries installed on this machine, runs them through `llvm-cxxfilt` and
+through symfilter (as `{{{symbol:NAME}}}` lines, in the llvm and the human
+format) and prints the share of names whose output is byte-identical.
+
+    scripts/demangle-fidelity.py [--symfilter target/release/symfilter]
+        [--show-diffs N] [--write-sample testdata/demangle/itanium.tsv]
+        [LIB.so ...]
+
+With --write-sample, a deterministic sample of names and llvm-cxxfilt's
+output for them is written as `mangled<TAB>demangled` lines (the test
+suite's expected outputs; see tests/demangle.rs).
+"""
+
+import argparse
+import glob
+import hashlib
+import os
+import subprocess
+import sys
+
+LLVM = "/usr/lib/llvm-22/bin"
+
+# Library families to read, as glob patterns; each real file read once.
+PATTERNS = [
+    "/usr/lib/x86_64-linux-gnu/libLLVM.so.*",
+    "/usr/lib/x86_64-linux-gnu/libLLVM-1*.so.1",
+    "/usr/lib/llvm-22/lib/libclang-cpp.so*",
+    "/usr/lib/x86_64-linux-gnu/libclang-cpp.so.1*",
+    "/usr/lib/x86_64-linux-gnu/libstdc++.so*",
+    "/usr/lib/x86_64-linux-gnu/libboost_*.so*",
+    "/usr/lib/x86_64-linux-gnu/libicu*.so*",
+    "/usr/lib/x86_64-linux-gnu/libz3.so*",
+]
+
+
+def libraries():
+    seen, out = set(), []
+    for pattern in PATTERNS:
+        for path in sorted(glob.glob(pattern)):
+            real = os.path.realpath(path)
+            if real in seen or not os.path.isfile(real):
+                continue
+            seen.add(real)
+            out.append(real)
+    return out
+
+
+def mangled_names(lib):
+    names = set()
+    for flags in (["-D"], []):
+        r = subprocess.run(
+            [f"{LLVM}/llvm-nm", "--just-symbol-name", *flags, lib],
+            capture_output=True,
+            text=True,
+            errors="surrogateescape",
+        )
+        for line in r.stdout.splitlines():
+            # Versioned dynamic symbols carry `@VERSION`; the name is before it.
+            name = line.strip().split("@", 1)[0]
+            if name.startswith("_Z") and name.isascii() and " " not in name:
+                names.add(name)
+    return sorted(names)
+
+
+def run_lines(cmd, lines):
+    r = subprocess.run(
+        cmd,
+        input="".join(line + "\n" for line in lines),
+        capture_output=True,
+        text=True,
+        errors="surrogateescape",
+    )
+    out = r.stdout.split("\n")
+    if out and out[-1] == "":
+        out.pop()
+    if len(out) != len(lines):
+        sys.exit(f"{cmd[0]}: {len(out)} lines for {len(lines)} names")
+    return out
+
+
+def symfilter(binary, fmt, names):
+    return run_lines(
+        [binary, f"--format={fmt}"], ["{{{symbol:" + n + "}}}" for n in names]
+    )
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--symfilter", default="target/release/symfilter")
+    ap.add_argument("--show-diffs", type=int, default=0)
+    ap.add_argument("--write-sample")
+    ap.add_argument("--sample-size", type=int, default=4000)
+    ap.add_argument("libs", nargs="*")
+    args = ap.parse_args()
+
+    libs = args.libs or libraries()
+    per_lib = {lib: mangled_names(lib) for lib in libs}
+    everything = sorted(set().union(*per_lib.values()))
+    expected = dict(
+        zip(everything, run_lines([f"{LLVM}/llvm-cxxfilt"], everything))
+    )
+    got = {
+        fmt: dict(zip(everything, symfilter(args.symfilter, fmt, everything)))
+        for fmt in ("llvm", "human")
+    }
+
+    print(f"{'library':<40} {'names':>8} {'llvm':>9} {'human':>9}")
+    for lib, names in list(per_lib.items()) + [("total", everything)]:
+        if not names:
+            continue
+        cols = []
+        for fmt in ("llvm", "human"):
+            same = sum(got[fmt][n] == expected[n] for n in names)
+            cols.append(f"{100.0 * same / len(names):8.3f}%")
+        print(f"{os.path.basename(lib):<40} {len(names):>8} {cols[0]} {cols[1]}")
+
+    shown = 0
+    for n in everything:
+        if shown >= args.show_diffs:
+            break
+        if got["llvm"][n] != expected[n]:
+            shown += 1
+            print(f"\n{n}\n  llvm: {expected[n]}\n  ours: {got['llvm'][n]}")
+
+    if args.write_sample:
+        # Deterministic: the names whose hash is smallest, so the sample
+        # spreads over all libraries and stays stable as libraries change.
+        def key(n):
+            return hashlib.sha1(n.encode()).digest()
+
+        short = [n for n in everything if len(n) <= 400]
+        sample = sorted(sorted(short, key=key)[: args.sample_size])
+        os.makedirs(os.path.dirname(args.write_sample), exist_ok=True)
+        with open(args.write_sample, "w") as f:
+            for n in sample:
+                f.write(f"{n}\t{expected[n]}\n")
+
+
+if __name__ == "__main__":
+    main()
