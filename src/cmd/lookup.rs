@@ -1,8 +1,6 @@
 //! `symfilter lookup`: symbolize module-relative addresses of one module.
 
 use std::borrow::Cow;
-use std::cell::RefCell;
-use std::collections::HashMap;
 use std::io::{self, BufRead, BufWriter, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -107,7 +105,6 @@ pub fn run(args: LookupArgs) -> anyhow::Result<ExitCode> {
         demangle: !args.no_demangle,
         data: args.data,
         bad: 0,
-        demangled: RefCell::default(),
     };
     if args.addresses.is_empty() {
         // The lines already read are answered together (a batch); a line
@@ -158,13 +155,7 @@ struct Printer {
     demangle: bool,
     data: bool,
     bad: usize,
-    /// Names demangled so far (inlined callers and hot functions come back
-    /// again and again; demangling was a sixth of a 10,000-address run).
-    demangled: RefCell<HashMap<Box<str>, Box<str>>>,
 }
-
-/// Demangled names kept at most (the cache starts over past this).
-const DEMANGLED: usize = 1 << 16;
 
 #[derive(Serialize)]
 struct JsonFrame<'a> {
@@ -221,18 +212,7 @@ impl Printer {
         if !self.demangle {
             return Cow::Borrowed(raw);
         }
-        let mut cache = self.demangled.borrow_mut();
-        if let Some(name) = cache.get(raw) {
-            return Cow::Owned(name.to_string());
-        }
-        let name = demangle(raw);
-        if let Cow::Owned(name) = &name {
-            if cache.len() >= DEMANGLED {
-                cache.clear();
-            }
-            cache.insert(raw.into(), name.as_str().into());
-        }
-        name
+        Cow::Owned(crate::demangle::demangle_llvm(raw))
     }
 
     /// Answer a batch of addresses (blank lines skipped), in their order.
@@ -420,24 +400,6 @@ impl Printer {
     }
 }
 
-/// Demangle Itanium C++ and Rust (legacy and v0) names; anything else is
-/// returned as it is.
-fn demangle(raw: &str) -> Cow<'_, str> {
-    if let Ok(d) = rustc_demangle::try_demangle(raw) {
-        use std::fmt::Write as _;
-        let mut name = String::with_capacity(raw.len());
-        let _ = write!(name, "{d}");
-        return Cow::Owned(name);
-    }
-    if raw.starts_with("_Z")
-        && let Ok(sym) = cpp_demangle::Symbol::new(raw)
-        && let Ok(s) = sym.demangle()
-    {
-        return Cow::Owned(s);
-    }
-    Cow::Borrowed(raw)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -453,6 +415,7 @@ mod tests {
 
     #[test]
     fn demangling() {
+        let demangle = |s: &str| crate::demangle::demangle_llvm(s);
         assert_eq!(demangle("_Z3fooi"), "foo(int)");
         assert_eq!(demangle("main"), "main");
         assert_eq!(demangle("_ZN3foo3barE"), "foo::bar");

@@ -116,14 +116,9 @@ fn base_name(path: &str) -> String {
 }
 
 /// Demangle as `llvm-xray` (LLVM's symbolizer) does, so names compare
-/// equal to its reports. `crate::demangle::demangle_llvm` writes nested
-/// template closers as `> >`; LLVM 22 writes `>>`.
+/// equal to its reports.
 pub fn demangle(name: &str) -> String {
-    let mut s = crate::demangle::demangle_llvm(name);
-    while s.contains("> >") {
-        s = s.replace("> >", ">>");
-    }
-    s
+    crate::demangle::demangle_llvm(name)
 }
 
 /// Function symbols of a binary, sorted by address.

@@ -1,16 +1,25 @@
-//! Demangling, full (human) and LLVM-compatible.
+//! The one demangling service of the program, full (human) and
+//! LLVM-compatible, with one cache shared by all threads.
 //!
-//! * [`demangle_full`]: what a person wants to read. Rust legacy symbols are
-//!   fully decoded (`$LT$` -> `<`, `..` -> `::`) and lose their `::h<hash>`;
-//!   Rust v0 and Itanium C++ are demangled; anything else comes back as is.
-//! * [`demangle_llvm`]: what `llvm::demangle` prints. Rust legacy names go
-//!   through the Itanium demangler, so `$LT$..$GT$`, `..` and `::h<hash>`
-//!   stay; Rust v0 is demangled without crate disambiguators; Itanium names
-//!   with one or three leading underscores (`_Z`, `___Z`, or `__Z` after
-//!   dropping one) are demangled, with clone suffixes shown as ` (.cold)`.
+//! * [`demangle_llvm`]: what `llvm::demangle` (LLVM 22) prints. Itanium C++
+//!   names (`_Z`, `__Z`, `___Z..._block_invoke`, each also with one more
+//!   leading underscore or a leading dot) go through our own demangler
+//!   ([`itanium`]), whose output is byte-identical to LLVM's; Rust v0
+//!   (`_R`) is demangled without crate disambiguators; Rust legacy names are
+//!   Itanium names to LLVM, so `$LT$..$GT$`, `..` and `::h<hash>` stay;
+//!   Microsoft C++ names (`?...`) are demangled as LLVM prints them
+//!   ([`msvc`]).
+//! * [`demangle_full`]: what a person wants to read: the same, except that
+//!   Rust legacy names are fully decoded (`$LT$` -> `<`, `..` -> `::`) and
+//!   lose their `::h<hash>`.
 //!
-//! Output is bounded: a demangling longer than [`MAX_DEMANGLED`] bytes (a
-//! hostile name can expand exponentially) is replaced by the raw name.
+//! Names without a mangling prefix (`f`, `Pi`, `main`) come back as they
+//! are, as does a name that is not a valid mangling. Output is bounded: a
+//! demangling longer than [`MAX_DEMANGLED`] bytes (a hostile name can
+//! expand exponentially) is replaced by the raw name.
+
+mod itanium;
+mod msvc;
 
 use std::fmt::Write;
 use std::sync::{LazyLock, Mutex};
@@ -85,33 +94,54 @@ pub fn demangle_llvm(name: &str) -> String {
 }
 
 fn full_uncached(name: &str) -> String {
-    if name.is_empty() {
-        return String::new();
-    }
-    if let Some(s) = rust(name) {
+    if is_rust(name)
+        && let Some(s) = rust(name)
+    {
         return s;
     }
-    if let Some(s) = itanium(name) {
-        return s;
-    }
-    name.to_string()
+    llvm_uncached(name)
 }
 
+/// A Rust legacy (`_ZN...17h<hash>E`) or v0 (`_R`) name, with at most one
+/// extra leading underscore (as Mach-O adds).
+fn is_rust(name: &str) -> bool {
+    ["_ZN", "__ZN", "_R", "__R"]
+        .iter()
+        .any(|p| name.starts_with(p))
+}
+
+/// As `llvm::demangle`: Itanium (`_Z`, `__Z`, `___Z`), Rust v0 (`_R`), each
+/// also with one more leading underscore, then Microsoft (`?`); anything
+/// else as it is.
 fn llvm_uncached(name: &str) -> String {
     if let Some(s) = non_microsoft(name) {
         return s;
     }
+    // LLVM retries without one leading underscore, then without the
+    // allowance for a leading dot.
     if let Some(rest) = name.strip_prefix('_')
-        && let Some(s) = non_microsoft(rest)
+        && let Some(s) = non_microsoft_no_dot(rest)
     {
+        return s;
+    }
+    if let Some(s) = msvc::demangle(name, MAX_DEMANGLED) {
         return s;
     }
     name.to_string()
 }
 
 fn non_microsoft(name: &str) -> Option<String> {
-    if name.starts_with("_Z") || name.starts_with("___Z") {
-        itanium(name).or_else(|| plain_nested_name(name))
+    // A leading dot (as in `._Z3foov`, a PowerPC function descriptor) is
+    // kept in front of the demangled name.
+    if let Some(rest) = name.strip_prefix('.') {
+        return non_microsoft_no_dot(rest).map(|s| format!(".{s}"));
+    }
+    non_microsoft_no_dot(name)
+}
+
+fn non_microsoft_no_dot(name: &str) -> Option<String> {
+    if name.starts_with("_Z") || name.starts_with("__Z") || name.starts_with("___Z") {
+        itanium::demangle(name, MAX_DEMANGLED)
     } else if name.starts_with("_R") {
         rust(name)
     } else {
@@ -142,67 +172,6 @@ fn rust(name: &str) -> Option<String> {
     Some(out)
 }
 
-fn itanium(name: &str) -> Option<String> {
-    // Itanium names never contain '.'; what follows one is a clone suffix
-    // (`.cold`, `.isra.0`), shown as LLVM does: ` (.cold)`.
-    let (base, suffix) = match name.find('.') {
-        Some(i) => name.split_at(i),
-        None => (name, ""),
-    };
-    let sym = cpp_demangle::Symbol::new(base.as_bytes()).ok()?;
-    let opts = cpp_demangle::DemangleOptions::new();
-    let mut out = String::new();
-    let mut w = Bounded(&mut out);
-    sym.structured_demangle(&mut FmtSink(&mut w), &opts).ok()?;
-    if !suffix.is_empty() {
-        write!(w, " ({suffix})").ok()?;
-    }
-    // LLVM (and modern GCC) close nested templates as `>>`; cpp_demangle
-    // writes `> >`.
-    while out.contains("> >") {
-        out = out.replace("> >", ">>");
-    }
-    Some(out)
-}
-
-/// `_ZN<len><id>...E[.suffix]` with identifiers cpp_demangle refuses (Rust
-/// legacy names hold `$` and `.`), read as LLVM's Itanium demangler reads
-/// them: identifiers joined with `::`, escapes left as they are.
-fn plain_nested_name(name: &str) -> Option<String> {
-    let (base, suffix) = match name.find(".llvm.").or_else(|| {
-        // A clone suffix follows the closing `E`.
-        name.rfind('E')
-            .filter(|&i| name[i + 1..].starts_with('.'))
-            .map(|i| i + 1)
-    }) {
-        Some(i) => name.split_at(i),
-        None => (name, ""),
-    };
-    let mut rest = base.strip_prefix("_ZN")?.as_bytes();
-    let mut parts: Vec<&str> = Vec::new();
-    loop {
-        match rest {
-            [b'E'] => break,
-            [c, ..] if c.is_ascii_digit() => {
-                let digits = rest.iter().take_while(|c| c.is_ascii_digit()).count();
-                let len: usize = std::str::from_utf8(&rest[..digits]).ok()?.parse().ok()?;
-                let id = rest.get(digits..digits.checked_add(len)?)?;
-                parts.push(std::str::from_utf8(id).ok()?);
-                rest = &rest[digits + len..];
-            }
-            _ => return None,
-        }
-    }
-    if parts.is_empty() {
-        return None;
-    }
-    let mut out = parts.join("::");
-    if !suffix.is_empty() {
-        out.push_str(&format!(" ({suffix})"));
-    }
-    (out.len() <= MAX_DEMANGLED).then_some(out)
-}
-
 /// A `fmt::Write` that fails once the output passes [`MAX_DEMANGLED`].
 struct Bounded<'a>(&'a mut String);
 
@@ -213,14 +182,6 @@ impl std::fmt::Write for Bounded<'_> {
         }
         self.0.push_str(s);
         Ok(())
-    }
-}
-
-struct FmtSink<'a, 'b>(&'a mut Bounded<'b>);
-
-impl cpp_demangle::DemangleWrite for FmtSink<'_, '_> {
-    fn write_string(&mut self, s: &str) -> std::fmt::Result {
-        self.0.write_str(s)
     }
 }
 
