@@ -93,6 +93,13 @@ pub fn demangle_llvm(name: &str) -> String {
     remembered(1, name, llvm_uncached)
 }
 
+/// [`demangle_llvm`] without the cache: what a name costs the first time
+/// (for benchmarks).
+#[doc(hidden)]
+pub fn demangle_llvm_uncached(name: &str) -> String {
+    llvm_uncached(name)
+}
+
 fn full_uncached(name: &str) -> String {
     if is_rust(name)
         && let Some(s) = rust(name)
