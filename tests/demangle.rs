@@ -30,9 +30,18 @@ fn is_rust(name: &str) -> bool {
 /// Run symfilter on `input` with `args`, its address space and CPU time
 /// limited, and return its standard output.
 fn symfilter(args: &[&str], input: &[u8]) -> String {
-    let mut child = Command::new("prlimit")
+    // The isolated environment of common::command, around prlimit.
+    let base = crate::common::command();
+    let mut cmd = Command::new("prlimit");
+    for (key, value) in base.get_envs() {
+        match value {
+            Some(v) => cmd.env(key, v),
+            None => cmd.env_remove(key),
+        };
+    }
+    let mut child = cmd
         .args(["--as=2147483648", "--cpu=60", "--"])
-        .arg(env!("CARGO_BIN_EXE_symfilter"))
+        .arg(base.get_program())
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

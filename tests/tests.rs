@@ -10,6 +10,7 @@ mod breakpad_props;
 mod breakpad_store;
 mod crash_frames;
 mod debuginfod;
+mod demangle;
 mod debuginfod_faults;
 mod default_places;
 mod dumpfile;
