@@ -173,8 +173,8 @@ impl<'a> Parser<'a> {
         if negative {
             self.eat(b'n');
         }
+        // As in LLVM, an `n` without digits stays consumed.
         if !self.look(0).is_ascii_digit() {
-            self.pos = start;
             return None;
         }
         while self.look(0).is_ascii_digit() {
@@ -185,17 +185,7 @@ impl<'a> Parser<'a> {
 
     /// A number, or "" when there is none (the parser moves on either way).
     fn opt_number(&mut self, negative: bool) -> &'a str {
-        let start = self.pos;
-        match self.number(negative) {
-            Some(n) => n,
-            None => {
-                // `n` without digits: consumed, as LLVM does.
-                if negative && self.pos != start {
-                    return "";
-                }
-                ""
-            }
-        }
+        self.number(negative).unwrap_or("")
     }
 
     fn positive(&mut self) -> Option<usize> {
