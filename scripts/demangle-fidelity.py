@@ -24,17 +24,15 @@ import sys
 
 LLVM = "/usr/lib/llvm-22/bin"
 
-# Library families to read, as glob patterns; each real file read once.
+# Where shared libraries are looked for; every real file is read once, and
+# those with at least one `_Z` symbol are the C++ libraries measured.
 PATTERNS = [
-    "/usr/lib/x86_64-linux-gnu/libLLVM.so.*",
-    "/usr/lib/x86_64-linux-gnu/libLLVM-1*.so.1",
-    "/usr/lib/llvm-22/lib/libclang-cpp.so*",
-    "/usr/lib/x86_64-linux-gnu/libclang-cpp.so.1*",
-    "/usr/lib/x86_64-linux-gnu/libstdc++.so*",
-    "/usr/lib/x86_64-linux-gnu/libboost_*.so*",
-    "/usr/lib/x86_64-linux-gnu/libicu*.so*",
-    "/usr/lib/x86_64-linux-gnu/libz3.so*",
+    "/usr/lib/x86_64-linux-gnu/*.so*",
+    "/usr/lib/llvm-*/lib/*.so*",
 ]
+
+# Libraries with fewer names are summed up in one row.
+SMALL = 100
 
 
 def libraries():
@@ -99,6 +97,7 @@ def main():
 
     libs = args.libs or libraries()
     per_lib = {lib: mangled_names(lib) for lib in libs}
+    per_lib = {lib: names for lib, names in per_lib.items() if names}
     everything = sorted(set().union(*per_lib.values()))
     expected = dict(
         zip(everything, run_lines([f"{LLVM}/llvm-cxxfilt"], everything))
@@ -108,15 +107,31 @@ def main():
         for fmt in ("llvm", "human")
     }
 
+    def label(lib):
+        # /usr/lib/llvm-22/lib/LLVMPolly.so -> llvm-22/LLVMPolly.so
+        parts = lib.split("/")
+        return "/".join(parts[-3::2]) if parts[-2] == "lib" and "llvm-" in parts[-3] else parts[-1]
+
+    big = sorted(
+        ((label(lib), n) for lib, n in per_lib.items() if len(n) >= SMALL),
+        key=lambda r: -len(r[1]),
+    )
+    small = [lib for lib, n in per_lib.items() if len(n) < SMALL]
+    rows = big + [
+        (f"{len(small)} smaller libraries", sorted(set().union(*(per_lib[l] for l in small)))),
+        (f"total ({len(per_lib)} libraries)", everything),
+    ]
     print(f"{'library':<40} {'names':>8} {'llvm':>9} {'human':>9}")
-    for lib, names in list(per_lib.items()) + [("total", everything)]:
+    for label, names in rows:
         if not names:
             continue
         cols = []
         for fmt in ("llvm", "human"):
             same = sum(got[fmt][n] == expected[n] for n in names)
             cols.append(f"{100.0 * same / len(names):8.3f}%")
-        print(f"{os.path.basename(lib):<40} {len(names):>8} {cols[0]} {cols[1]}")
+        print(f"{label:<40} {len(names):>8} {cols[0]} {cols[1]}")
+    kept = sum(expected[n] == n for n in everything)
+    print(f"(llvm-cxxfilt leaves {kept} of the {len(everything)} names mangled)")
 
     shown = 0
     for n in everything:
