@@ -5,9 +5,13 @@
 //! The crate recurses once per nesting level of the name, so it runs on a
 //! thread of its own with a stack sized for the longest name MSVC itself
 //! emits ([`MAX_MANGLED`]; longer names are hashed by the compiler): a
-//! hostile name cannot overflow the caller's stack.
+//! hostile name cannot overflow the caller's stack. The crate can also
+//! panic on hostile names (arithmetic overflow in debug builds, found by
+//! fuzzing): such a panic ends only that thread, the name is "not
+//! demangled", and the panic hook keeps quiet about it (see [`quiet`]).
 
 use msvc_demangler::DemangleFlags;
+use std::sync::Once;
 
 /// MSVC's own limit on a mangled name's length.
 const MAX_MANGLED: usize = 4096;
@@ -21,9 +25,10 @@ pub fn demangle(name: &str, limit: usize) -> Option<String> {
     if !name.starts_with('?') || name.len() > MAX_MANGLED {
         return None;
     }
+    quiet();
     let out = std::thread::scope(|scope| {
         std::thread::Builder::new()
-            .name("msvc-demangle".into())
+            .name(THREAD.into())
             .stack_size(STACK)
             .spawn_scoped(scope, || {
                 msvc_demangler::demangle(name, DemangleFlags::llvm()).ok()
@@ -34,6 +39,23 @@ pub fn demangle(name: &str, limit: usize) -> Option<String> {
     })?;
     let out = llvm_spelling(name, out)?;
     (out.len() <= limit).then_some(out)
+}
+
+const THREAD: &str = "msvc-demangle";
+
+/// Install, once, a panic hook that says nothing for panics on the
+/// demangling thread (the name is then printed as it is) and hands every
+/// other panic to the hook that was there before.
+fn quiet() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if std::thread::current().name() != Some(THREAD) {
+                previous(info);
+            }
+        }));
+    });
 }
 
 /// The crate's text for the special members and tables, in LLVM 22's
@@ -83,5 +105,12 @@ mod tests {
         assert!(demangle(&deep, usize::MAX).is_some());
         let too_long = format!("?x@@3{}HA", "PEA".repeat(100_000));
         assert_eq!(demangle(&too_long, usize::MAX), None);
+    }
+
+    /// Found by fuzzing: the crate overflows an `i32` reading this guard
+    /// number (a panic in debug builds).
+    #[test]
+    fn a_panic_in_the_crate_is_a_name_not_demangled() {
+        assert_eq!(demangle("?$TSS777777777777777777", 1000), None);
     }
 }
