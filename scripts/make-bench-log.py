@@ -1,18 +1,31 @@
 #!/usr/bin/env python3
 """Writes a realistic markup log for whole-process benchmarks.
 
-usage: make-bench-log.py BINARY OUT.log [LINES]
+usage: make-bench-log.py BINARY OUT.log [LINES] [--shape repetitive|diverse]
 
-LINES (default 1,000,000) lines: 85% plain log text, the rest pc/bt/data elements over a pool of
-5,000 code and 2,000 data addresses of BINARY (taken from its symbol table), with a fresh
-reset/module/mmap context every 200,000 lines. Deterministic (fixed seed).
+LINES (default 1,000,000) lines: 85% plain log text, the rest pc/bt/data elements, with a fresh
+reset/module/mmap context every 200,000 lines. Data elements draw from 2,000 data addresses of
+BINARY (taken from its symbol table). Code elements, by shape:
+
+  repetitive (default): a fixed pool of 5,000 code addresses, one in each of 5,000 functions,
+      as in logs where the same frames recur.
+  diverse: every code address drawn afresh, 60% inside one of 256 hot functions, 40% inside any
+      function of the binary (uniform over functions), so most addresses are new: in
+      1,000,000 lines of ripgrep's log, about 100,000 distinct addresses (76,000 distinct
+      module offsets, as contexts load the module at different bases).
+
+Deterministic (fixed seeds); prints the numbers of distinct code addresses and module offsets
+on stderr.
 """
+import argparse
 import random
 import re
 import subprocess
 import sys
 
 TOOLS = "/usr/lib/llvm-22/bin"
+HOT_FUNCTIONS = 256
+HOT_SHARE = 0.6
 
 
 def run(*args):
@@ -20,8 +33,13 @@ def run(*args):
 
 
 def main():
-    binary, out = sys.argv[1], sys.argv[2]
-    total = int(sys.argv[3]) if len(sys.argv) > 3 else 1_000_000
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("binary")
+    ap.add_argument("out")
+    ap.add_argument("lines", nargs="?", type=int, default=1_000_000)
+    ap.add_argument("--shape", choices=("repetitive", "diverse"), default="repetitive")
+    args = ap.parse_args()
+    binary, out, total = args.binary, args.out, args.lines
     rng = random.Random(42)
     build_id = re.search(r"Build ID: ([0-9a-f]+)", run(f"{TOOLS}/llvm-readelf", "-n", binary)).group(1)
     loads = []
@@ -38,9 +56,22 @@ def main():
                 (int(f[0], 16), int(f[1], 16)))
     rng.shuffle(funcs)
     rng.shuffle(objs)
-    # A fixed pool of distinct addresses, as in real logs where the same frames recur.
+    # The repetitive shape's fixed pool; drawn in both shapes so that the random sequence (and
+    # so the repetitive log) stays what it was before the diverse shape existed.
     code = [a + rng.randrange(1, max(s, 2)) for a, s in funcs[:5000]]
     data = [a + rng.randrange(0, max(s, 1)) for a, s in (objs[:2000] or funcs[:10])]
+    if args.shape == "diverse":
+        # Its own generator: the text and element kinds stay those of the repetitive log.
+        drng = random.Random(14)
+        hot = funcs[:HOT_FUNCTIONS]
+
+        def code_addr():
+            a, s = drng.choice(hot) if drng.random() < HOT_SHARE else drng.choice(funcs)
+            return a + drng.randrange(1, max(s, 2))
+    else:
+        def code_addr():
+            return rng.choice(code)
+    seen = set()
     words = ("request served in 12ms from cache shard worker pool queue depth retry "
              "connection reset upstream timeout user session token refreshed ok").split()
     base = 0x555555554000
@@ -60,12 +91,19 @@ def main():
                 n = rng.randrange(4, 16)
                 f.write(f"[{i:07d}] " + " ".join(rng.choice(words) for _ in range(n)) + "\n")
             elif r < 0.95:
-                f.write(f"   {{{{{{bt:{frame}:{base + rng.choice(code):#x}:ra}}}}}}\n")
+                a = code_addr()
+                seen.add((i // 200_000, a))
+                f.write(f"   {{{{{{bt:{frame}:{base + a:#x}:ra}}}}}}\n")
                 frame = (frame + 1) % 20
             elif r < 0.98:
-                f.write(f"fault at {{{{{{pc:{base + rng.choice(code):#x}}}}}}}\n")
+                a = code_addr()
+                seen.add((i // 200_000, a))
+                f.write(f"fault at {{{{{{pc:{base + a:#x}}}}}}}\n")
             else:
                 f.write(f"object {{{{{{data:{base + rng.choice(data):#x}}}}}}}\n")
+    offsets = len({a for _, a in seen})
+    print(f"{out}: {args.shape}, {len(seen)} distinct code addresses, {offsets} distinct module "
+          "offsets", file=sys.stderr)
 
 
 if __name__ == "__main__":

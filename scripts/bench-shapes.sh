@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# symfilter against llvm-symbolizer --filter-markup (LLVM 22) on both log shapes of issue 14:
+# "repetitive" (5,000 distinct module offsets) and "diverse" (about 100,000 distinct addresses,
+# 60% in 256 hot functions, 40% anywhere), 1,000,000 lines each, made by
+# scripts/make-bench-log.py from ripgrep 14.1.1 built with full DWARF.
+#
+# For each shape, ROUNDS interleaved rounds (one LLVM run, then one run of each symfilter
+# variant: human, llvm, json, llvm --no-read-ahead, and the same for every extra build named in
+# SYMFILTER_EXTRA="name=path[@VAR=VALUE] ...", run with VAR=VALUE in its environment): mean and best wall time, mean CPU time (user + sys) and the
+# largest peak RSS, with LLVM's figure divided by symfilter's (wall, CPU) and symfilter's RSS
+# divided by LLVM's. Wall times on a shared machine are noisy; instruction counts are not:
+# each variant is then run once under `valgrind --tool=cachegrind --cache-sim=no` on the first
+# INSTR_LINES lines of each log (default 200,000: one context), unless INSTR_LINES=0.
+# The llvm format's output is compared with LLVM's on each whole log.
+#
+# usage: scripts/bench-shapes.sh [WORKDIR] [ROUNDS]   (default /tmp/symfilter-bench, 3)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+work=${1:-/tmp/symfilter-bench}
+rounds=${2:-3}
+instr_lines=${INSTR_LINES:-200000}
+mkdir -p "$work" && cd "$work"
+LLVM=${LLVM_SYMBOLIZER:-/usr/lib/llvm-22/bin/llvm-symbolizer}
+if [ ! -x rg/bin/rg ]; then
+  CARGO_PROFILE_RELEASE_DEBUG=2 nice -n 10 cargo install ripgrep@14.1.1 --root "$work/rg"
+fi
+id=$(/usr/lib/llvm-22/bin/llvm-readelf -n rg/bin/rg | awk '/Build ID:/ {print $3}')
+mkdir -p "debug/.build-id/${id:0:2}"
+ln -sf "$work/rg/bin/rg" "debug/.build-id/${id:0:2}/${id:2}.debug"
+[ -f bench.log ] || python3 "$root/scripts/make-bench-log.py" rg/bin/rg bench.log 1000000
+[ -f diverse.log ] ||
+  python3 "$root/scripts/make-bench-log.py" rg/bin/rg diverse.log 1000000 --shape diverse
+(cd "$root" && nice -n 10 cargo build --release -q)
+binaries="symfilter=$root/target/release/symfilter ${SYMFILTER_EXTRA:-}"
+variants=("human:" "llvm:--format=llvm" "json:--format=json" "llvm-1-thread:--format=llvm --no-read-ahead")
+
+# "NAME ENV BINARY ARGS" of every symfilter run, one a line (ENV: VAR=VALUE, or - for none).
+runs() {
+  for b in $binaries; do
+    local bin=${b#*=} env=-
+    if [[ $bin == *@* ]]; then env=${bin#*@} bin=${bin%%@*}; fi
+    for v in "${variants[@]}"; do
+      echo "${b%%=*}-${v%%:*} $env $bin ${v#*:}"
+    done
+  done
+}
+
+for shape in repetitive diverse; do
+  log=bench.log
+  [ "$shape" = diverse ] && log=diverse.log
+  echo "== $shape ($log: $(grep -c '{{{' "$log") elements)"
+  times="$shape.times"
+  : > "$times"
+  for _ in $(seq "$rounds"); do
+    /usr/bin/time -a -o "$times" -f "llvm-symbolizer %e %U %S %M" "$LLVM" --filter-markup \
+      --debug-file-directory=debug < "$log" > /dev/null
+    while read -r name env bin args; do
+      # shellcheck disable=SC2086
+      /usr/bin/time -a -o "$times" -f "$name %e %U %S %M" env ${env#-} "$bin" $args \
+        --build-id-dir debug "$log" < /dev/null > /dev/null
+    done < <(runs)
+  done
+  awk '
+    { n[$1]++; w[$1] += $2; c[$1] += $3 + $4; if ($5 > m[$1]) m[$1] = $5
+      if (!($1 in lo) || $2 < lo[$1]) lo[$1] = $2 }
+    END {
+      lw = w["llvm-symbolizer"] / n["llvm-symbolizer"]; lc = c["llvm-symbolizer"] / n["llvm-symbolizer"]
+      lm = m["llvm-symbolizer"]
+      printf "%-34s %4s %9s %7s %8s %9s %8s %7s %7s\n", "", "runs", "wall mean", "(best)",
+        "CPU", "peak RSS", "LLVM/x", "CPU", "RSS/LLVM"
+      for (k in n) printf "%-34s %4d %8.3fs %6.2fs %7.3fs %7d KB %7.1fx %6.1fx %8.2f\n", k, n[k],
+        w[k] / n[k], lo[k], c[k] / n[k], m[k], lw / (w[k] / n[k]), lc / (c[k] / n[k]), m[k] / lm
+    }' "$times" | sort -k1,1
+  "$LLVM" --filter-markup --debug-file-directory=debug < "$log" > "$shape.llvm.out"
+  "$root/target/release/symfilter" --format=llvm --build-id-dir debug "$log" > "$shape.sf-llvm.out"
+  if cmp -s "$shape.llvm.out" "$shape.sf-llvm.out"; then
+    echo "--format=llvm output identical to llvm-symbolizer's"
+  else
+    echo "--format=llvm output DIFFERS from llvm-symbolizer's:"
+    cmp "$shape.llvm.out" "$shape.sf-llvm.out" || true
+  fi
+  if [ "$instr_lines" -gt 0 ]; then
+    head -n "$instr_lines" "$log" > "$shape.head.log"
+    echo "instructions, first $instr_lines lines ($(grep -c '{{{' "$shape.head.log") elements):"
+    {
+      echo "llvm-symbolizer - $LLVM --filter-markup --debug-file-directory=debug"
+      runs | sed 's|$| --build-id-dir debug|'
+    } | while read -r name env cmd; do
+      # shellcheck disable=SC2086
+      env ${env#-} valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=/dev/null $cmd \
+        < "$shape.head.log" > /dev/null 2> "$shape.cg.err" ||
+        { echo "$name: valgrind failed (see $work/$shape.cg.err)"; continue; }
+      awk -v n="$name" '/I *refs:/ { gsub(",", "", $NF); printf "  %-34s %7.3f G\n", n, $NF / 1e9 }' \
+        "$shape.cg.err"
+    done
+  fi
+done
