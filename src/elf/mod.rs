@@ -11,6 +11,8 @@
 
 mod die_walk;
 mod engine;
+#[cfg(feature = "lookup-experiment")]
+mod experiment;
 mod file;
 mod globals;
 mod guard;

@@ -111,6 +111,22 @@ impl<'a> Debug<'a> {
         let Some(m) = parts.dwarf.and_then(|d| parts.files.get(d)) else {
             return Debug::default();
         };
+        #[cfg(feature = "lookup-experiment")]
+        if super::experiment::path() == super::experiment::Path::Addr2lineUnguarded {
+            return match file::parse(&m.map)
+                .map_err(|e| LoadError(e.to_string()))
+                .and_then(|obj| load_plain_dwarf(owner, &obj))
+            {
+                Ok(dwarf) => Debug {
+                    dwarf: Some(dwarf),
+                    ..Debug::default()
+                },
+                Err(LoadError(e)) => Debug {
+                    error: Some(e),
+                    ..Debug::default()
+                },
+            };
+        }
         let loaded = file::parse(&m.map)
             .map_err(|e| LoadError(e.to_string()))
             .and_then(|obj| load_dwarf(owner, &obj));
@@ -238,6 +254,10 @@ impl ElfSource {
             debug.engine.as_ref()?,
         );
         if addr >= guard::NO_CODE {
+            return None;
+        }
+        #[cfg(feature = "lookup-experiment")]
+        if super::experiment::path() != super::experiment::Path::Engine {
             return None;
         }
         let mut found = engine.find_frames(dwarf, guard, addr).ok()?;
@@ -435,12 +455,7 @@ fn load_dwarf<'a>(
     obj: &object::File<'a>,
 ) -> Result<(gimli::Dwarf<R<'a>>, DepthGuard<'a>), LoadError> {
     let endian = endian_of(obj);
-    let mut dwarf = gimli::Dwarf::load(|id| section(owner, obj, id.name(), endian))?;
-    if let Some(sup) = &owner.parts.sup {
-        let sup_obj = file::parse(&sup.map)?;
-        let sup_endian = endian_of(&sup_obj);
-        dwarf.load_sup(|id| section(owner, &sup_obj, id.name(), sup_endian))?;
-    }
+    let mut dwarf = load_plain_dwarf(owner, obj)?;
     let big = endian == RunTimeEndian::Big;
     if let Some(clean) =
         guard::clean_aranges(gimli::Section::reader(&dwarf.debug_aranges).slice(), big)
@@ -458,6 +473,21 @@ fn load_dwarf<'a>(
         dwarf.debug_aranges = EndianSlice::new(aranges, endian).into();
     }
     Ok((dwarf, guard))
+}
+
+/// The DWARF of `obj` and its supplementary file, as they are.
+fn load_plain_dwarf<'a>(
+    owner: &'a Owner,
+    obj: &object::File<'a>,
+) -> Result<gimli::Dwarf<R<'a>>, LoadError> {
+    let endian = endian_of(obj);
+    let mut dwarf = gimli::Dwarf::load(|id| section(owner, obj, id.name(), endian))?;
+    if let Some(sup) = &owner.parts.sup {
+        let sup_obj = file::parse(&sup.map)?;
+        let sup_endian = endian_of(&sup_obj);
+        dwarf.load_sup(|id| section(owner, &sup_obj, id.name(), sup_endian))?;
+    }
+    Ok(dwarf)
 }
 
 fn endian_of(obj: &object::File<'_>) -> RunTimeEndian {
