@@ -1,0 +1,305 @@
+//! Heap allocations per element of the filter, on issue 14's two log
+//! shapes, in each output format.
+//!
+//! A counting global allocator around the system one; the filter runs in
+//! this process (one thread, as `--no-read-ahead`) over a log made here
+//! from an ELF file's symbol table: 85% plain lines, the rest `bt`/`pc`/
+//! `data` elements, a fresh context every fifth of the log.
+//! - repetitive: code addresses from a pool of 5,000 (fewer in a small
+//!   file), so after the first context every answer is memoized;
+//! - diverse: every code address drawn afresh, 60% in 256 hot functions,
+//!   40% in any function.
+//!
+//! Reported per element: allocations (and bytes) in the first context
+//! (cold: units parsed, names demangled) and in the later ones (steady
+//! state). By default over the committed fixture `testdata/elf/bin/cpp_O2`
+//! and 100,000 lines; set SYMFILTER_BENCH_FILE to a large ELF file with
+//! DWARF (ripgrep, as `scripts/bench-shapes.sh` builds it) and
+//! SYMFILTER_BENCH_LINES to measure at scale. Built with
+//! `--features lookup-experiment`, SYMFILTER_LOOKUP_PATH picks the lookup
+//! path (see `src/elf/experiment.rs`).
+//!
+//! usage: cargo bench --bench allocs
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+use object::{Object, ObjectSegment, ObjectSymbol, SegmentFlags, SymbolKind};
+use symfilter::filter::{Filter, Options};
+use symfilter::render::Format;
+use symfilter::symbols::{Symbolizer, SymbolizerConfig};
+
+struct Counting;
+
+static ALLOCS: AtomicU64 = AtomicU64::new(0);
+static BYTES: AtomicU64 = AtomicU64::new(0);
+
+// SAFETY: every call is passed to the system allocator unchanged; the
+// counters are only read.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCS.fetch_add(1, Relaxed);
+        BYTES.fetch_add(layout.size() as u64, Relaxed);
+        // SAFETY: the caller's contract is the system allocator's.
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        ALLOCS.fetch_add(1, Relaxed);
+        BYTES.fetch_add(layout.size() as u64, Relaxed);
+        // SAFETY: as above.
+        unsafe { System.alloc_zeroed(layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        ALLOCS.fetch_add(1, Relaxed);
+        BYTES.fetch_add(new_size as u64, Relaxed);
+        // SAFETY: as above.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: as above.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+/// xorshift: reproducible, no extra dependency.
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: usize) -> usize {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 % n.max(1) as u64) as usize
+    }
+}
+
+/// What the log is made from.
+struct Binary {
+    name: String,
+    build_id: String,
+    /// (address, size) of functions and of data objects.
+    funcs: Vec<(u64, u64)>,
+    objs: Vec<(u64, u64)>,
+    /// `mmap` elements' fields relative to the load base: start, size, mode.
+    loads: Vec<(u64, u64, String)>,
+}
+
+impl Binary {
+    fn read(path: &Path) -> Binary {
+        let data = std::fs::read(path).expect("read bench file");
+        let obj = object::File::parse(&*data).expect("parse bench file");
+        let build_id = obj
+            .build_id()
+            .ok()
+            .flatten()
+            .expect("bench file has a build ID");
+        let mut funcs = Vec::new();
+        let mut objs = Vec::new();
+        for s in obj.symbols().filter(|s| s.is_definition() && s.size() > 0) {
+            match s.kind() {
+                SymbolKind::Text => funcs.push((s.address(), s.size())),
+                SymbolKind::Data => objs.push((s.address(), s.size())),
+                _ => {}
+            }
+        }
+        funcs.sort_unstable();
+        funcs.dedup();
+        objs.sort_unstable();
+        objs.dedup();
+        if objs.is_empty() {
+            objs = funcs.iter().take(10).copied().collect();
+        }
+        let loads = obj
+            .segments()
+            .filter_map(|seg| {
+                let SegmentFlags::Elf { p_type, p_flags } = seg.flags() else {
+                    return None;
+                };
+                if p_type != object::elf::PT_LOAD {
+                    return None;
+                }
+                let mode: String = [(4, 'r'), (2, 'w'), (1, 'x')]
+                    .iter()
+                    .filter(|&&(bit, _)| p_flags.0 & bit != 0)
+                    .map(|&(_, c)| c)
+                    .collect();
+                let start = seg.address() & !0xfff;
+                let end = (seg.address() + seg.size() + 0xfff) & !0xfff;
+                Some((start, end - start, mode))
+            })
+            .collect();
+        Binary {
+            name: path.file_name().unwrap().to_string_lossy().into_owned(),
+            build_id: build_id.iter().map(|b| format!("{b:02x}")).collect(),
+            funcs,
+            objs,
+            loads,
+        }
+    }
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Shape {
+    Repetitive,
+    Diverse,
+}
+
+/// The log as contexts, each with its number of `bt`/`pc`/`data` elements.
+fn make_log(bin: &Binary, shape: Shape, lines: usize) -> Vec<(Vec<u8>, u64)> {
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let funcs = &bin.funcs;
+    // An address inside one of `among`, past its first byte.
+    let inside = |rng: &mut Rng, among: &[(u64, u64)]| {
+        let (a, s) = among[rng.below(among.len())];
+        a + 1 + rng.below(s.max(2) as usize - 1) as u64
+    };
+    let pool: Vec<u64> = (0..5000.min(funcs.len()))
+        .map(|_| inside(&mut rng, funcs))
+        .collect();
+    let hot: Vec<(u64, u64)> = (0..256).map(|_| funcs[rng.below(funcs.len())]).collect();
+    let words = [
+        "request", "served", "in", "12ms", "from", "cache", "shard", "worker",
+    ];
+    let per_context = (lines / 5).max(1);
+    let mut base = 0x5555_5555_4000u64;
+    let mut contexts = Vec::new();
+    for i in 0..lines {
+        if i % per_context == 0 {
+            base += 0x100_0000;
+            let mut log = Vec::new();
+            writeln!(log, "{{{{{{reset}}}}}}").unwrap();
+            writeln!(
+                log,
+                "{{{{{{module:0:{}:elf:{}}}}}}}",
+                bin.name, bin.build_id
+            )
+            .unwrap();
+            for (start, size, mode) in &bin.loads {
+                let at = base + start;
+                writeln!(
+                    log,
+                    "{{{{{{mmap:{at:#x}:{size:#x}:load:0:{mode}:{start:#x}}}}}}}"
+                )
+                .unwrap();
+            }
+            contexts.push((log, 0));
+        }
+        let (log, elements) = contexts.last_mut().unwrap();
+        let r = rng.below(100);
+        if r < 85 {
+            write!(log, "[{i:07}]").unwrap();
+            for _ in 0..4 + rng.below(12) {
+                write!(log, " {}", words[rng.below(words.len())]).unwrap();
+            }
+            log.push(b'\n');
+            continue;
+        }
+        *elements += 1;
+        if r >= 98 {
+            let a = inside(&mut rng, &bin.objs) - 1;
+            writeln!(log, "object {{{{{{data:{:#x}}}}}}}", base + a).unwrap();
+            continue;
+        }
+        let a = match shape {
+            Shape::Repetitive => pool[rng.below(pool.len())],
+            Shape::Diverse if rng.below(10) < 6 => inside(&mut rng, &hot),
+            Shape::Diverse => inside(&mut rng, funcs),
+        };
+        if r < 95 {
+            writeln!(log, "   {{{{{{bt:{}:{:#x}:ra}}}}}}", i % 20, base + a).unwrap();
+        } else {
+            writeln!(log, "fault at {{{{{{pc:{:#x}}}}}}}", base + a).unwrap();
+        }
+    }
+    contexts
+}
+
+/// (allocations, bytes) so far.
+fn counters() -> (u64, u64) {
+    (ALLOCS.load(Relaxed), BYTES.load(Relaxed))
+}
+
+fn main() {
+    let file = std::env::var_os("SYMFILTER_BENCH_FILE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("testdata/elf/bin/cpp_O2")
+        });
+    let file = std::fs::canonicalize(&file).expect("bench file");
+    let lines: usize = std::env::var("SYMFILTER_BENCH_LINES")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(100_000);
+    let bin = Binary::read(&file);
+    // A build-ID tree holding only the bench file.
+    let tree = tempfile::tempdir().expect("temp dir");
+    let dir = tree.path().join(".build-id").join(&bin.build_id[..2]);
+    std::fs::create_dir_all(&dir).expect("build-id dir");
+    std::os::unix::fs::symlink(&file, dir.join(format!("{}.debug", &bin.build_id[2..])))
+        .expect("symlink");
+    println!(
+        "{} ({} functions), {lines} lines; heap allocations (bytes) per element",
+        file.display(),
+        bin.funcs.len()
+    );
+    println!(
+        "{:<12} {:<6} {:>24} {:>24}",
+        "shape", "format", "first context", "later contexts"
+    );
+    for (shape, shape_name) in [
+        (Shape::Repetitive, "repetitive"),
+        (Shape::Diverse, "diverse"),
+    ] {
+        let contexts = make_log(&bin, shape, lines);
+        for (format, format_name) in [
+            (Format::Human, "human"),
+            (Format::Llvm, "llvm"),
+            (Format::Json, "json"),
+        ] {
+            let config = SymbolizerConfig {
+                providers: symfilter::elf::providers(&symfilter::elf::Places {
+                    build_id_dirs: vec![tree.path().to_path_buf()],
+                    symbol_paths: Vec::new(),
+                    defaults: false,
+                })
+                .expect("providers"),
+            };
+            let opts = Options {
+                format,
+                quiet: true,
+                ..Options::default()
+            };
+            let mut filter = Filter::new(opts, Symbolizer::new(config));
+            filter.set_input_never_blocks(true);
+            let mut out = std::io::sink();
+            // (allocations, bytes, elements) of the first context and of the rest.
+            let mut cold = (0, 0, 0);
+            let mut warm = (0, 0, 0);
+            for (i, (log, elements)) in contexts.iter().enumerate() {
+                let (a0, b0) = counters();
+                filter.run("bench", &log[..], &mut out).expect("filter");
+                let (a1, b1) = counters();
+                let sum = if i == 0 { &mut cold } else { &mut warm };
+                *sum = (sum.0 + a1 - a0, sum.1 + b1 - b0, sum.2 + elements);
+            }
+            filter.finish(&mut out).expect("finish");
+            let per = |(a, b, n): (u64, u64, u64)| {
+                let n = n.max(1) as f64;
+                format!("{:.2} ({:.0} B)", a as f64 / n, b as f64 / n)
+            };
+            println!(
+                "{shape_name:<12} {format_name:<6} {:>24} {:>24}",
+                per(cold),
+                per(warm)
+            );
+        }
+    }
+}
