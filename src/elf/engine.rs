@@ -23,6 +23,7 @@ use std::sync::Arc;
 
 use gimli::UnitRef;
 use rustc_hash::FxHashMap;
+use smallvec::SmallVec;
 
 use super::die_walk::DieWalk;
 use super::guard::{DepthGuard, MAX_DEPTH};
@@ -152,7 +153,8 @@ impl<'a> Engine<'a> {
         if dwarf.sup.is_some() {
             return Err(Unsure);
         }
-        let mut candidates: Vec<&Searched<'a>> = Vec::new();
+        // Nearly always one unit: no allocation per lookup.
+        let mut candidates: SmallVec<[&Searched<'a>; 4]> = SmallVec::new();
         for index in guard.covering(probe).ok_or(Unsure)? {
             let searched = self.searched(dwarf, guard, index)?;
             if !candidates.iter().any(|c| std::ptr::eq(*c, searched)) {
@@ -209,7 +211,9 @@ impl<'a> Engine<'a> {
             return Ok(None);
         }
         let file = |index: u64| lines.and_then(|l| l.file(index));
-        let mut frames = Vec::new();
+        // The frames allocated once, at their final number.
+        let chain = function.as_ref().map(|f| f.inlined_chain(probe));
+        let mut frames = Vec::with_capacity(chain.as_ref().map_or(0, |c| c.len()) + 1);
         let mut next = row.map(|r| Frame {
             function: None,
             file: file(r.file_index),
@@ -217,11 +221,11 @@ impl<'a> Engine<'a> {
             column: if r.line != 0 { r.column } else { 0 },
         });
         let column = row.map_or(0, |r| r.column);
-        let Some(function) = function else {
+        let (Some(function), Some(chain)) = (&function, chain) else {
             frames.extend(next);
             return Ok(Some(Found::Frames(frames, column)));
         };
-        for inlined in function.inlined_chain(probe).into_iter().rev() {
+        for inlined in chain.into_iter().rev() {
             let mut frame = next.take().unwrap_or_default();
             frame.function = inlined.name.map(text);
             frames.push(frame);
@@ -535,8 +539,8 @@ impl<'a> Function<'a> {
 
     /// The inlined subroutines covering `probe`, outermost first: one
     /// binary search per call depth, each after the previous hit.
-    fn inlined_chain(&self, probe: u64) -> Vec<&Inlined<'a>> {
-        let mut chain = Vec::new();
+    fn inlined_chain(&self, probe: u64) -> SmallVec<[&Inlined<'a>; 16]> {
+        let mut chain = SmallVec::new();
         let mut rest = &self.addresses[..];
         loop {
             let depth = chain.len();
