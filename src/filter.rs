@@ -190,6 +190,9 @@ pub struct Filter {
     /// Lines in the inputs before this one.
     lines_before: u64,
     crash: crash::CrashState,
+    /// Offsets of the `\n`s inside the line being handled (a hexdict
+    /// group's): element positions are located from them.
+    breaks: Vec<usize>,
 }
 
 impl Filter {
@@ -225,6 +228,7 @@ impl Filter {
             looks_ahead: false,
             lines_before: 0,
             crash: crash::CrashState::default(),
+            breaks: Vec::new(),
             opts,
         }
     }
@@ -500,6 +504,8 @@ impl Filter {
         out: &mut dyn Write,
     ) -> io::Result<()> {
         self.symbolizer.at_line(self.lines_before + number);
+        self.breaks.clear();
+        self.breaks.extend(memchr::memchr_iter(b'\n', bytes));
         let mut nodes = std::mem::take(&mut self.nodes);
         self.lexer.tokenize(bytes, &mut nodes);
         // Most lines hold a few nodes: no allocation for them.
@@ -535,7 +541,7 @@ impl Filter {
     }
 
     fn report(&mut self, bytes: &[u8], number: u64, at: usize, msg: &str) {
-        let (line, col) = locate(bytes, number, at);
+        let (line, col) = locate(&self.breaks, bytes, number, at);
         let input = self.input.clone();
         self.diag.at(&input, line, col, msg);
     }
@@ -631,21 +637,21 @@ impl Filter {
             Element::Symbol { name } => Event::Symbol(raw, name),
             Element::Pc { addr, kind } => {
                 self.flush_before_first_open(addr, out);
-                self.at = locate(bytes, number, raw.fields[0].start);
+                self.at = locate(&self.breaks, bytes, number, raw.fields[0].start);
                 let res = self.resolve_code(addr, kind, false);
                 self.report_unresolved(bytes, number, raw.fields[0].start, &res);
                 Event::Pc(raw, res)
             }
             Element::Bt { frame, addr, kind } => {
                 self.flush_before_first_open(addr, out);
-                self.at = locate(bytes, number, raw.fields[1].start);
+                self.at = locate(&self.breaks, bytes, number, raw.fields[1].start);
                 let res = self.resolve_code(addr, kind, true);
                 self.report_unresolved(bytes, number, raw.fields[1].start, &res);
                 Event::Bt(raw, frame, res)
             }
             Element::Data { addr } => {
                 self.flush_before_first_open(addr, out);
-                self.at = locate(bytes, number, raw.fields[0].start);
+                self.at = locate(&self.breaks, bytes, number, raw.fields[0].start);
                 let res = self.resolve_data(addr);
                 self.report_unresolved(bytes, number, raw.fields[0].start, &res);
                 Event::Data(raw, res)
@@ -653,7 +659,7 @@ impl Filter {
             Element::Hexdict { pairs } => {
                 let mut values = Vec::new();
                 for pair in pairs {
-                    self.at = locate(bytes, number, pair.value_at);
+                    self.at = locate(&self.breaks, bytes, number, pair.value_at);
                     let exec = match self.context.lookup(pair.value) {
                         Some(loc) => loc.region.mode.exec,
                         None => continue,
@@ -690,7 +696,7 @@ impl Filter {
         if want == Want::Nothing && !self.dumps.reporting() {
             return;
         }
-        let (line, col) = locate(bytes, number, raw.fields[1].start);
+        let (line, col) = locate(&self.breaks, bytes, number, raw.fields[1].start);
         let dump = crate::dumpfile::Dump {
             kind,
             name: id,
@@ -968,14 +974,14 @@ struct Scan {
     nl: Hit,
 }
 
-/// Line and 1-based byte column of offset `at` in `bytes` (which starts at
-/// line `number` and may span lines inside a hexdict group).
-fn locate(bytes: &[u8], number: u64, at: usize) -> (u64, usize) {
+/// Line and 1-based byte column of offset `at` in `bytes` (a line, or a
+/// hexdict group, that starts at line `number` and has its `\n`s at
+/// `breaks`): a binary search, as a line may hold many elements.
+fn locate(breaks: &[usize], bytes: &[u8], number: u64, at: usize) -> (u64, usize) {
     let at = at.min(bytes.len());
-    let before = &bytes[..at];
-    let extra = count_lines(before);
-    let col = at - memchr::memrchr(b'\n', before).map_or(0, |i| i + 1) + 1;
-    (number + extra, col)
+    let extra = breaks.partition_point(|&b| b < at);
+    let start = extra.checked_sub(1).map_or(0, |i| breaks[i] + 1);
+    (number + extra as u64, at - start + 1)
 }
 
 /// Number of `\n` bytes (SIMD count: this runs over every byte of plain

@@ -21,6 +21,7 @@ mod gsym;
 mod gsym_old_forms;
 mod gsym_provider;
 mod gsym_roundtrip;
+mod hostile;
 mod human_paths;
 mod llvm_diff;
 mod lookup_cli;

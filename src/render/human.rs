@@ -759,6 +759,7 @@ impl Human {
         let crlf = line.crlf();
         let bytes = line.bytes;
         let mut notes: Vec<Vec<u8>> = Vec::new();
+        let (mut scanned, mut line_start) = (0, 0);
         for ev in events {
             match ev {
                 Event::Text(t) => out.extend_from_slice(t),
@@ -793,9 +794,14 @@ impl Human {
                 },
                 Event::Bt(el, frame, res) => match &res.place {
                     Some(place) => {
-                        let start =
-                            memchr::memrchr(b'\n', &bytes[..el.span.start]).map_or(0, |i| i + 1);
-                        let prefix = &bytes[start..el.span.start];
+                        // The start of the element's line, searched from
+                        // the previous element on (a line may hold many).
+                        let from = scanned.min(el.span.start);
+                        if let Some(i) = memchr::memrchr(b'\n', &bytes[from..el.span.start]) {
+                            line_start = from + i + 1;
+                        }
+                        scanned = el.span.start;
+                        let prefix = &bytes[line_start..el.span.start];
                         self.bt(st, out, line, prefix, *frame, res, place)?;
                     }
                     None => out.extend_from_slice(el.text(bytes)),

@@ -1,0 +1,124 @@
+//! Hostile logs: inputs made to cost time, memory or output, or to reach
+//! files and terminals they should not. Each runs the real binary with a
+//! CPU-time and address-space limit on the child process (setrlimit before
+//! exec) and asserts that it finished inside them, with exact output where
+//! the output is small; no test looks at the wall clock.
+
+use std::io::Write;
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+
+use rustix::process::{Resource, Rlimit, setrlimit};
+
+use crate::common;
+
+/// What a limited run gave.
+struct Limited {
+    stdout: Vec<u8>,
+    /// Size of stdout (kept in a file: it may be big).
+    stdout_len: u64,
+    stderr: String,
+    /// Exit code, or None when killed by a signal (a limit hit).
+    code: Option<i32>,
+}
+
+/// Run symfilter on `input` (a file, fed to its standard input) in `dir`
+/// with at most `cpu_s` seconds of CPU time and `mem` bytes of address
+/// space. Output above 8 MiB is counted, not kept.
+fn limited(dir: &Path, args: &[&str], input: &Path, cpu_s: u64, mem: u64) -> Limited {
+    let out_dir = tempfile::tempdir().expect("tempdir");
+    let out_path = out_dir.path().join("stdout");
+    let err_path = out_dir.path().join("stderr");
+    let mut cmd = common::command();
+    cmd.current_dir(dir)
+        .args(["--no-debuginfod", "--color=never"])
+        .args(args)
+        .stdin(std::fs::File::open(input).expect("open input"))
+        .stdout(std::fs::File::create(&out_path).expect("stdout file"))
+        .stderr(std::fs::File::create(&err_path).expect("stderr file"));
+    // SAFETY: setrlimit is a plain system call, safe between fork and exec.
+    unsafe {
+        cmd.pre_exec(move || {
+            let cpu = Rlimit {
+                current: Some(cpu_s),
+                maximum: Some(cpu_s),
+            };
+            let mem = Rlimit {
+                current: Some(mem),
+                maximum: Some(mem),
+            };
+            setrlimit(Resource::Cpu, cpu).map_err(std::io::Error::from)?;
+            setrlimit(Resource::As, mem).map_err(std::io::Error::from)?;
+            Ok(())
+        });
+    }
+    let status = cmd.status().expect("run symfilter");
+    let stdout_len = std::fs::metadata(&out_path).expect("stdout").len();
+    let stdout = if stdout_len <= 8 << 20 {
+        std::fs::read(&out_path).expect("read stdout")
+    } else {
+        Vec::new()
+    };
+    let stderr = std::fs::read(&err_path).expect("read stderr");
+    Limited {
+        stdout,
+        stdout_len,
+        stderr: String::from_utf8_lossy(&stderr).into_owned(),
+        code: status.code(),
+    }
+}
+
+const MIB: u64 = 1 << 20;
+
+/// A file `name` in `dir` with `content`.
+fn write_file(dir: &Path, name: &str, content: &[u8]) -> std::path::PathBuf {
+    let path = dir.join(name);
+    let mut f = std::fs::File::create(&path).expect("create");
+    f.write_all(content).expect("write");
+    path
+}
+
+/// Many elements on one line cost time linear in the line: 150,000 `pc`
+/// elements (each reported: no mmap covers them) used to take minutes of
+/// CPU in a debug build, counting lines from the line start for each; so
+/// did `bt` elements in the human format, each looking for its line start.
+#[test]
+fn many_elements_on_one_line_are_linear() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut line = b"x".to_vec();
+    for _ in 0..150_000 {
+        line.extend_from_slice(b"{{{pc:0x9}}}");
+    }
+    line.extend_from_slice(b"\n");
+    let log = write_file(dir.path(), "many.log", &line);
+    let r = limited(dir.path(), &[], &log, 20, 512 * MIB);
+    assert_eq!(r.code, Some(0), "{}", &r.stderr[..r.stderr.len().min(500)]);
+    assert!(r.stdout == line, "plain text and elements pass through");
+    let lines: Vec<&str> = r.stderr.lines().collect();
+    assert_eq!(lines.len(), 150_000);
+    assert_eq!(
+        lines[149_999],
+        "symfilter: <stdin>:1:1799996: no mmap covers address 0x9"
+    );
+
+    let mut log = b"{{{module:0:m:elf:abcd}}}\n{{{mmap:0x1000:0x1000:load:0:rx:0x0}}}\n".to_vec();
+    for i in 0..150_000 {
+        write!(log, "{{{{{{bt:{i}:0x1001:pc}}}}}}").expect("write");
+    }
+    log.push(b'\n');
+    let log = write_file(dir.path(), "bt.log", &log);
+    let r = limited(dir.path(), &["-q"], &log, 20, 512 * MIB);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let out = String::from_utf8_lossy(&r.stdout);
+    assert!(
+        out.starts_with("[module #0 \"m\" build-id abcd: 0x1000-0x1fff rx]\n#0     0x0000000000001001 (m+0x1)#1 "),
+        "{}",
+        &out[..out.len().min(200)]
+    );
+    assert!(
+        out.ends_with(")#149999 0x0000000000001001 (m+0x1)\n"),
+        "{}",
+        &out[out.len().saturating_sub(200)..]
+    );
+    assert_eq!(r.stderr, "");
+}
