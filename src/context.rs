@@ -7,7 +7,7 @@
 //! as it was before the element.
 
 use rustc_hash::FxHashMap as HashMap;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Bound;
 use std::sync::Arc;
 
@@ -116,6 +116,9 @@ pub struct Location<'a> {
 pub struct Context {
     modules: HashMap<u64, Arc<Module>>,
     regions: BTreeMap<u64, Region>,
+    /// Start addresses of each module's regions: a module's first use
+    /// looks at its own regions, not at every region of the process.
+    starts_of: HashMap<u64, BTreeSet<u64>>,
     /// Bumped by every change (see [`Context::generation`]).
     generation: u64,
 }
@@ -136,6 +139,7 @@ impl Context {
         self.generation = self.generation.wrapping_add(1);
         self.modules.clear();
         self.regions.clear();
+        self.starts_of.clear();
         was
     }
 
@@ -147,7 +151,6 @@ impl Context {
         self.modules.values().map(|m| &**m)
     }
 
-    /// Regions of one module, by start address.
     /// The key to ask symbol providers for `module` with, with the start
     /// of its image as far as this context knows it (the lowest
     /// module-relative address mapped): Breakpad addresses of non-PIE
@@ -158,8 +161,13 @@ impl Context {
         key
     }
 
+    /// Regions of one module, by start address.
     pub fn regions_of(&self, id: u64) -> impl Iterator<Item = &Region> {
-        self.regions.values().filter(move |r| r.module == id)
+        self.starts_of
+            .get(&id)
+            .into_iter()
+            .flatten()
+            .filter_map(|start| self.regions.get(start))
     }
 
     /// Every region, by start address.
@@ -210,6 +218,10 @@ impl Context {
             Entry::Occupied(o) => Ok(MmapAdded::Duplicate(*o.get())),
             Entry::Vacant(v) => {
                 self.generation = self.generation.wrapping_add(1);
+                self.starts_of
+                    .entry(region.module)
+                    .or_default()
+                    .insert(region.start);
                 Ok(MmapAdded::Stored(*v.insert(region)))
             }
         }
@@ -384,6 +396,11 @@ mod tests {
             c.add_mmap(region(0x10_0000 + i * 0x2000, 0x1000, i % 100))
                 .unwrap();
         }
+        let of_7: Vec<u64> = c.regions_of(7).map(|r| r.start).collect();
+        let want: Vec<u64> = (0..100)
+            .map(|k| 0x10_0000 + (k * 100 + 7) * 0x2000)
+            .collect();
+        assert_eq!(of_7, want);
         for i in (0..10_000u64).step_by(7) {
             let loc = c.lookup(0x10_0000 + i * 0x2000 + 0x123).unwrap();
             assert_eq!(loc.module.id, i % 100);
