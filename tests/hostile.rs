@@ -16,6 +16,8 @@ use crate::common;
 struct Limited {
     /// Standard output, or its last 8 MiB.
     stdout: Vec<u8>,
+    /// The first 64 KiB of standard output.
+    head: Vec<u8>,
     /// Size of stdout (kept in a file: it may be big).
     stdout_len: u64,
     stderr: String,
@@ -55,14 +57,20 @@ fn limited(dir: &Path, args: &[&str], input: &Path, cpu_s: u64, mem: u64) -> Lim
     }
     let status = cmd.status().expect("run symfilter");
     let stdout_len = std::fs::metadata(&out_path).expect("stdout").len();
-    let mut stdout = Vec::new();
     let mut file = std::fs::File::open(&out_path).expect("stdout");
+    let mut head = Vec::new();
+    (&mut file)
+        .take(64 << 10)
+        .read_to_end(&mut head)
+        .expect("read stdout");
+    let mut stdout = Vec::new();
     file.seek(SeekFrom::Start(stdout_len.saturating_sub(8 << 20)))
         .expect("seek");
     file.read_to_end(&mut stdout).expect("read stdout");
     let stderr = std::fs::read(&err_path).expect("read stderr");
     Limited {
         stdout,
+        head,
         stdout_len,
         stderr: String::from_utf8_lossy(&stderr).into_owned(),
         code: status.code(),
@@ -157,4 +165,48 @@ fn first_use_of_a_module_does_not_scan_every_region() {
     assert_eq!(last, ["[[[pc:0x10f9f010]]]", "[[[pc:0x10f9e010]]]"]);
     // One "no symbols" diagnostic per module, each built from its key.
     assert_eq!(r.stderr.matches("no symbols for module").count(), 4_000);
+}
+
+/// A line over the 16 MiB limit right after a context run is passed
+/// through after the run's summary (human) or module line (llvm), not
+/// before it or inside it.
+#[test]
+fn over_long_line_after_a_context_run() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut log = b"{{{module:0:app:elf:abcd}}}\n{{{mmap:0x1000:0x1000:load:0:rx:0x0}}}\n".to_vec();
+    let long = vec![b'x'; 17 << 20];
+    log.extend_from_slice(&long);
+    log.extend_from_slice(b"\nafter\n");
+    let log = write_file(dir.path(), "long.log", &log);
+    for (format, head) in [
+        (
+            "human",
+            "[module #0 \"app\" build-id abcd: 0x1000-0x1fff rx]\n",
+        ),
+        (
+            "llvm",
+            "[[[ELF module #0x0 \"app\"; BuildID=abcd [0x1000-0x1fff](rx)]]]\n",
+        ),
+    ] {
+        let r = limited(
+            dir.path(),
+            &[&format!("--format={format}")],
+            &log,
+            20,
+            512 * MIB,
+        );
+        assert_eq!(r.code, Some(0), "{format}: {}", r.stderr);
+        assert_eq!(
+            r.stdout_len,
+            (head.len() + long.len() + 7) as u64,
+            "{format}"
+        );
+        let shown = String::from_utf8_lossy(&r.head[..r.head.len().min(200)]);
+        assert!(r.head.starts_with(head.as_bytes()), "{format}: {shown}");
+        assert!(
+            r.head[head.len()..].iter().all(|&b| b == b'x'),
+            "{format}: {shown}"
+        );
+        assert!(r.stdout.ends_with(b"xxxx\nafter\n"), "{format}");
+    }
 }

@@ -1041,6 +1041,10 @@ impl Render for Human {
 
     fn raw(&mut self, out: &mut dyn Write, bytes: &[u8]) -> io::Result<()> {
         self.end_backtrace(out)?;
+        // An over-long line ends a context run like any other line.
+        if self.pending.is_some() {
+            self.flush_summary(out, super::first_line_crlf(bytes))?;
+        }
         out.write_all(bytes)
     }
 

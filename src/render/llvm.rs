@@ -497,6 +497,20 @@ impl Render for Llvm {
         self.buffered(out, |me, buf| me.render_line(buf, line, events))
     }
 
+    /// An over-long line is plain text to LLVM (which has no limit): it
+    /// ends the open module line first. Its ending is not known yet: the
+    /// module line gets the one of the last line seen.
+    fn raw(&mut self, out: &mut dyn Write, bytes: &[u8]) -> io::Result<()> {
+        if self.info.is_some() || self.color.is_some() || self.bold {
+            let crlf = self.last_crlf;
+            self.buffered(out, |me, buf| {
+                me.reset_color(buf)?;
+                me.end_info(buf, crlf)
+            })?;
+        }
+        out.write_all(bytes)
+    }
+
     fn finish(&mut self, out: &mut dyn Write) -> io::Result<()> {
         let crlf = self.last_crlf;
         self.buffered(out, |me, buf| {
