@@ -555,7 +555,11 @@ impl Filter {
     ) -> Event<'a> {
         let tag = raw.tag(bytes);
         let contextual = matches!(tag, b"reset" | b"module" | b"mmap");
-        let el = match parse_element(bytes, raw) {
+        let llvm_read = match self.opts.format {
+            Format::Llvm => crate::markup::llvm_reading(bytes, raw),
+            _ => None,
+        };
+        let el = match parse_element(bytes, llvm_read.as_ref().unwrap_or(raw)) {
             Ok(el) => el,
             Err(e) => {
                 self.report(bytes, number, e.at, &e.message);

@@ -383,6 +383,24 @@ fn check_exactly(el: &RawElement, tag: &str, n: usize) -> Result<(), MarkupError
     Ok(())
 }
 
+/// The element as LLVM 22 reads it, when that differs from the spec's
+/// reading: LLVM reads the type field of a `pc` or `bt` only when it is the
+/// last field; with a field after it the type is ignored (not even checked)
+/// and the element's default applies (`bt` steps back, `pc` does not).
+pub fn llvm_reading(line: &[u8], el: &RawElement) -> Option<RawElement> {
+    let typed = match el.tag(line) {
+        b"pc" => 1,
+        b"bt" => 2,
+        _ => return None,
+    };
+    if el.fields.len() <= typed + 1 {
+        return None;
+    }
+    let mut read = el.clone();
+    read.fields.truncate(typed);
+    Some(read)
+}
+
 /// Check a raw element's fields and build the typed element. Extra trailing
 /// fields are accepted and ignored. A tag that is not all `a`-`z` is an
 /// error; an unknown lowercase tag is [`Element::Unknown`].

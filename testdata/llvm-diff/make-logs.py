@@ -148,6 +148,9 @@ def main():
         "{{{mmap:0x920000000:0x1000:load:9:rx:0x0}}}",
         "{{{mmap:0x930000000:0:load:9:r:0x0}}}",
         "frame zero {{{bt:0:%#x}}} {{{bt:007:%#x:pc}}}" % (m.addr(f0), m.addr(f0 + 4)),
+        # LLVM ignores the type field when more fields follow it.
+        "type then more {{{bt:0:%#x:pc:x}}} {{{bt:1:%#x:bogus:x}}} {{{pc:%#x:ra:x}}}"
+        % (m.addr(f0), m.addr(f0), m.addr(f0)),
         "{{{reset:x}}}",
         "no newline at end {{{pc:0x0}}}",
     ]
