@@ -47,11 +47,13 @@
 //! a dump that could not be read an `"error"` message. `--format=llvm`
 //! prints the element exactly as LLVM does (as written) and nothing more.
 //!
-//! Finding NAME: as given (relative to the current directory), then
-//! `DIR/NAME` where DIR is `--dumpfile-dir`, by default the directory of the
-//! log file being read (the current directory for standard input). A file
-//! that cannot be found or read, or a corrupt one, gives one diagnostic at
-//! the element and the output goes on.
+//! Finding NAME: `DIR/NAME` only, where DIR is `--dumpfile-dir`, by
+//! default the directory of the log file being read (the current directory
+//! for standard input). NAME comes from an untrusted log: absolute names,
+//! `..`, symbolic links and anything but a regular file are refused (see
+//! [`crate::confined`]), and no diagnostic shows the content of a file that
+//! is not a dump of its kind. A file that cannot be found or read, or a
+//! corrupt one, gives one diagnostic at the element and the output goes on.
 //!
 //! ## `--dumpfile-report=FILE`
 //!
@@ -110,8 +112,10 @@ pub struct DumpOptions {
 pub enum SancovError {
     #[error("too short for a sancov file ({0} bytes, the magic alone is 8)")]
     TooShort(usize),
-    #[error("not a sancov file (magic {0:#018x})")]
-    BadMagic(u64),
+    /// The first 8 bytes are no sancov magic (not shown: the file is named
+    /// by an untrusted log).
+    #[error("not a sancov file")]
+    BadMagic,
     #[error("truncated: {len} bytes of PCs is not a multiple of {width}")]
     Truncated { len: usize, width: usize },
 }
@@ -132,7 +136,7 @@ impl<'a> Sancov<'a> {
         let bits = match u64::from_le_bytes(*magic) {
             SANCOV_MAGIC_64 => 64,
             SANCOV_MAGIC_32 => 32,
-            m => return Err(SancovError::BadMagic(m)),
+            _ => return Err(SancovError::BadMagic),
         };
         let width = bits as usize / 8;
         if rest.len() % width != 0 {
@@ -253,7 +257,7 @@ impl Dumps {
         let name = String::from_utf8_lossy(dump.name);
         let mut report = String::new();
         if dump.kind == b"xray" {
-            match self.locate(dump) {
+            match self.open(dump) {
                 Err(e) => {
                     if want == Want::Json {
                         out.json =
@@ -261,9 +265,9 @@ impl Dumps {
                     }
                     out.diagnostics.push(format!("dumpfile xray:{name}: {e}"))
                 }
-                Ok(path) => self.xray(
+                Ok((mapped, path)) => self.xray(
                     dump,
-                    &path,
+                    (mapped.bytes(), &path),
                     context,
                     symbolizer,
                     want,
@@ -335,46 +339,27 @@ impl Dumps {
         out
     }
 
-    /// Find the dump file: NAME as given, then DIR/NAME.
-    fn locate(&self, dump: &Dump<'_>) -> Result<PathBuf, String> {
-        if dump.name.is_empty() {
-            return Err("empty file name".into());
-        }
-        if dump.name.contains(&0) {
-            return Err("file name holds a NUL byte".into());
-        }
-        let name = bytes_path(dump.name);
-        if name.is_file() {
-            return Ok(name);
-        }
+    /// Open and map the dump file: NAME inside the dumpfile directory
+    /// (see [`crate::confined`]), a regular file.
+    fn open(&self, dump: &Dump<'_>) -> Result<(Mapped, PathBuf), String> {
         let dir = match &self.opts.dir {
             Some(d) => d.clone(),
             None if dump.input == "<stdin>" => PathBuf::from("."),
-            None => Path::new(dump.input)
-                .parent()
-                .map(Path::to_path_buf)
-                .unwrap_or_else(|| PathBuf::from(".")),
+            None => match Path::new(dump.input).parent() {
+                Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+                _ => PathBuf::from("."),
+            },
         };
-        let joined = dir.join(&name);
-        if joined.is_file() {
-            return Ok(joined);
-        }
-        if joined == name {
-            Err(format!("no such file {}", name.display()))
-        } else {
-            Err(format!(
-                "no such file (tried {} and {})",
-                name.display(),
-                joined.display()
-            ))
-        }
+        let (file, path) = crate::confined::open_in(&dir, dump.name).map_err(|e| e.to_string())?;
+        let mapped = Mapped::of(&file, &path).map_err(|e| e.to_string())?;
+        Ok((mapped, path))
     }
 
     #[allow(clippy::too_many_arguments)]
     fn xray(
         &mut self,
         dump: &Dump<'_>,
-        path: &Path,
+        (bytes, path): (&[u8], &Path),
         context: &Context,
         symbolizer: &mut Symbolizer,
         want: Want,
@@ -385,7 +370,7 @@ impl Dumps {
         let keys = module_keys(context);
         let name = String::from_utf8_lossy(dump.name);
         if want == Want::Json {
-            let member = match account_table(path, &keys, symbolizer, Some(10)) {
+            let member = match account_table(bytes, path, &keys, symbolizer, Some(10)) {
                 Ok(t) => {
                     if let Some(first) = t.problems.first() {
                         out.diagnostics.push(format!(
@@ -403,14 +388,15 @@ impl Dumps {
                     )
                 }
                 Err(e) => {
+                    let e = trace_error(e);
                     out.diagnostics.push(format!("dumpfile xray:{name}: {e}"));
-                    ("error", e.to_string().into())
+                    ("error", e.into())
                 }
             };
             out.json = Some(self.dump_json(dump, context, Some(member)));
         }
         if text {
-            match xray::summarize(path, &keys, symbolizer) {
+            match xray::summarize_bytes(bytes, path, &keys, symbolizer) {
                 Ok(s) => {
                     // Decoding problems go to the diagnostics (one line),
                     // the table to the output.
@@ -431,13 +417,14 @@ impl Dumps {
                     }
                 }
                 Err(e) => {
+                    let e = trace_error(e);
                     out.diagnostics.push(format!("dumpfile xray:{name}: {e}"));
                     return;
                 }
             }
         }
         if self.reporting() {
-            match account_table(path, &keys, symbolizer, None) {
+            match account_table(bytes, path, &keys, symbolizer, None) {
                 Ok(t) => {
                     let mut table = String::new();
                     account::write_text(&mut table, t.functions, &t.rows, t.freq, &t.names);
@@ -448,6 +435,7 @@ impl Dumps {
                 }
                 Err(e) => {
                     if want == Want::Nothing {
+                        let e = trace_error(e);
                         out.diagnostics.push(format!("dumpfile xray:{name}: {e}"));
                     }
                 }
@@ -461,8 +449,7 @@ impl Dumps {
         context: &Context,
         symbolizer: &mut Symbolizer,
     ) -> Result<Coverage, String> {
-        let path = self.locate(dump)?;
-        let mapped = Mapped::open(&path).map_err(|e| e.to_string())?;
+        let (mapped, path) = self.open(dump)?;
         let sancov =
             Sancov::parse(mapped.bytes()).map_err(|e| format!("{}: {e}", path.display()))?;
         Ok(resolve_coverage(&sancov, &path, context, symbolizer))
@@ -510,17 +497,6 @@ pub fn write_after(
         }
     }
     Ok(())
-}
-
-#[cfg(unix)]
-fn bytes_path(b: &[u8]) -> PathBuf {
-    use std::os::unix::ffi::OsStrExt;
-    PathBuf::from(std::ffi::OsStr::from_bytes(b))
-}
-
-#[cfg(not(unix))]
-fn bytes_path(b: &[u8]) -> PathBuf {
-    PathBuf::from(String::from_utf8_lossy(b).into_owned())
 }
 
 /// Modules of the context by ID, with their regions.
@@ -700,6 +676,19 @@ struct Table {
     problems: Vec<String>,
 }
 
+/// A trace error as a dump reports it: a file that is no FDR trace is
+/// said to be one, without the header values it holds (the dump is named
+/// by an untrusted log; nothing of a file it is not meant to name is shown).
+fn trace_error(e: xray::XrayError) -> String {
+    match e {
+        xray::XrayError::Trace {
+            path,
+            source: xray::TraceError::NotFdr { .. },
+        } => format!("{path}: not an XRay FDR trace"),
+        e => e.to_string(),
+    }
+}
+
 fn more_problems(n: usize) -> String {
     match n {
         0 => String::new(),
@@ -711,13 +700,13 @@ fn more_problems(n: usize) -> String {
 /// Account a trace; names from the first module whose binary carries an
 /// instrumentation map.
 fn account_table(
+    bytes: &[u8],
     path: &Path,
     modules: &[ModuleKey],
     symbolizer: &mut Symbolizer,
     top: Option<usize>,
 ) -> Result<Table, xray::XrayError> {
-    let mapped = Mapped::open(path)?;
-    let trace = xray::Trace::parse(mapped.bytes()).map_err(|source| xray::XrayError::Trace {
+    let trace = xray::Trace::parse(bytes).map_err(|source| xray::XrayError::Trace {
         path: path.display().to_string(),
         source,
     })?;
@@ -857,7 +846,7 @@ mod tests {
             Sancov::parse(&[1, 2, 3]).err(),
             Some(SancovError::TooShort(3))
         );
-        assert_eq!(Sancov::parse(&[0; 8]).err(), Some(SancovError::BadMagic(0)));
+        assert_eq!(Sancov::parse(&[0; 8]).err(), Some(SancovError::BadMagic));
         assert_eq!(
             Sancov::parse(&file(SANCOV_MAGIC_64, &[0; 12])).err(),
             Some(SancovError::Truncated { len: 12, width: 8 })

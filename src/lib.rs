@@ -10,6 +10,7 @@
 
 pub mod breakpad;
 pub mod cmd;
+pub mod confined;
 pub mod context;
 pub mod crash;
 pub mod debuginfod;

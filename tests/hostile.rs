@@ -210,3 +210,81 @@ fn over_long_line_after_a_context_run() {
         assert!(r.stdout.ends_with(b"xxxx\nafter\n"), "{format}");
     }
 }
+
+/// A log names dump files only inside the dumpfile directory (the log's,
+/// here the current directory for standard input): absolute names, `..`,
+/// symbolic links out of it and FIFOs are refused, and nothing of a file
+/// that is not a dump of its kind (its magic bytes) is shown in a
+/// diagnostic, in JSON output or in the report.
+#[test]
+fn dump_files_stay_inside_their_directory() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let logs = tmp.path().join("logs");
+    std::fs::create_dir(&logs).expect("mkdir");
+    // "SECRET!!" as the 8-byte sancov magic is 0x2121544552434553; as an
+    // XRay header, version 0x4553 and type 0x4552.
+    let secret = [&b"SECRET!!"[..], &[b'S'; 40]].concat();
+    write_file(tmp.path(), "secret", &secret);
+    write_file(&logs, "inside.bin", &secret);
+    std::os::unix::fs::symlink("../secret", logs.join("link")).expect("symlink");
+    rustix::fs::mkfifoat(
+        rustix::fs::CWD,
+        logs.join("fifo"),
+        rustix::fs::Mode::RUSR | rustix::fs::Mode::WUSR,
+    )
+    .expect("mkfifo");
+    let abs = tmp.path().join("secret");
+    let log = format!(
+        "{{{{{{dumpfile:sancov:{}}}}}}}
+{{{{{{dumpfile:sancov:../secret}}}}}}
+{{{{{{dumpfile:sancov:link}}}}}}
+{{{{{{dumpfile:xray:link}}}}}}
+{{{{{{dumpfile:sancov:fifo}}}}}}
+{{{{{{dumpfile:xray:fifo}}}}}}
+{{{{{{dumpfile:sancov:inside.bin}}}}}}
+{{{{{{dumpfile:xray:inside.bin}}}}}}
+",
+        abs.display()
+    );
+    let log_path = write_file(tmp.path(), "hostile.log", log.as_bytes());
+    let report = tmp.path().join("report");
+    let report_arg = report.to_str().expect("utf-8");
+    let r = limited(
+        &logs,
+        &["--dumpfile-report", report_arg],
+        &log_path,
+        20,
+        512 * MIB,
+    );
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let rel = "names are relative to .";
+    assert_eq!(
+        r.stderr,
+        format!(
+            "symfilter: <stdin>:1:20: dumpfile sancov:{}: absolute file names are not read ({rel})
+symfilter: <stdin>:2:20: dumpfile sancov:../secret: file names with '..' are not read ({rel})
+symfilter: <stdin>:3:20: dumpfile sancov:link: ./link is a symbolic link (not followed)
+symfilter: <stdin>:4:18: dumpfile xray:link: ./link is a symbolic link (not followed)
+symfilter: <stdin>:5:20: dumpfile sancov:fifo: ./fifo is not a regular file (a FIFO)
+symfilter: <stdin>:6:18: dumpfile xray:fifo: ./fifo is not a regular file (a FIFO)
+symfilter: <stdin>:7:20: dumpfile sancov:inside.bin: ./inside.bin: not a sancov file
+symfilter: <stdin>:8:18: dumpfile xray:inside.bin: ./inside.bin: not an XRay FDR trace
+",
+            abs.display()
+        )
+    );
+    let json = limited(&logs, &["--format=json"], &log_path, 20, 512 * MIB);
+    assert_eq!(json.code, Some(0), "{}", json.stderr);
+    assert_eq!(json.stderr, r.stderr);
+    let report = std::fs::read_to_string(&report).expect("report");
+    for (what, text) in [
+        ("human", String::from_utf8_lossy(&r.stdout).into_owned()),
+        ("json", String::from_utf8_lossy(&json.stdout).into_owned()),
+        ("report", report),
+        ("stderr", r.stderr.clone()),
+    ] {
+        for leak in ["2121544552434553", "SECRET", "17747", "0x4553", "17746"] {
+            assert!(!text.contains(leak), "{what} shows {leak}: {text}");
+        }
+    }
+}

@@ -72,9 +72,10 @@ pub struct FilterArgs {
     #[arg(long)]
     pub explain: bool,
 
-    /// Directory where files named by {{{dumpfile}}} elements are looked for
-    /// (after the name as given). Default: the log file's directory, or the
-    /// current directory for standard input.
+    /// Directory where files named by {{{dumpfile}}} elements are read; they
+    /// are read nowhere else (no absolute names, '..' or symbolic links).
+    /// Default: the log file's directory, or the current directory for
+    /// standard input.
     #[arg(long, value_name = "DIR")]
     pub dumpfile_dir: Option<PathBuf>,
 

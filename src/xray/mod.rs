@@ -49,13 +49,22 @@ impl Mapped {
             source,
         };
         let file = File::open(path).map_err(io)?;
+        Mapped::of(&file, path)
+    }
+
+    /// Map a file already open (`path` names it in errors).
+    pub fn of(file: &File, path: &Path) -> Result<Mapped, XrayError> {
+        let io = |source| XrayError::Io {
+            path: path.display().to_string(),
+            source,
+        };
         let len = file.metadata().map_err(io)?.len();
         if len == 0 {
             return Ok(Mapped { map: None });
         }
         // SAFETY: the mapping is read-only and private to this process; a
         // concurrent writer truncating the file is outside what we guard.
-        let map = unsafe { Mmap::map(&file) }.map_err(io)?;
+        let map = unsafe { Mmap::map(file) }.map_err(io)?;
         Ok(Mapped { map: Some(map) })
     }
 
@@ -194,7 +203,17 @@ pub fn summarize(
     symbolizer: &mut Symbolizer,
 ) -> Result<String, XrayError> {
     let mapped = Mapped::open(trace_path)?;
-    let trace = Trace::parse(mapped.bytes()).map_err(|source| XrayError::Trace {
+    summarize_bytes(mapped.bytes(), trace_path, modules, symbolizer)
+}
+
+/// [`summarize`] of a trace read already (`trace_path` names it).
+pub fn summarize_bytes(
+    bytes: &[u8],
+    trace_path: &Path,
+    modules: &[ModuleKey],
+    symbolizer: &mut Symbolizer,
+) -> Result<String, XrayError> {
+    let trace = Trace::parse(bytes).map_err(|source| XrayError::Trace {
         path: trace_path.display().to_string(),
         source,
     })?;

@@ -12,6 +12,8 @@
 #   truncated.sancov      cov.1234.sancov cut in the middle of a PC
 #   garbage.sancov        8 bytes that are not a sancov magic
 #   truncated.xray        the first 100 bytes of ../xray/traces/st.xray
+#   st.xray               a copy of ../xray/traces/st.xray (dumpfile names
+#                         resolve inside the log's directory only)
 #   sancov.llvm.out       llvm-symbolizer 22 --filter-markup output for
 #                         sancov.log (--format=llvm must match it)
 #
@@ -49,6 +51,7 @@ open("truncated.sancov", "wb").write(data[:8 + 8 + 3])
 open("garbage.sancov", "wb").write(b"NOTSANCV")
 open("truncated.xray", "wb").write(open("../xray/traces/st.xray", "rb").read()[:100])
 PY
+cp ../xray/traces/st.xray st.xray
 /usr/lib/llvm-22/bin/llvm-symbolizer --filter-markup < sancov.log > sancov.llvm.out 2>/dev/null
 /usr/lib/llvm-22/bin/llvm-readelf -n bin/cov | sed -n 's/.*Build ID: //p'
 /usr/lib/llvm-22/bin/llvm-readelf -l bin/cov | grep LOAD
