@@ -14,13 +14,19 @@
 //!   tool:
 //!
 //!   ```text
-//!   [dumpfile sancov:NAME: context module 0 "app" build-id ab12..ef 0x555555554000-0x555555554fff r +0x0, 0x555555555000-0x555555556fff rx +0x1000; module 1 ...]
+//!   [dumpfile sancov:NAME: context #1: module 0 "app" build-id ab12..ef 0x555555554000-0x555555554fff r +0x0, 0x555555555000-0x555555556fff rx +0x1000; module 1 ...]
 //!   ```
 //!
-//!   Modules by ID, `;`-separated; each region `START-LAST MODE +REL`
-//!   where REL is the module-relative address of START (the segment's
-//!   `p_vaddr`). At most 256 modules are listed (then `; ... N more
-//!   modules`).
+//!   Contexts are numbered from 1 in the order dumps meet them (a context
+//!   changes with every `reset`, `module` and `mmap`). The first dump of a
+//!   context describes it; later dumps of the same context refer to it:
+//!   `[dumpfile sancov:NAME: context #1 (as above)]` (a log of many dumps
+//!   over a big context is not an output of many copies of it). Modules by
+//!   ID, `;`-separated; each region `START-LAST MODE +REL` where REL is the
+//!   module-relative address of START (the segment's `p_vaddr`). At most
+//!   256 modules (then `; ... N more modules`) and 1024 regions in all are
+//!   listed (then `... N more regions` after a module). An empty context
+//!   is `context empty`.
 //! * `sancov`: after the context line, the SanitizerCoverage PC list NAME
 //!   (8-byte little-endian magic `0xC0BFFFFFFFFFFF64` with 64-bit PCs or
 //!   `0xC0BFFFFFFFFFFF32` with 32-bit PCs) is resolved to the covered
@@ -66,15 +72,18 @@
 //!
 //!   ```text
 //!   {"kind":"sancov","name":"cov.1234.sancov","input":"app.log","line":7,
-//!    "modules":[{"id":0,"name":"app","build_id":"ab12..",
+//!    "context":1,"modules":[{"id":0,"name":"app","build_id":"ab12..",
 //!                "regions":[{"start":"0x5555..","size":"0x1000","mode":"rx","rel":"0x1000"}]}],
 //!    "sancov":{"pcs":4,"bits":64,"unresolved":0,
 //!              "functions":[{"name":"add","pcs":1},{"name":"main","pcs":3}]}}
 //!   ```
 //!
-//!   At most 4096 modules are listed (by ID); `"modules_omitted": N` counts
-//!   the rest. `"sancov"` is present for sancov dumps that could be read (`null` when
-//!   the file could not be read).
+//!   `"context"` is the number of the context (as in the human line);
+//!   `"modules"` is written only with the first dump of each context (in
+//!   the report, and in the JSON output). At most 4096 modules and 65536
+//!   regions in all are listed (by ID); `"modules_omitted"` and
+//!   `"regions_omitted"` count the rest. `"sancov"` is present for sancov
+//!   dumps (`null` when the file could not be read).
 
 use std::collections::BTreeMap;
 use std::fs::OpenOptions;
@@ -88,9 +97,14 @@ use crate::xray::{self, Mapped, account};
 
 /// Most modules written in a human context line.
 const MAX_LISTED_MODULES: usize = 256;
+/// Most regions written in a human context line (all modules together).
+const MAX_LISTED_REGIONS: usize = 1024;
 /// Most modules in a JSON description (hostile logs declare up to 65536
-/// per reset; each dump would repeat them all).
+/// per reset).
 const MAX_JSON_MODULES: usize = 4096;
+/// Most regions in a JSON description (all modules together; a reset
+/// allows a million).
+const MAX_JSON_REGIONS: usize = 65536;
 
 /// SanitizerCoverage magic for 64-bit PCs.
 pub const SANCOV_MAGIC_64: u64 = 0xC0BF_FFFF_FFFF_FF64;
@@ -223,11 +237,22 @@ pub struct Dumps {
     opts: DumpOptions,
     /// The report file could not be written: reported once, then skipped.
     report_failed: bool,
-    /// The context as written out, for the context generation it was made
-    /// from (a log with many dumps and a big context is not walked again
-    /// for each).
-    human_ctx: Option<(u64, String)>,
-    json_ctx: Option<(u64, serde_json::Value, usize)>,
+    /// The context generation dumps were last seen with, and its number
+    /// (contexts are numbered from 1 as dumps meet them).
+    context: Option<(u64, u64)>,
+    /// Number of the context last written out in full, per place it is
+    /// written to: each context is described once there, and referred to
+    /// by number after (a log of many dumps over a big context would
+    /// otherwise repeat it for each).
+    written: [u64; 3],
+}
+
+/// Where a context description goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Place {
+    Text = 0,
+    Json = 1,
+    Report = 2,
 }
 
 impl Dumps {
@@ -260,8 +285,12 @@ impl Dumps {
             match self.open(dump) {
                 Err(e) => {
                     if want == Want::Json {
-                        out.json =
-                            Some(self.dump_json(dump, context, Some(("error", e.clone().into()))));
+                        out.json = Some(self.dump_json(
+                            dump,
+                            context,
+                            Place::Json,
+                            Some(("error", e.clone().into())),
+                        ));
                     }
                     out.diagnostics.push(format!("dumpfile xray:{name}: {e}"))
                 }
@@ -277,13 +306,12 @@ impl Dumps {
             }
         } else {
             if text {
-                let g = context.generation();
-                if self.human_ctx.as_ref().map(|c| c.0) != Some(g) {
-                    self.human_ctx = Some((g, context_text(context)));
-                }
-                if let Some((_, c)) = &self.human_ctx {
-                    out.text = format!("[dumpfile {kind}:{name}: {c}]\n");
-                }
+                let c = match self.first_time(context, Place::Text) {
+                    _ if context.is_empty() => "context empty".to_string(),
+                    (n, true) => format!("context #{n}: {}", context_text(context)),
+                    (n, false) => format!("context #{n} (as above)"),
+                };
+                out.text = format!("[dumpfile {kind}:{name}: {c}]\n");
             }
             let mut coverage = None;
             let mut error = None;
@@ -316,14 +344,14 @@ impl Dumps {
                 )
             });
             if want == Want::Json {
-                let mut v = self.dump_json(dump, context, cov_json.clone());
+                let mut v = self.dump_json(dump, context, Place::Json, cov_json.clone());
                 if let Some(e) = error {
                     v["error"] = e.into();
                 }
                 out.json = Some(v);
             }
             if self.reporting() {
-                let mut v = self.dump_json(dump, context, cov_json);
+                let mut v = self.dump_json(dump, context, Place::Report, cov_json);
                 v["input"] = dump.input.into();
                 v["line"] = dump.line.into();
                 report = v.to_string();
@@ -393,7 +421,7 @@ impl Dumps {
                     ("error", e.into())
                 }
             };
-            out.json = Some(self.dump_json(dump, context, Some(member)));
+            out.json = Some(self.dump_json(dump, context, Place::Json, Some(member)));
         }
         if text {
             match xray::summarize_bytes(bytes, path, &keys, symbolizer) {
@@ -499,18 +527,6 @@ pub fn write_after(
     Ok(())
 }
 
-/// Modules of the context by ID, with their regions.
-fn modules_with_regions(context: &Context) -> Vec<(&Module, Vec<&Region>)> {
-    let mut by_id: BTreeMap<u64, (&Module, Vec<&Region>)> =
-        context.modules().map(|m| (m.id, (m, Vec::new()))).collect();
-    for r in context.regions() {
-        if let Some((_, v)) = by_id.get_mut(&r.module) {
-            v.push(r);
-        }
-    }
-    by_id.into_values().collect()
-}
-
 fn module_keys(context: &Context) -> Vec<ModuleKey> {
     let mut mods: Vec<&Module> = context.modules().collect();
     mods.sort_by_key(|m| m.id);
@@ -524,20 +540,20 @@ fn mode_str(r: &Region) -> &'static str {
     }
 }
 
-/// The human context description (`context module 0 ...`).
+/// The human description of a non-empty context (`module 0 ...`): at most
+/// [`MAX_LISTED_MODULES`] modules and [`MAX_LISTED_REGIONS`] regions.
 fn context_text(context: &Context) -> String {
     use std::fmt::Write as _;
-    let mut s = String::from("context");
-    let mods = modules_with_regions(context);
-    if mods.is_empty() {
-        s.push_str(" empty");
-    }
-    for (i, (m, regions)) in mods.iter().enumerate() {
+    let mut s = String::new();
+    let mut mods: Vec<&Module> = context.modules().collect();
+    mods.sort_by_key(|m| m.id);
+    let mut room = MAX_LISTED_REGIONS;
+    for (i, m) in mods.iter().enumerate() {
         if i == MAX_LISTED_MODULES {
             let _ = write!(s, "; ... {} more modules", mods.len() - i);
             break;
         }
-        let sep = if i == 0 { " " } else { "; " };
+        let sep = if i == 0 { "" } else { "; " };
         let _ = write!(
             s,
             "{sep}module {} \"{}\" build-id {}",
@@ -545,7 +561,8 @@ fn context_text(context: &Context) -> String {
             m.name_lossy(),
             m.build_id
         );
-        for (j, r) in regions.iter().enumerate() {
+        let mut regions = context.regions_of(m.id);
+        for (j, r) in regions.by_ref().take(room).enumerate() {
             let sep = if j == 0 { " " } else { ", " };
             let _ = write!(
                 s,
@@ -555,6 +572,11 @@ fn context_text(context: &Context) -> String {
                 mode_str(r),
                 r.rel
             );
+            room -= 1;
+        }
+        let more = regions.count();
+        if more > 0 {
+            let _ = write!(s, " ... {more} more regions");
         }
     }
     s
@@ -740,57 +762,88 @@ fn coverage_json(c: &Coverage) -> serde_json::Value {
     })
 }
 
-/// The JSON modules of a context (at most [`MAX_JSON_MODULES`]) and the
-/// number left out.
-fn modules_json(context: &Context) -> (serde_json::Value, usize) {
+/// The JSON modules of a context (at most [`MAX_JSON_MODULES`] modules
+/// and [`MAX_JSON_REGIONS`] regions) and the numbers left out.
+fn modules_json(context: &Context) -> (serde_json::Value, usize, usize) {
     use serde_json::json;
-    let all = modules_with_regions(context);
-    let omitted = all.len().saturating_sub(MAX_JSON_MODULES);
-    let modules: Vec<serde_json::Value> = all
+    let mut mods: Vec<&Module> = context.modules().collect();
+    mods.sort_by_key(|m| m.id);
+    let omitted = mods.len().saturating_sub(MAX_JSON_MODULES);
+    let mut room = MAX_JSON_REGIONS;
+    let mut regions_omitted = 0;
+    let modules: Vec<serde_json::Value> = mods
         .into_iter()
         .take(MAX_JSON_MODULES)
-        .map(|(m, regions)| {
+        .map(|m| {
+            let mut regions = context.regions_of(m.id);
+            let listed: Vec<serde_json::Value> = regions
+                .by_ref()
+                .take(room)
+                .map(|r| {
+                    json!({
+                        "start": format!("{:#x}", r.start),
+                        "size": format!("{:#x}", r.size),
+                        "mode": r.mode.as_str(),
+                        "rel": format!("{:#x}", r.rel),
+                    })
+                })
+                .collect();
+            room -= listed.len();
+            regions_omitted += regions.count();
             json!({
                 "id": m.id,
                 "name": m.name_lossy(),
                 "build_id": m.build_id.to_hex(),
-                "regions": regions.iter().map(|r| json!({
-                    "start": format!("{:#x}", r.start),
-                    "size": format!("{:#x}", r.size),
-                    "mode": r.mode.as_str(),
-                    "rel": format!("{:#x}", r.rel),
-                })).collect::<Vec<_>>(),
+                "regions": listed,
             })
         })
         .collect();
-    (serde_json::Value::Array(modules), omitted)
+    (serde_json::Value::Array(modules), omitted, regions_omitted)
 }
 
 impl Dumps {
-    /// The JSON description of a dump: kind, name, module context, and
-    /// `extra` (a member name and value) when given.
+    /// The number of the dump's context, and whether this is the first
+    /// time it is written to `place`.
+    fn first_time(&mut self, context: &Context, place: Place) -> (u64, bool) {
+        let g = context.generation();
+        let n = match self.context {
+            Some((seen, n)) if seen == g => n,
+            other => {
+                let n = other.map_or(1, |(_, n)| n + 1);
+                self.context = Some((g, n));
+                n
+            }
+        };
+        let first = self.written[place as usize] != n;
+        self.written[place as usize] = n;
+        (n, first)
+    }
+
+    /// The JSON description of a dump: kind, name, the number of its
+    /// context and, the first time that context is written to `place`, its
+    /// modules; and `extra` (a member name and value) when given.
     fn dump_json(
         &mut self,
         dump: &Dump<'_>,
         context: &Context,
+        place: Place,
         extra: Option<(&str, serde_json::Value)>,
     ) -> serde_json::Value {
-        let g = context.generation();
-        if self.json_ctx.as_ref().map(|c| c.0) != Some(g) {
-            let (m, omitted) = modules_json(context);
-            self.json_ctx = Some((g, m, omitted));
-        }
-        let (modules, omitted) = match &self.json_ctx {
-            Some((_, m, o)) => (m.clone(), *o),
-            None => (serde_json::Value::Array(Vec::new()), 0),
-        };
+        let (n, first) = self.first_time(context, place);
         let mut v = serde_json::json!({
             "kind": String::from_utf8_lossy(dump.kind),
             "name": String::from_utf8_lossy(dump.name),
-            "modules": modules,
+            "context": n,
         });
-        if omitted > 0 {
-            v["modules_omitted"] = omitted.into();
+        if first {
+            let (modules, omitted, regions_omitted) = modules_json(context);
+            v["modules"] = modules;
+            if omitted > 0 {
+                v["modules_omitted"] = omitted.into();
+            }
+            if regions_omitted > 0 {
+                v["regions_omitted"] = regions_omitted.into();
+            }
         }
         if let Some((k, x)) = extra {
             v[k] = x;

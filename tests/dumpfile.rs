@@ -37,7 +37,7 @@ fn run(args: &[&str], stdin: &[u8]) -> Run {
     }
 }
 
-const COV_CONTEXT: &str = "context module 0 \"cov\" build-id f519c0ad3efbb4518cd7fcd0e24c9ff18081aac7 0x555555554000-0x555555554cbf r +0x0, 0x555555555000-0x555555556708 rx +0x1000, 0x555555557000-0x55555555813f r +0x3000, 0x555555559d70-0x55555555a10f rw +0x5d70]";
+const COV_CONTEXT: &str = "context #1: module 0 \"cov\" build-id f519c0ad3efbb4518cd7fcd0e24c9ff18081aac7 0x555555554000-0x555555554cbf r +0x0, 0x555555555000-0x555555556708 rx +0x1000, 0x555555557000-0x55555555813f r +0x3000, 0x555555559d70-0x55555555a10f rw +0x5d70]";
 
 #[test]
 fn sancov_human() {
@@ -58,13 +58,13 @@ coverage: {{{{{{dumpfile:sancov:cov.1234.sancov}}}}}}
     add (1 PC)
     main (3 PCs)
 {{{{{{dumpfile:sancov:truncated.sancov}}}}}}
-[dumpfile sancov:truncated.sancov: {COV_CONTEXT}
+[dumpfile sancov:truncated.sancov: context #1 (as above)]
 {{{{{{dumpfile:sancov:garbage.sancov}}}}}}
-[dumpfile sancov:garbage.sancov: {COV_CONTEXT}
+[dumpfile sancov:garbage.sancov: context #1 (as above)]
 {{{{{{dumpfile:sancov:missing.sancov}}}}}}
-[dumpfile sancov:missing.sancov: {COV_CONTEXT}
+[dumpfile sancov:missing.sancov: context #1 (as above)]
 {{{{{{dumpfile:llvm-profile:cov.profraw}}}}}}
-[dumpfile llvm-profile:cov.profraw: {COV_CONTEXT}
+[dumpfile llvm-profile:cov.profraw: context #1 (as above)]
 done
 "
     );
@@ -93,7 +93,7 @@ fn sancov_absolute_32_bit_pcs() {
         r.stdout,
         "[module #0 \"cov\" build-id f519c0ad3efbb4518cd7fcd0e24c9ff18081aac7: 0x10000000-0x10000cbf r, 0x10001000-0x10002708 rx, 0x10003000-0x1000413f r, 0x10005d70-0x1000610f rw]
 {{{dumpfile:sancov:abs32.sancov}}}
-[dumpfile sancov:abs32.sancov: context module 0 \"cov\" build-id f519c0ad3efbb4518cd7fcd0e24c9ff18081aac7 0x10000000-0x10000cbf r +0x0, 0x10001000-0x10002708 rx +0x1000, 0x10003000-0x1000413f r +0x3000, 0x10005d70-0x1000610f rw +0x5d70]
+[dumpfile sancov:abs32.sancov: context #1: module 0 \"cov\" build-id f519c0ad3efbb4518cd7fcd0e24c9ff18081aac7 0x10000000-0x10000cbf r +0x0, 0x10001000-0x10002708 rx +0x1000, 0x10003000-0x1000413f r +0x3000, 0x10005d70-0x1000610f rw +0x5d70]
     sancov abs32.sancov: 4 PCs, 2 functions
     add (1 PC)
     main (3 PCs)
@@ -172,6 +172,7 @@ fn report_json_per_dump() {
             "name": "cov.1234.sancov",
             "input": "testdata/dumpfile/sancov.log",
             "line": 8,
+            "context": 1,
             "modules": [{
                 "id": 0,
                 "name": "cov",
@@ -199,7 +200,9 @@ fn report_json_per_dump() {
     ] {
         assert_eq!(objs[i]["name"], name);
         assert_eq!(objs[i]["sancov"], serde_json::Value::Null);
-        assert_eq!(objs[i]["modules"], objs[0]["modules"]);
+        // The context is described once, then referred to.
+        assert_eq!(objs[i]["context"], 1);
+        assert!(objs[i].get("modules").is_none());
     }
     // Other kinds: context only.
     assert_eq!(objs[4]["kind"], "llvm-profile");
@@ -312,7 +315,8 @@ symfilter: <stdin>:4:20: dumpfile sancov:abs32.sancov: no such file ./abs32.sanc
         ],
         log,
     );
-    let context = "[dumpfile sancov:abs32.sancov: context module 0 \"cov\" build-id f519c0ad3efbb4518cd7fcd0e24c9ff18081aac7 0x10001000-0x10002708 rx +0x1000]";
+    let context = "[dumpfile sancov:abs32.sancov: context #1: module 0 \"cov\" build-id f519c0ad3efbb4518cd7fcd0e24c9ff18081aac7 0x10001000-0x10002708 rx +0x1000]";
+    let again = "[dumpfile sancov:abs32.sancov: context #1 (as above)]";
     let summary =
         "    sancov abs32.sancov: 4 PCs, 2 functions\r\n    add (1 PC)\r\n    main (3 PCs)\r\n";
     // CRLF lines get CRLF lines; a last line without an ending gets one.
@@ -323,7 +327,7 @@ symfilter: <stdin>:4:20: dumpfile sancov:abs32.sancov: no such file ./abs32.sanc
 {{{{{{dumpfile:sancov:abs32.sancov}}}}}}\r
 {context}\r
 {summary}{{{{{{dumpfile:sancov:abs32.sancov}}}}}}
-{context}
+{again}
     sancov abs32.sancov: 4 PCs, 2 functions
     add (1 PC)
     main (3 PCs)

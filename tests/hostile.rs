@@ -288,3 +288,78 @@ symfilter: <stdin>:8:18: dumpfile xray:inside.bin: ./inside.bin: not an XRay FDR
         }
     }
 }
+
+/// Each dumpfile element used to reprint the whole context (every region
+/// of up to 256 modules): 100 dumps over 100,000 regions were 400 MB of
+/// output. The context is described once (at most 1024 regions), then
+/// referred to by number; the report likewise.
+#[test]
+fn dumps_describe_their_context_once() {
+    const MODULES: u64 = 256;
+    const REGIONS: u64 = 100_000;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut log = Vec::new();
+    for m in 0..MODULES {
+        writeln!(log, "{{{{{{module:{m}:m{m}:elf:{:04x}}}}}}}", m + 1).expect("write");
+    }
+    for r in 0..REGIONS {
+        let m = r * MODULES / REGIONS;
+        writeln!(
+            log,
+            "{{{{{{mmap:{:#x}:0x1000:load:{m}:r:0x0}}}}}}",
+            0x1000_0000 + r * 0x1000
+        )
+        .expect("write");
+    }
+    for i in 0..100 {
+        writeln!(log, "{{{{{{dumpfile:llvm-profile:p{i}}}}}}}").expect("write");
+    }
+    let log = write_file(dir.path(), "dumps.log", &log);
+    let report = dir.path().join("report");
+    let report_arg = report.to_str().expect("utf-8");
+    let r = limited(
+        dir.path(),
+        &["--dumpfile-report", report_arg],
+        &log,
+        20,
+        512 * MIB,
+    );
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    // The module summaries, then the dumps: bounded by the input.
+    assert!(r.stdout_len < 8 * MIB, "{} bytes of output", r.stdout_len);
+    let out = String::from_utf8_lossy(&r.stdout);
+    let dumps: Vec<&str> = out.lines().filter(|l| l.starts_with("[dumpfile")).collect();
+    assert_eq!(dumps.len(), 100);
+    assert!(
+        dumps[0].starts_with("[dumpfile llvm-profile:p0: context #1: module 0 \"m0\" build-id 0001 0x10000000-0x10000fff r +0x0, "),
+        "{}",
+        &dumps[0][..200]
+    );
+    // 1024 regions listed (modules 0, 1 and part of 2), then counts.
+    assert_eq!(dumps[0].matches(" r +0x0").count(), 1024);
+    assert!(dumps[0].contains("; module 3 \"m3\" build-id 0004 ... 391 more regions; "));
+    assert!(
+        dumps[0].ends_with("; module 255 \"m255\" build-id 0100 ... 390 more regions]"),
+        "{}",
+        &dumps[0][dumps[0].len() - 300..]
+    );
+    assert_eq!(
+        dumps[99],
+        "[dumpfile llvm-profile:p99: context #1 (as above)]"
+    );
+    assert!(dumps[0].len() < 64 << 10, "{}", dumps[0].len());
+    let report = std::fs::read_to_string(&report).expect("report");
+    let objs: Vec<serde_json::Value> = report
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("JSON"))
+        .collect();
+    assert_eq!(objs.len(), 100);
+    assert_eq!(objs[0]["context"], 1);
+    assert_eq!(objs[0]["modules"].as_array().map(Vec::len), Some(256));
+    assert_eq!(objs[0]["regions_omitted"], 100_000 - 65_536);
+    assert_eq!(
+        objs[99],
+        serde_json::json!({"kind": "llvm-profile", "name": "p99", "context": 1,
+                           "input": "<stdin>", "line": 100_356})
+    );
+}

@@ -35,7 +35,8 @@
 //!   * `hexdict`: `"values": [{"key", "value", ...as for pc or data}]` for
 //!     values that fall in a region.
 //!   * `dumpfile`: `"type"`, `"id"`, and `"dumpfile"`: what symfilter made
-//!     of the dump (`"kind"`, `"name"`, `"modules"` with their regions, and
+//!     of the dump (`"kind"`, `"name"`, `"context"` and, the first time a
+//!     context is met, `"modules"` with their regions, and
 //!     `"sancov"` covered functions, `"xray"` top functions, or `"error"`;
 //!     see [`crate::dumpfile`]).
 //!   * `module`: `"id"`, `"name"`, `"build_id"`; `mmap`: `"start"`, `"size"`,
