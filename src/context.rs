@@ -85,10 +85,23 @@ pub enum ContextError {
     Overlap(Region),
     #[error("too many {0} since the last reset (limit {1}); ignored")]
     TooMany(&'static str, usize),
+    #[error("build IDs since the last reset exceed {0} bytes; module ignored")]
+    BuildIdBudget(usize),
 }
 
 /// Most modules kept between resets (bounds memory on hostile input).
 pub const MAX_MODULES: usize = 1 << 16;
+/// Longest module name kept whole: a longer one keeps its first bytes and
+/// says how long it was (`PREFIX...(N bytes)`).
+pub const MAX_NAME: usize = 4096;
+/// Once the names kept since the last reset reach this many bytes, later
+/// names keep only [`SHORT_NAME`] bytes.
+pub const NAME_BUDGET: usize = 16 << 20;
+/// Longest name kept once [`NAME_BUDGET`] is spent.
+pub const SHORT_NAME: usize = 64;
+/// Most bytes of build IDs kept between resets (a build ID may be any
+/// length; it cannot be shortened, so modules past this are refused).
+pub const BUILD_ID_BUDGET: usize = 16 << 20;
 /// Most regions kept between resets.
 pub const MAX_REGIONS: usize = 1 << 20;
 
@@ -121,6 +134,9 @@ pub struct Context {
     starts_of: HashMap<u64, BTreeSet<u64>>,
     /// Bumped by every change (see [`Context::generation`]).
     generation: u64,
+    /// Bytes of module names and of build IDs kept.
+    name_bytes: usize,
+    build_id_bytes: usize,
 }
 
 impl Context {
@@ -140,6 +156,8 @@ impl Context {
         self.modules.clear();
         self.regions.clear();
         self.starts_of.clear();
+        self.name_bytes = 0;
+        self.build_id_bytes = 0;
         was
     }
 
@@ -186,15 +204,29 @@ impl Context {
     }
 
     /// Declare a module. A module ID already declared is refused and the
-    /// first declaration is kept.
-    pub fn add_module(&mut self, module: Module) -> Result<&Module, ContextError> {
+    /// first declaration is kept. A long name is shortened (see
+    /// [`MAX_NAME`]).
+    pub fn add_module(&mut self, mut module: Module) -> Result<&Module, ContextError> {
         use std::collections::hash_map::Entry;
         if self.modules.len() >= MAX_MODULES && !self.modules.contains_key(&module.id) {
             return Err(ContextError::TooMany("modules", MAX_MODULES));
         }
+        let id_len = module.build_id.0.len();
+        if self.build_id_bytes + id_len > BUILD_ID_BUDGET && !self.modules.contains_key(&module.id)
+        {
+            return Err(ContextError::BuildIdBudget(BUILD_ID_BUDGET));
+        }
         match self.modules.entry(module.id) {
             Entry::Occupied(_) => Err(ContextError::DuplicateModule(module.id)),
             Entry::Vacant(v) => {
+                let keep = if self.name_bytes < NAME_BUDGET {
+                    MAX_NAME
+                } else {
+                    SHORT_NAME
+                };
+                shorten_name(&mut module.name, keep);
+                self.name_bytes += module.name.len();
+                self.build_id_bytes += id_len;
                 self.generation = self.generation.wrapping_add(1);
                 Ok(v.insert(Arc::new(module)))
             }
@@ -259,6 +291,24 @@ impl Context {
             rel: region.module_relative(addr),
         })
     }
+}
+
+/// Cut `name` to its first `keep` bytes (at a UTF-8 character start when
+/// there is one near) followed by `...(N bytes)`, N its whole length, when
+/// it is longer than that.
+fn shorten_name(name: &mut Vec<u8>, keep: usize) {
+    let len = name.len();
+    if len <= keep {
+        return;
+    }
+    let mut cut = keep;
+    // Back off over at most three UTF-8 continuation bytes.
+    while cut > keep.saturating_sub(3) && cut > 0 && name[cut] & 0xc0 == 0x80 {
+        cut -= 1;
+    }
+    name.truncate(cut);
+    name.extend_from_slice(format!("...({len} bytes)").as_bytes());
+    name.shrink_to_fit();
 }
 
 #[cfg(test)]
@@ -365,6 +415,57 @@ mod tests {
         assert!(c.is_empty());
         assert!(c.lookup(0x1000).is_none());
         c.add_module(module(1)).unwrap();
+    }
+
+    #[test]
+    fn long_names_keep_a_prefix_and_their_length() {
+        let mut c = Context::new();
+        let mut m = module(1);
+        m.name = [&b"/lib/"[..], &vec![b'x'; 20 << 20]].concat();
+        let kept = c.add_module(m).unwrap();
+        assert_eq!(kept.name.len(), MAX_NAME + "...(20971525 bytes)".len());
+        assert!(kept.name.starts_with(b"/lib/xxx"));
+        assert!(kept.name.ends_with(b"x...(20971525 bytes)"));
+        // A multi-byte character is not cut in the middle.
+        let mut m = module(2);
+        m.name = [vec![b'a'; MAX_NAME - 1], "é".repeat(10).into_bytes()].concat();
+        let kept = c.add_module(m).unwrap();
+        assert_eq!(
+            kept.name_lossy(),
+            format!("{}...(4115 bytes)", "a".repeat(MAX_NAME - 1))
+        );
+        // Once the budget is spent, names keep less.
+        let mut id = 3;
+        while c.name_bytes < NAME_BUDGET {
+            let mut m = module(id);
+            m.name = vec![b'n'; 2 * MAX_NAME];
+            c.add_module(m).unwrap();
+            id += 1;
+        }
+        let mut m = module(id);
+        m.name = vec![b'n'; 200];
+        assert_eq!(
+            c.add_module(m).unwrap().name_lossy(),
+            format!("{}...(200 bytes)", "n".repeat(SHORT_NAME))
+        );
+        c.reset();
+        let mut m = module(1);
+        m.name = vec![b'n'; 200];
+        assert_eq!(c.add_module(m).unwrap().name.len(), 200);
+    }
+
+    #[test]
+    fn build_id_budget() {
+        let mut c = Context::new();
+        let mut m = module(1);
+        m.build_id = BuildId(vec![7; BUILD_ID_BUDGET]);
+        c.add_module(m).unwrap();
+        assert_eq!(
+            c.add_module(module(2)),
+            Err(ContextError::BuildIdBudget(BUILD_ID_BUDGET))
+        );
+        c.reset();
+        c.add_module(module(2)).unwrap();
     }
 
     #[test]

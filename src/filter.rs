@@ -193,7 +193,14 @@ pub struct Filter {
     /// Offsets of the `\n`s inside the line being handled (a hexdict
     /// group's): element positions are located from them.
     breaks: Vec<usize>,
+    /// "No symbols" diagnostics given, and those left out past
+    /// [`MAX_MISSING_REPORTS`] (said at the end).
+    missing_reports: (u64, u64),
 }
+
+/// Most "no symbols for module" diagnostics: a log may name a million
+/// missing modules.
+pub const MAX_MISSING_REPORTS: u64 = 100;
 
 impl Filter {
     /// A filter writing diagnostics to stderr.
@@ -229,6 +236,7 @@ impl Filter {
             lines_before: 0,
             crash: crash::CrashState::default(),
             breaks: Vec::new(),
+            missing_reports: (0, 0),
             opts,
         }
     }
@@ -361,6 +369,12 @@ impl Filter {
 
     /// End of all inputs: close what is open (pending summaries, colour).
     pub fn finish(&mut self, out: &mut dyn Write) -> Result<(), FilterError> {
+        let left_out = std::mem::take(&mut self.missing_reports.1);
+        if left_out > 0 && !self.opts.quiet {
+            self.diag.note(&format!(
+                "{left_out} more modules without symbols were not reported (the first {MAX_MISSING_REPORTS} were)"
+            ));
+        }
         self.render.finish(out).map_err(FilterError::Write)?;
         out.flush().map_err(FilterError::Write)
     }
@@ -784,10 +798,17 @@ impl Filter {
             for w in &warnings {
                 self.diag.at(&input, line, col, w);
             }
+            if self.explained.len() >= 1 << 14 {
+                self.explained.clear();
+            }
             if explain && self.explained.insert(module.build_id.clone()) {
                 self.explain(module);
             }
-            if let Some(n) = miss_trail_len {
+            if miss_trail_len.is_some() && self.missing_reports.0 >= MAX_MISSING_REPORTS {
+                self.missing_reports.1 += 1;
+                self.diag.count += 1;
+            } else if let Some(n) = miss_trail_len {
+                self.missing_reports.0 += 1;
                 let how = if n == 0 {
                     "no symbol source is configured (see --build-id-dir, --symbol-path)".to_string()
                 } else {

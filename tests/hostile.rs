@@ -36,6 +36,9 @@ fn limited(dir: &Path, args: &[&str], input: &Path, cpu_s: u64, mem: u64) -> Lim
     cmd.current_dir(dir)
         .args(["--no-debuginfod", "--color=never"])
         .args(args)
+        // One malloc arena: each thread's arena would reserve 64 MiB of
+        // address space, which is not memory the program uses.
+        .env("MALLOC_ARENA_MAX", "1")
         .stdin(std::fs::File::open(input).expect("open input"))
         .stdout(std::fs::File::create(&out_path).expect("stdout file"))
         .stderr(std::fs::File::create(&err_path).expect("stderr file"));
@@ -163,8 +166,12 @@ fn first_use_of_a_module_does_not_scan_every_region() {
     let out = String::from_utf8_lossy(&r.stdout);
     let last: Vec<&str> = out.lines().rev().take(2).collect();
     assert_eq!(last, ["[[[pc:0x10f9f010]]]", "[[[pc:0x10f9e010]]]"]);
-    // One "no symbols" diagnostic per module, each built from its key.
-    assert_eq!(r.stderr.matches("no symbols for module").count(), 4_000);
+    // One "no symbols" diagnostic per module, each built from its key, up
+    // to 100; the rest are counted.
+    assert_eq!(r.stderr.matches("no symbols for module").count(), 100);
+    assert!(r.stderr.ends_with(
+        "symfilter: 3900 more modules without symbols were not reported (the first 100 were)\n"
+    ));
 }
 
 /// A line over the 16 MiB limit right after a context run is passed
@@ -362,4 +369,62 @@ fn dumps_describe_their_context_once() {
         serde_json::json!({"kind": "llvm-profile", "name": "p99", "context": 1,
                            "input": "<stdin>", "line": 100_356})
     );
+}
+
+/// Memory does not grow with what a log declares: module names are cut
+/// (a prefix and the length are kept), and missing modules are remembered,
+/// and reported, up to a bound.
+#[test]
+fn memory_stays_bounded() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    // 40 names of 8 MiB: 320 MB kept whole before.
+    let mut log = Vec::new();
+    for m in 0..40 {
+        write!(log, "{{{{{{module:{m}:").expect("write");
+        log.resize(log.len() + (8 << 20), b'n');
+        writeln!(log, ":elf:{:02x}}}}}}}", m + 1).expect("write");
+    }
+    log.extend_from_slice(b"{{{mmap:0x1000:0x1000:load:39:rx:0x0}}}\n{{{pc:0x1010}}}\n");
+    let log = write_file(dir.path(), "names.log", &log);
+    let r = limited(dir.path(), &["--format=llvm"], &log, 30, 256 * MIB);
+    assert_eq!(r.code, Some(0), "{}", &r.stderr[..r.stderr.len().min(500)]);
+    let name = format!("{}...(8388608 bytes)", "n".repeat(4096));
+    let end = format!("{name}\"; BuildID=28 [0x1000-0x1fff](rx)]]]\n[[[pc:0x1010]]]\n");
+    assert!(r.stdout.ends_with(end.as_bytes()));
+    assert!(
+        r.stderr.contains(&format!(
+            "no symbols for module #39 \"{name}\" (build ID 28)"
+        )),
+        "{}",
+        &r.stderr[..r.stderr.len().min(500)]
+    );
+
+    // 100,000 distinct missing build IDs, each used once.
+    let empty = tempfile::tempdir().expect("tempdir");
+    let mut log = Vec::new();
+    for i in 0..100_000u64 {
+        if i % 50_000 == 0 {
+            log.extend_from_slice(b"{{{reset}}}\n");
+        }
+        let start = 0x1000_0000 + (i % 50_000) * 0x1000;
+        writeln!(
+            log,
+            "{{{{{{module:{i}:m:elf:{i:016x}}}}}}}\n{{{{{{mmap:{start:#x}:0x1000:load:{i}:rx:0x0}}}}}}\n{{{{{{pc:{start:#x}}}}}}}"
+        )
+        .expect("write");
+    }
+    let log = write_file(dir.path(), "missing.log", &log);
+    let build_id_dir = empty.path().to_str().expect("utf-8");
+    let r = limited(
+        dir.path(),
+        &["--format=llvm", "--build-id-dir", build_id_dir],
+        &log,
+        60,
+        256 * MIB,
+    );
+    assert_eq!(r.code, Some(0), "{}", &r.stderr[..r.stderr.len().min(500)]);
+    assert_eq!(r.stderr.lines().count(), 101);
+    assert!(r.stderr.ends_with(
+        "symfilter: 99900 more modules without symbols were not reported (the first 100 were)\n"
+    ));
 }

@@ -14,6 +14,13 @@ pub struct SymbolizerConfig {
     pub providers: Vec<Box<dyn Provider>>,
 }
 
+/// Most missing build IDs remembered, with the places tried for each (a
+/// log may name a million missing modules); past it they are all
+/// forgotten, and one asked for again is searched again.
+pub const MAX_MISSING: usize = 1 << 14;
+/// Most bytes of missing build IDs remembered (a build ID may be long).
+pub const MAX_MISSING_BYTES: usize = 64 << 20;
+
 enum Slot {
     Found(Box<Memo>),
     /// Not found; the places tried are in `trails`.
@@ -30,6 +37,9 @@ pub struct Symbolizer {
     prefetcher: Option<Prefetcher>,
     slots: HashMap<BuildId, Slot>,
     trails: HashMap<BuildId, Vec<Attempt>>,
+    /// Build IDs in `slots` that are missing, and their bytes.
+    missing: usize,
+    missing_bytes: usize,
     data_declarations: bool,
     line0_columns: bool,
     sharing: Option<Sharing>,
@@ -50,6 +60,8 @@ impl Symbolizer {
             prefetcher: None,
             slots: HashMap::default(),
             trails: HashMap::default(),
+            missing: 0,
+            missing_bytes: 0,
             data_declarations: true,
             line0_columns: true,
             sharing: None,
@@ -111,6 +123,15 @@ impl Symbolizer {
 
     fn store(&mut self, located: Located) {
         let Located { key, source, trail } = located;
+        if source.is_none()
+            && (self.missing >= MAX_MISSING || self.missing_bytes >= MAX_MISSING_BYTES)
+        {
+            self.forget_missing();
+        }
+        if source.is_none() {
+            self.missing += 1;
+            self.missing_bytes += key.build_id.0.len();
+        }
         self.trails.insert(key.build_id.clone(), trail);
         let slot = match source {
             Some(mut src) => {
@@ -144,6 +165,17 @@ impl Symbolizer {
         if !prefetcher.knows(id) {
             prefetcher.request(key());
         }
+    }
+
+    /// Forget every missing build ID and its trail (memory stays bounded
+    /// whatever the number of distinct missing modules).
+    fn forget_missing(&mut self) {
+        let slots = &mut self.slots;
+        self.trails
+            .retain(|id, _| matches!(slots.get(id), Some(Slot::Found(_))));
+        slots.retain(|_, slot| matches!(slot, Slot::Found(_)));
+        self.missing = 0;
+        self.missing_bytes = 0;
     }
 
     /// Whether `id` was asked for already (its source is open, or known
