@@ -92,6 +92,7 @@ use std::path::{Path, PathBuf};
 
 use crate::context::{Context, Module, Region};
 use crate::demangle::demangle_full;
+use crate::escape;
 use crate::symbols::{ModuleKey, Symbolizer};
 use crate::xray::{self, Mapped, account};
 
@@ -278,7 +279,6 @@ impl Dumps {
     ) -> Outcome {
         let text = want == Want::Text;
         let mut out = Outcome::default();
-        let kind = String::from_utf8_lossy(dump.kind);
         let name = String::from_utf8_lossy(dump.name);
         let mut report = String::new();
         if dump.kind == b"xray" {
@@ -311,7 +311,9 @@ impl Dumps {
                     (n, true) => format!("context #{n}: {}", context_text(context)),
                     (n, false) => format!("context #{n} (as above)"),
                 };
-                out.text = format!("[dumpfile {kind}:{name}: {c}]\n");
+                // Names from the log, written where a terminal reads them.
+                let (kind, shown) = (escape::bytes(dump.kind), escape::bytes(dump.name));
+                out.text = format!("[dumpfile {kind}:{shown}: {c}]\n");
             }
             let mut coverage = None;
             let mut error = None;
@@ -319,7 +321,7 @@ impl Dumps {
                 match self.sancov(dump, context, symbolizer) {
                     Ok(cov) => {
                         if text {
-                            write_coverage(&mut out.text, &name, &cov);
+                            write_coverage(&mut out.text, &escape::bytes(dump.name), &cov);
                         }
                         if cov.unresolved > 0 {
                             out.diagnostics.push(format!(
@@ -435,7 +437,7 @@ impl Dumps {
                             continue;
                         }
                         out.text.push_str("    ");
-                        out.text.push_str(l);
+                        out.text.push_str(&escape::controls(l));
                         out.text.push('\n');
                     }
                     if let Some(first) = problems.first() {
@@ -558,7 +560,7 @@ fn context_text(context: &Context) -> String {
             s,
             "{sep}module {} \"{}\" build-id {}",
             m.id,
-            m.name_lossy(),
+            escape::bytes(&m.name),
             m.build_id
         );
         let mut regions = context.regions_of(m.id);
@@ -602,6 +604,7 @@ fn write_coverage(out: &mut String, name: &str, cov: &Coverage) {
     }
     out.push('\n');
     for (f, n) in &cov.functions {
+        let f = escape::controls(f);
         let _ = writeln!(out, "    {f} ({})", plural(*n, "PC", "PCs"));
     }
 }

@@ -110,18 +110,21 @@ impl Diagnostics {
         Diagnostics::new(Box::new(io::stderr()), quiet)
     }
 
-    /// A located message.
+    /// A located message. Messages quote names from the log and from
+    /// debug info: their control characters are shown escaped.
     pub fn at(&mut self, input: &str, line: u64, column: usize, msg: &str) {
+        use crate::escape::controls;
         self.count += 1;
         if !self.quiet {
+            let (input, msg) = (controls(input), controls(msg));
             let _ = writeln!(self.sink, "symfilter: {input}:{line}:{column}: {msg}");
         }
     }
 
     /// A message that is not about one place (always printed, even quiet:
-    /// used for `--explain`).
+    /// used for `--explain`), control characters escaped.
     pub fn note(&mut self, msg: &str) {
-        let _ = writeln!(self.sink, "symfilter: {msg}");
+        let _ = writeln!(self.sink, "symfilter: {}", crate::escape::controls(msg));
     }
 }
 

@@ -17,6 +17,7 @@ pub mod debuginfod;
 pub mod demangle;
 pub mod dumpfile;
 pub mod elf;
+pub mod escape;
 pub mod filter;
 pub mod gsym;
 mod hex;

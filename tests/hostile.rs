@@ -428,3 +428,128 @@ fn memory_stays_bounded() {
         "symfilter: 99900 more modules without symbols were not reported (the first 100 were)\n"
     ));
 }
+
+/// Names that reach a terminal (module, symbol and dumpfile names from the
+/// log, function names and source paths from debug info) have their
+/// control characters shown escaped in the human format and in every
+/// diagnostic; plain text keeps its escapes byte for byte, and the llvm
+/// format prints names as LLVM does (raw).
+#[test]
+fn terminal_escapes_in_names_are_shown_escaped() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let log = b"{{{module:0:a\x1b]52;c;SGVsbG8=\x07:elf:abcd}}}
+{{{mmap:0x1000:0x1000:load:0:rx:0x0}}}
+plain \x1b[2J text
+pc {{{pc:0x1010}}} symbol {{{symbol:x\x1b[2Jy}}} {{{symbol:\xc2\x9b2J}}} {{{symbol:\x9b2J}}}
+{{{dumpfile:llvm-profile:p\x1b[2J}}}
+";
+    let path = write_file(dir.path(), "escapes.log", log);
+    let r = limited(dir.path(), &[], &path, 20, 512 * MIB);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let name = "a\\u{1b}]52;c;SGVsbG8=\\u{7}";
+    assert_eq!(
+        String::from_utf8_lossy(&r.stdout),
+        format!(
+            "[module #0 \"{name}\" build-id abcd: 0x1000-0x1fff rx]
+plain \x1b[2J text
+pc {name}+0x10 symbol x\\u{{1b}}[2Jy \\u{{9b}}2J \\x9b2J
+{{{{{{dumpfile:llvm-profile:p\x1b[2J}}}}}}
+[dumpfile llvm-profile:p\\u{{1b}}[2J: context #1: module 0 \"{name}\" build-id abcd 0x1000-0x1fff rx +0x0]
+"
+        )
+    );
+    // Where symbols were looked for depends on the machine.
+    assert!(
+        r.stderr.starts_with(&format!(
+            "symfilter: <stdin>:4:10: no symbols for module #0 \"{name}\" (build ID abcd): "
+        )),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(r.stderr.lines().count(), 1);
+    assert!(!r.stderr.contains('\x1b'));
+    // LLVM prints the name raw; so does the llvm format.
+    let r = limited(dir.path(), &["--format=llvm"], &path, 20, 512 * MIB);
+    assert!(
+        r.stdout
+            .starts_with(b"[[[ELF module #0x0 \"a\x1b]52;c;SGVsbG8=\x07\"; BuildID=abcd"),
+        "{}",
+        String::from_utf8_lossy(&r.stdout)
+    );
+    assert!(!r.stderr.contains('\x1b'), "{}", r.stderr);
+}
+
+/// Function names and source paths from debug info are escaped in the
+/// human format too (the renderer, given a hostile answer).
+#[test]
+fn terminal_escapes_from_debug_info_are_shown_escaped() {
+    use std::sync::Arc;
+    use symfilter::context::{Module, Region};
+    use symfilter::markup::{Mode, RawElement};
+    use symfilter::render::{
+        Event, Format, Line, Lookup, Place, RenderOptions, Resolved, renderer,
+    };
+    use symfilter::symbols::{BuildId, CodeInfo, Frame};
+    let info = CodeInfo {
+        frames: vec![Frame {
+            function: Some("f\x1b]0;title\x07".into()),
+            file: Some("/src/\x1b[2J/a.c".into()),
+            line: 3,
+            column: 1,
+        }],
+        symbol: None,
+    };
+    let module = Module {
+        id: 0,
+        name: b"app".to_vec(),
+        build_id: BuildId(vec![0xab]),
+    };
+    let region = Region {
+        start: 0x1000,
+        size: 0x1000,
+        module: 0,
+        mode: Mode {
+            read: true,
+            write: false,
+            exec: true,
+        },
+        rel: 0,
+    };
+    let resolved = Resolved {
+        addr: 0x1010,
+        adjusted: 0x1010,
+        place: Some(Place {
+            module: Arc::new(module),
+            region,
+            rel: 0x10,
+        }),
+        lookup: Lookup::Code(Arc::new(info)),
+    };
+    let raw = RawElement {
+        span: 0..14,
+        tag: 3..5,
+        fields: Default::default(),
+    };
+    let line = Line {
+        bytes: b"{{{pc:0x1010}}}",
+        ending: b"\n",
+        number: 1,
+    };
+    for full_paths in [false, true] {
+        let opts = RenderOptions {
+            full_paths,
+            ..RenderOptions::default()
+        };
+        let mut human = renderer(Format::Human, &opts);
+        let mut out = Vec::new();
+        human
+            .line(&mut out, &line, &[Event::Pc(&raw, resolved.clone())])
+            .expect("render");
+        human.finish(&mut out).expect("finish");
+        assert_eq!(
+            String::from_utf8_lossy(&out),
+            "f\\u{1b}]0;title\\u{7} at /src/\\u{1b}[2J/a.c:3:1\n",
+            "full_paths {full_paths}"
+        );
+    }
+}

@@ -220,6 +220,8 @@ impl Human {
                             located: None,
                         };
                     };
+                    let p = crate::escape::controls(p);
+                    let p: &str = &p;
                     // Room for the path and `:line:column`: an answer's
                     // frames are made once, and growing costs more.
                     let mut text = Vec::with_capacity(p.len() + 24);
@@ -435,7 +437,7 @@ impl Human {
             out,
             "[module #{} \"{}\" build-id {}",
             m.id,
-            m.name_lossy(),
+            crate::escape::bytes(&m.name),
             m.build_id
         )?;
         let mut regions = s.regions;
@@ -503,7 +505,10 @@ impl Human {
         Ok(())
     }
 
+    /// Write a name from the log or the debug info (control characters
+    /// escaped), in `style` when colour is on.
     fn paint(&self, out: &mut Vec<u8>, style: &str, text: &str) {
+        let text = &*crate::escape::controls(text);
         if !self.opts.color {
             out.extend_from_slice(text.as_bytes());
             return;
@@ -527,6 +532,7 @@ impl Human {
 
     /// `file:line:column` (what is known of it), green with colour.
     fn location(&self, st: &mut PathState, out: &mut Vec<u8>, file: &str, line: u32, column: u32) {
+        let file = &*crate::escape::controls(file);
         if self.opts.color {
             out.extend_from_slice(LOC.as_bytes());
         }
@@ -587,10 +593,10 @@ impl Human {
         } else {
             &name[..]
         };
-        if shown.is_ascii() {
+        if shown.is_ascii() && !shown.iter().any(u8::is_ascii_control) {
             out.extend_from_slice(shown);
         } else {
-            out.extend_from_slice(String::from_utf8_lossy(shown).as_bytes());
+            out.extend_from_slice(crate::escape::bytes(shown).as_bytes());
         }
         out.push(b'+');
         out.extend_from_slice(Hex::new(place.rel, 0).as_bytes());
@@ -782,7 +788,7 @@ impl Human {
                 Event::Context(el, _) => out.extend_from_slice(el.text(bytes)),
                 Event::Symbol(_, name) => match std::str::from_utf8(name) {
                     Ok(name) => self.paint(out, FUNC, &demangle_full(name)),
-                    Err(_) => out.extend_from_slice(name),
+                    Err(_) => crate::escape::push_bytes(out, name),
                 },
                 Event::Pc(el, res) => match &res.place {
                     Some(place) => self.code_text(st, out, res, place)?,
@@ -816,7 +822,7 @@ impl Human {
                         write!(
                             note,
                             "  {}: {:#x} = ",
-                            String::from_utf8_lossy(v.pair.key),
+                            crate::escape::bytes(v.pair.key),
                             v.pair.value
                         )?;
                         match v.resolved.lookup {

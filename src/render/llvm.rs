@@ -2,6 +2,10 @@
 //! (LLVM 22) writes to stdout, including its module info lines, line
 //! elision, `[[[...]]]` reprints, line endings and `--color=always` escape
 //! forms; `tests/llvm_diff.rs` checks it against the real tool.
+//!
+//! Names (modules, symbols, files) are written raw, control characters
+//! included, as LLVM writes them: this format's job is LLVM's bytes. The
+//! human format escapes them ([`crate::escape`]).
 
 use std::collections::HashSet;
 use std::io::{self, Write};
