@@ -35,7 +35,15 @@ fn expected(name: &str) -> String {
 #[test]
 fn v1_convert_matches_llvm_xray_in_every_layout() {
     let want = expected("hand-v1.convert.yaml");
-    for t in ["v1-le", "v1-be", "v1-garbage-le", "v1-concat-le"] {
+    for t in [
+        "v1-le",
+        "v1-be",
+        "v1-garbage-le",
+        "v1-concat-le",
+        "v1-unpadded-le",
+        "v1-unpadded-be",
+        "v1-mixed-le",
+    ] {
         let (out, err) = ok(&["xray", "convert", &format!("hand/{t}.xray")]);
         assert_eq!(out, want, "{t}");
         assert_eq!(err, "", "{t}");

@@ -768,17 +768,28 @@ fn index_v1(data: &[u8], h: &Header, diags: &mut DiagSink) -> Vec<Block> {
         }
         let start = off;
         let end = match fixed {
-            Some(size) if data.len() - start >= size => start + size,
             Some(size) => {
-                // Truncated final buffer: decode what is there.
-                diags.push(
-                    start,
-                    format!(
-                        "buffer of {size} bytes truncated to {} bytes",
-                        data.len() - start
-                    ),
-                );
-                data.len()
+                let window = start.saturating_add(size);
+                let within = &data[..window.min(data.len())];
+                match end_of_buffer_record(within, e, start) {
+                    // Some writers end a buffer at its EndOfBuffer record
+                    // instead of padding it to the header's size (llvm-xray
+                    // reads those): the next buffer starts right after it.
+                    Some(q) if !padded(data, e, q, window) => q,
+                    Some(_) => window.min(data.len()),
+                    None if window <= data.len() => window,
+                    None => {
+                        // Truncated final buffer: decode what is there.
+                        diags.push(
+                            start,
+                            format!(
+                                "buffer of {size} bytes truncated to {} bytes",
+                                data.len() - start
+                            ),
+                        );
+                        data.len()
+                    }
+                }
             }
             None => find_end_of_buffer(data, e, start),
         };
@@ -801,9 +812,34 @@ fn usable_v1_size(size: u64) -> Option<usize> {
         .filter(|&s| s >= 3 * METADATA_SIZE)
 }
 
+/// Whether the bytes from `q` (right after an EndOfBuffer record) to the
+/// buffer's fixed end `window` are padding: all zero, or (as the format
+/// document leaves their content open) followed by what must come after a
+/// whole buffer: the end of the file, a NewBuffer record or a header.
+fn padded(data: &[u8], e: Endian, q: usize, window: usize) -> bool {
+    if q >= window {
+        return true;
+    }
+    if data[q..window.min(data.len())].iter().all(|&b| b == 0) {
+        return true;
+    }
+    window == data.len()
+        || (window < data.len() && e.introducer(data[window]) == (true, kind::NEW_BUFFER))
+        || (data.len() - window.min(data.len()) >= HEADER_SIZE && {
+            let again = read_header(&data[window..], e);
+            (1..=5).contains(&again.version) && again.trace_type == 1
+        })
+}
+
 /// Without a usable buffer size: walk records to the EndOfBuffer and end
 /// the block right after it.
 fn find_end_of_buffer(data: &[u8], e: Endian, start: usize) -> usize {
+    end_of_buffer_record(data, e, start).unwrap_or(data.len())
+}
+
+/// The offset right after the first EndOfBuffer record from `start`, if
+/// `data` has one.
+fn end_of_buffer_record(data: &[u8], e: Endian, start: usize) -> Option<usize> {
     let mut off = start;
     while off < data.len() {
         let (is_meta, k) = e.introducer(data[off]);
@@ -813,7 +849,7 @@ fn find_end_of_buffer(data: &[u8], e: Endian, start: usize) -> usize {
         }
         let mut next = off + METADATA_SIZE;
         if k == kind::END_OF_BUFFER {
-            return next.min(data.len());
+            return Some(next.min(data.len()));
         }
         if (k == kind::CUSTOM_EVENT || k == kind::TYPED_EVENT) && data.len() - off >= 5 {
             let size = e.u32(&data[off + 1..off + 5]) as i32;
@@ -823,7 +859,7 @@ fn find_end_of_buffer(data: &[u8], e: Endian, start: usize) -> usize {
         }
         off = next;
     }
-    data.len()
+    None
 }
 
 #[cfg(test)]

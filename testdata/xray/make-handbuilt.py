@@ -11,6 +11,10 @@ Writes testdata/xray/hand/:
                              with bytes that decode as NewBuffer records (a
                              reader that does not skip would see thread 99).
   v1-concat-le.xray          two v1 logs (header + buffer) back to back.
+  v1-unpadded-le.xray,       v1 whose buffers end at their EndOfBuffer record
+  v1-unpadded-be.xray        (no padding to the header's buffer size), as
+                             llvm-xray reads them.
+  v1-mixed-le.xray           an unpadded buffer followed by a padded one.
   v5-le.xray, v5-be.xray     version 5 (what clang-22's runtime writes):
                              BufferExtents, Pid, delta-encoded custom events,
                              TypedEventMarker.
@@ -171,6 +175,11 @@ def main():
         + v1_buffer(le, 7, thread7(le, 1), lambda n: b"\0" * n)
         + le.header(1, V1_BUFFER)
         + v1_buffer(le, 8, thread8(le, 1), lambda n: b"\0" * n),
+        "v1-unpadded-le.xray": v1(le, lambda n: b""),
+        "v1-unpadded-be.xray": v1(be, lambda n: b""),
+        "v1-mixed-le.xray": le.header(1, V1_BUFFER)
+        + v1_buffer(le, 7, thread7(le, 1), lambda n: b"")
+        + v1_buffer(le, 8, thread8(le, 1), lambda n: b"\0" * n),
         "v5-le.xray": v5(le),
         "v5-be.xray": v5(be),
     }
@@ -189,6 +198,12 @@ def main():
                 check=True, capture_output=True, text=True).stdout
             with open(os.path.join(EXP, "hand-%s.convert.yaml" % v), "w") as f:
                 f.write(yaml)
+            if v == "v1":
+                for other in ("v1-unpadded-le.xray", "v1-mixed-le.xray"):
+                    again = subprocess.run(
+                        [XRAY, "convert", "-output-format=yaml", os.path.join(OUT, other)],
+                        check=True, capture_output=True, text=True).stdout
+                    assert again == yaml, "llvm-xray reads %s differently" % other
             # account -k: llvm-xray stops at the unmatched exit otherwise.
             csv = subprocess.run(
                 [XRAY, "account", "-k", "-format=csv", trace],
