@@ -34,7 +34,11 @@ fn lookup(gsym: &Path, name: &str) -> String {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    String::from_utf8(out.stdout).unwrap()
+    let text = String::from_utf8(out.stdout).unwrap();
+    let header = format!("Looking up addresses in \"{}\":\n", gsym.display());
+    text.strip_prefix(&header)
+        .unwrap_or_else(|| panic!("no header line {header:?}: {text}"))
+        .to_string()
 }
 
 fn expected(name: &str) -> String {
@@ -65,6 +69,20 @@ fn lookups_in_llvm_written_files_match_llvm_gsymutil() {
         let got = lookup(&dir().join(format!("{name}.gsym")), name);
         assert_same(&got, &want, name);
     }
+}
+
+#[test]
+fn whole_output_matches_llvm_gsymutil_header_included() {
+    let out = symfilter()
+        .current_dir(dir())
+        .args(["gsym", "lookup", "tiny.gsym", "0x401000", "0x0"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        std::fs::read_to_string(dir().join("expected/tiny.whole.llvm.txt")).unwrap()
+    );
 }
 
 #[test]

@@ -321,6 +321,34 @@ fn instrumentation_map_matches_llvm_xray_extract() {
     assert_eq!(out, expected("xray_demo.extract.yaml"));
 }
 
+/// xray_demo with its sleds rewritten as version 0 (absolute addresses), as
+/// testdata/xray/make-v0-map.sh does for llvm-xray's expected output.
+#[test]
+fn version_0_sleds_match_llvm_xray_extract() {
+    use object::{Object, ObjectSection};
+    let mut data = std::fs::read(dir().join("bin/xray_demo")).expect("binary");
+    let (base, range) = {
+        let file = object::File::parse(&*data).expect("ELF");
+        let map = file.section_by_name("xray_instr_map").expect("section");
+        let (off, size) = map.file_range().expect("contents");
+        (map.address(), off as usize..(off + size) as usize)
+    };
+    for (i, sled) in data[range].chunks_exact_mut(32).enumerate() {
+        let at = base + 32 * i as u64;
+        let word = |b: &[u8]| u64::from_le_bytes(b.try_into().expect("8 bytes"));
+        let address = at.wrapping_add(word(&sled[0..8]));
+        let function = (at + 8).wrapping_add(word(&sled[8..16]));
+        sled[0..8].copy_from_slice(&address.to_le_bytes());
+        sled[8..16].copy_from_slice(&function.to_le_bytes());
+        sled[18] = 0;
+    }
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let v0 = tmp.path().join("xray_demo.v0");
+    std::fs::write(&v0, &data).expect("write");
+    let (out, _) = symfilter(&["xray", "extract", "-s", v0.to_str().expect("utf-8")]);
+    assert_eq!(out, expected("xray_demo.v0.extract.yaml"));
+}
+
 #[test]
 fn build_id_not_found_is_one_clear_error() {
     let out = common::command()

@@ -209,6 +209,7 @@ fn lookup(args: LookupArgs) -> anyhow::Result<ExitCode> {
     let file = GsymFile::open(&args.gsym).with_context(|| format!("{}", args.gsym.display()))?;
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
+    writeln!(out, "Looking up addresses in \"{}\":", args.gsym.display())?;
     let mut one = |s: &str| -> anyhow::Result<()> {
         let Some(addr) = parse_addr(s) else {
             bail!("{s:?} is not an address");

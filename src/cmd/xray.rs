@@ -485,9 +485,14 @@ fn run_extract(a: ExtractArgs) -> anyhow::Result<ExitCode> {
             None => "''".to_string(),
         };
         out.push_str(&format!(
-            "- {{ id: {id}, address: {:#X}, function: {:#X}, kind: {kind}, always-instrument: {}, function-name: {name}, version: {} }}\n",
-            sled.address, sled.function, sled.always_instrument, sled.version
+            "- {{ id: {id}, address: {:#X}, function: {:#X}, kind: {kind}, always-instrument: {}, function-name: {name}",
+            sled.address, sled.function, sled.always_instrument
         ));
+        // llvm-xray leaves out a version of 0, its YAML default.
+        if sled.version != 0 {
+            out.push_str(&format!(", version: {}", sled.version));
+        }
+        out.push_str(" }\n");
     }
     out.push_str("...\n");
     write_out(None, &out)?;

@@ -96,4 +96,6 @@ for b in inl_O2 app_cpp_O2 tiny; do
   while read -r a; do args+=(--address "$a"); done < expected/$b.addrs
   $LLVM/llvm-gsymutil variants/$b.sym.gsym "${args[@]}" | tail -n +2 > expected/$b.sym.llvm.txt
 done
+# The whole output, header line included, for a relative path and addresses given as arguments.
+$LLVM/llvm-gsymutil tiny.gsym --address 0x401000 --address 0x0 > expected/tiny.whole.llvm.txt
 echo "fixtures regenerated"

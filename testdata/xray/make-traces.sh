@@ -56,3 +56,4 @@ $X account -instr_map=bin/xray_demo -format=csv traces/st.xray > "$tmp/st.direct
 cmp "$tmp/st.direct.csv" expected/st.account.csv
 $X stack -instr_map=bin/xray_demo -all-stacks -stack-format=flame traces/st.xray > "$tmp/st.direct.flame"
 cmp "$tmp/st.direct.flame" expected/st.stack.flame
+./make-v0-map.sh
