@@ -59,7 +59,14 @@ fn assert_same(got: &str, want: &str, what: &str) {
     }
 }
 
-const FIXTURES: [&str; 5] = ["inl_O2", "inl_O0", "app_cpp_O2", "tiny", "inl_split"];
+const FIXTURES: [&str; 6] = [
+    "inl_O2",
+    "inl_O0",
+    "app_cpp_O2",
+    "tiny",
+    "inl_split",
+    "xunit_lto",
+];
 
 #[test]
 fn lookups_in_llvm_written_files_match_llvm_gsymutil() {

@@ -8,16 +8,15 @@
 //! and the tree of inlined subroutines; then every `STT_FUNC` symbol.
 
 use std::borrow::Cow;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::path::Path;
 
-use gimli::{AttributeValue, DwAt, DwTag, EndianSlice, RunTimeEndian, constants};
+use gimli::{AttributeValue, DwAt, EndianSlice, RunTimeEndian, constants};
 use object::{Object, ObjectSection, ObjectSegment, SectionKind};
 
+use super::dies::{Dies, Others, R, Tree};
 use super::writer::{FunctionInfo, GsymBuilder, InlineNode, LineEntry, insert_range};
 use crate::symbols::BuildId;
-
-type R<'a> = EndianSlice<'a, RunTimeEndian>;
 
 /// Why an input could not be converted.
 #[derive(Debug, thiserror::Error)]
@@ -92,7 +91,9 @@ fn convert_split_unit<'a>(
             continue;
         }
         unit.copy_relocated_attributes(skeleton);
-        let _ = convert_unit(&dwo_dwarf, &unit, Some((dwarf, skeleton)), b);
+        let arena = typed_arena::Arena::new();
+        let others = Others::new(&dwo_dwarf, &arena);
+        let _ = convert_unit(&dwo_dwarf, unit, Some(&others), Some((dwarf, skeleton)), b);
         return Some(());
     }
     None
@@ -139,6 +140,8 @@ pub fn from_elf(
         ..ConvertStats::default()
     };
     let before = b.num_functions();
+    let arena = typed_arena::Arena::new();
+    let others = Others::new(&dwarf, &arena);
     let mut units = dwarf.units();
     while let Some(header) = units.next()? {
         let unit = match dwarf.unit(header) {
@@ -153,7 +156,7 @@ pub fn from_elf(
             continue;
         }
         // A unit that fails half way keeps what it converted.
-        let _ = convert_unit(&dwarf, &unit, None, b);
+        let _ = convert_unit(&dwarf, unit, Some(&others), None, b);
     }
     stats.from_debug_info = b.num_functions() - before;
     let before = b.num_functions();
@@ -212,42 +215,6 @@ impl ElfAlias for object::read::elf::ElfFile32<'_> {
 impl ElfAlias for object::read::elf::ElfFile64<'_> {
     type H = object::elf::FileHeader64<object::Endianness>;
 }
-
-/// DIEs of one unit that the conversion needs, in DFS (offset) order.
-struct Node<'a> {
-    tag: DwTag,
-    /// Direct parent, when the parent is itself a kept node.
-    parent: Option<usize>,
-    children: Vec<usize>,
-    attrs: Vec<gimli::Attribute<R<'a>>>,
-}
-
-const KEPT: [DwTag; 7] = [
-    constants::DW_TAG_subprogram,
-    constants::DW_TAG_inlined_subroutine,
-    constants::DW_TAG_lexical_block,
-    constants::DW_TAG_namespace,
-    constants::DW_TAG_structure_type,
-    constants::DW_TAG_class_type,
-    constants::DW_TAG_union_type,
-];
-
-/// The attributes the conversion reads; the others are not kept.
-const USED_ATTRS: [DwAt; 13] = [
-    constants::DW_AT_name,
-    constants::DW_AT_linkage_name,
-    constants::DW_AT_MIPS_linkage_name,
-    constants::DW_AT_abstract_origin,
-    constants::DW_AT_specification,
-    constants::DW_AT_low_pc,
-    constants::DW_AT_high_pc,
-    constants::DW_AT_ranges,
-    constants::DW_AT_call_file,
-    constants::DW_AT_call_line,
-    constants::DW_AT_decl_file,
-    constants::DW_AT_decl_line,
-    constants::DW_AT_language,
-];
 
 /// One line program's rows, grouped into sequences the way LLVM's
 /// `DWARFDebugLine::LineTable` keeps them.
@@ -326,16 +293,14 @@ impl Lines {
     }
 }
 
-struct UnitCtx<'d, 'a> {
+struct UnitCtx<'d, 'o, 'a> {
     dwarf: &'d gimli::Dwarf<R<'a>>,
-    unit: &'d gimli::Unit<R<'a>>,
-    /// Where the line table and compilation directory come from: the unit
-    /// itself, or for split DWARF the skeleton unit in the executable.
+    tree: Tree<'a>,
+    others: Option<&'d Others<'o, 'a>>,
+    /// Where the line table and compilation directory come from for split
+    /// DWARF: the skeleton unit in the executable (else the unit itself).
     ldwarf: &'d gimli::Dwarf<R<'a>>,
-    lunit: &'d gimli::Unit<R<'a>>,
-    nodes: Vec<Node<'a>>,
-    by_offset: HashMap<usize, usize>,
-    language: u16,
+    skeleton: Option<&'d gimli::Unit<R<'a>>>,
     lines: Option<Lines>,
     /// DWARF file index -> GSYM file index.
     file_cache: HashMap<u64, u32>,
@@ -346,92 +311,40 @@ type LineSource<'d, 'a> = (&'d gimli::Dwarf<R<'a>>, &'d gimli::Unit<R<'a>>);
 
 fn convert_unit<'a>(
     dwarf: &gimli::Dwarf<R<'a>>,
-    unit: &gimli::Unit<R<'a>>,
+    unit: gimli::Unit<R<'a>>,
+    others: Option<&Others<'_, 'a>>,
     skeleton: Option<LineSource<'_, 'a>>,
     b: &mut GsymBuilder,
 ) -> Result<(), gimli::Error> {
-    let (ldwarf, lunit) = skeleton.unwrap_or((dwarf, unit));
-    let mut nodes: Vec<Node<'a>> = Vec::new();
-    let mut by_offset = HashMap::new();
-    let mut language = 0u16;
-    // Stack of (depth, kept node index) of the current DIE's ancestors.
-    let mut stack: Vec<(isize, Option<usize>)> = Vec::new();
-    let mut cursor = unit.entries();
-    while let Some(entry) = cursor.next_dfs()? {
-        let depth = entry.depth();
-        while stack.last().is_some_and(|&(d, _)| d >= depth) {
-            stack.pop();
-        }
-        if depth == 0
-            && skeleton.is_none()
-            && let Some(AttributeValue::Language(l)) = entry.attr_value(constants::DW_AT_language)
-        {
-            language = l.0;
-        }
-        let tag = entry.tag();
-        let kept = if KEPT.contains(&tag) {
-            let parent = stack.last().and_then(|&(_, p)| p);
-            let idx = nodes.len();
-            nodes.push(Node {
-                tag,
-                parent,
-                children: Vec::new(),
-                attrs: entry
-                    .attrs()
-                    .iter()
-                    .filter(|a| USED_ATTRS.contains(&a.name()))
-                    .cloned()
-                    .collect(),
-            });
-            if let Some(p) = parent {
-                nodes[p].children.push(idx);
-            }
-            by_offset.insert(entry.offset().0, idx);
-            Some(idx)
-        } else {
-            None
-        };
-        if entry.has_children() {
-            stack.push((depth, kept));
-        }
-    }
-    if skeleton.is_some() {
+    let (mut tree, result) = Tree::build(unit);
+    if let Some((_, lunit)) = skeleton {
         // Like LLVM, the language comes from the skeleton's unit DIE.
         let mut c = lunit.entries();
-        if let Ok(Some(root)) = c.next_dfs()
-            && let Some(AttributeValue::Language(l)) = root.attr_value(constants::DW_AT_language)
-        {
-            language = l.0;
-        }
+        tree.language = match c.next_dfs() {
+            Ok(Some(root)) => match root.attr_value(constants::DW_AT_language) {
+                Some(AttributeValue::Language(l)) => l.0,
+                _ => 0,
+            },
+            _ => 0,
+        };
     }
+    let lines = Lines::load(skeleton.map_or(&tree.unit, |(_, u)| u));
     let mut ctx = UnitCtx {
         dwarf,
-        unit,
-        ldwarf,
-        lunit,
-        nodes,
-        by_offset,
-        language,
-        lines: Lines::load(lunit),
+        tree,
+        others,
+        ldwarf: skeleton.map_or(dwarf, |(d, _)| d),
+        skeleton: skeleton.map(|(_, u)| u),
+        lines,
         file_cache: HashMap::new(),
     };
-    for i in 0..ctx.nodes.len() {
-        if ctx.nodes[i].tag == constants::DW_TAG_subprogram {
+    for i in 0..ctx.tree.nodes.len() {
+        if ctx.tree.nodes[i].tag == constants::DW_TAG_subprogram {
             ctx.handle_subprogram(i, b);
         }
     }
-    Ok(())
+    result
 }
-
-/// Languages whose names LLVM qualifies with their declaration contexts.
-const C_LIKE: [u16; 6] = [
-    constants::DW_LANG_C_plus_plus.0,
-    constants::DW_LANG_C_plus_plus_03.0,
-    constants::DW_LANG_C_plus_plus_11.0,
-    constants::DW_LANG_C_plus_plus_14.0,
-    constants::DW_LANG_ObjC_plus_plus.0,
-    constants::DW_LANG_C.0,
-];
 
 /// A file index attribute's value (gimli normalizes it to `FileIndex`).
 fn file_index(v: AttributeValue<R<'_>>) -> Option<u64> {
@@ -464,160 +377,47 @@ fn path_append(path: &mut Vec<u8>, comp: &[u8]) {
     path.extend_from_slice(comp);
 }
 
-impl<'a> UnitCtx<'_, 'a> {
-    fn attr(&self, node: usize, at: DwAt) -> Option<AttributeValue<R<'a>>> {
-        self.nodes
-            .get(node)?
-            .attrs
-            .iter()
-            .find(|a| a.name() == at)
-            .map(|a| a.value())
-    }
-
-    fn node_ref(&self, v: AttributeValue<R<'a>>) -> Option<usize> {
-        let off = match v {
-            AttributeValue::UnitRef(o) => o.0,
-            AttributeValue::DebugInfoRef(o) => o.to_unit_offset(&self.unit.header)?.0,
-            _ => return None,
-        };
-        self.by_offset.get(&off).copied()
-    }
-
-    /// LLVM's `findRecursively`: the attribute on the DIE or on what its
-    /// abstract origin / specification chain points to.
-    fn find_recursively(&self, node: usize, names: &[DwAt]) -> Option<AttributeValue<R<'a>>> {
-        let mut work = vec![node];
-        let mut seen = HashSet::new();
-        while let Some(n) = work.pop() {
-            if !seen.insert(n) || seen.len() > 64 {
-                continue;
-            }
-            for &at in names {
-                if let Some(v) = self.attr(n, at) {
-                    return Some(v);
-                }
-            }
-            for at in [
-                constants::DW_AT_abstract_origin,
-                constants::DW_AT_specification,
-            ] {
-                if let Some(r) = self.attr(n, at).and_then(|v| self.node_ref(v)) {
-                    work.insert(0, r);
-                }
-            }
+impl<'o, 'a> UnitCtx<'_, 'o, 'a> {
+    fn dies(&self) -> Dies<'_, 'o, 'a> {
+        Dies {
+            dwarf: self.dwarf,
+            here: &self.tree,
+            others: self.others,
         }
-        None
     }
 
-    fn string(&self, v: AttributeValue<R<'a>>) -> Option<&'a [u8]> {
-        self.dwarf.attr_string(self.unit, v).ok().map(|s| s.slice())
+    fn attr(&self, node: usize, at: DwAt) -> Option<AttributeValue<R<'a>>> {
+        self.tree.attr(node, at)
+    }
+
+    /// LLVM's `findRecursively` (see [`Dies::find_recursively`]).
+    fn find_recursively(&self, node: usize, names: &[DwAt]) -> Option<AttributeValue<R<'a>>> {
+        self.dies()
+            .find_recursively((&self.tree, node), names)
+            .map(|(_, v)| v)
+    }
+
+    fn qualified_name(&self, node: usize, b: &mut GsymBuilder) -> Option<u64> {
+        self.dies()
+            .qualified_name(node)
+            .map(|n| b.insert_string(&n))
+    }
+
+    fn lunit(&self) -> &gimli::Unit<R<'a>> {
+        self.skeleton.unwrap_or(&self.tree.unit)
     }
 
     fn lstring(&self, v: AttributeValue<R<'a>>) -> Option<&'a [u8]> {
         self.ldwarf
-            .attr_string(self.lunit, v)
+            .attr_string(self.lunit(), v)
             .ok()
             .map(|s| s.slice())
-    }
-
-    fn short_name(&self, node: usize) -> Option<&'a [u8]> {
-        self.find_recursively(node, &[constants::DW_AT_name])
-            .and_then(|v| self.string(v))
-            .filter(|s| !s.is_empty())
-    }
-
-    fn parent_decl_context(&self, node: usize, depth: u32) -> Option<usize> {
-        if depth > 64 {
-            return None;
-        }
-        if let Some(spec) = self
-            .attr(node, constants::DW_AT_specification)
-            .and_then(|v| self.node_ref(v))
-            && let Some(p) = self.parent_decl_context(spec, depth + 1)
-        {
-            return Some(p);
-        }
-        if let Some(abs) = self
-            .attr(node, constants::DW_AT_abstract_origin)
-            .and_then(|v| self.node_ref(v))
-            && let Some(p) = self.parent_decl_context(abs, depth + 1)
-        {
-            return Some(p);
-        }
-        if self.nodes.get(node)?.tag == constants::DW_TAG_inlined_subroutine {
-            return None;
-        }
-        let parent = self.nodes.get(node)?.parent?;
-        match self.nodes[parent].tag {
-            constants::DW_TAG_namespace
-            | constants::DW_TAG_structure_type
-            | constants::DW_TAG_union_type
-            | constants::DW_TAG_class_type
-            | constants::DW_TAG_subprogram => Some(parent),
-            constants::DW_TAG_lexical_block => self.parent_decl_context(parent, depth + 1),
-            _ => None,
-        }
-    }
-
-    /// LLVM's `getQualifiedNameIndex`.
-    fn qualified_name(&self, node: usize, b: &mut GsymBuilder) -> Option<u64> {
-        if let Some(linkage) = self
-            .find_recursively(
-                node,
-                &[
-                    constants::DW_AT_MIPS_linkage_name,
-                    constants::DW_AT_linkage_name,
-                ],
-            )
-            .and_then(|v| self.string(v))
-        {
-            return Some(b.insert_string(linkage));
-        }
-        let short = self.short_name(node)?;
-        if !C_LIKE.contains(&self.language) {
-            return Some(b.insert_string(short));
-        }
-        let gcc_clone = |s: &[u8]| {
-            s.starts_with(b"_Z")
-                && (memchr::memmem::find(s, b".isra.").is_some()
-                    || memchr::memmem::find(s, b".part.").is_some())
-        };
-        if gcc_clone(short) {
-            return Some(b.insert_string(short));
-        }
-        let mut ctx = self.parent_decl_context(node, 0);
-        if ctx.is_none() {
-            return Some(b.insert_string(short));
-        }
-        let mut name = short.to_vec();
-        let mut steps = 0;
-        while let Some(p) = ctx {
-            steps += 1;
-            if steps > 256 {
-                break;
-            }
-            if let Some(pn) = self.short_name(p) {
-                let mut full = Vec::with_capacity(pn.len() + 2 + name.len());
-                if pn.len() >= 2 && pn[0] == b'<' && pn[pn.len() - 1] == b'>' {
-                    full.push(b'{');
-                    full.extend_from_slice(&pn[1..pn.len() - 1]);
-                    full.push(b'}');
-                } else {
-                    full.extend_from_slice(pn);
-                }
-                full.extend_from_slice(b"::");
-                full.extend_from_slice(&name);
-                name = full;
-            }
-            ctx = self.parent_decl_context(p, 0);
-        }
-        Some(b.insert_string(&name))
     }
 
     /// Full path of a line-table file index, as LLVM's
     /// `getFileNameByIndex(..., AbsoluteFilePath)` builds it.
     fn file_path(&self, index: u64) -> Option<Vec<u8>> {
-        let program = self.lunit.line_program.as_ref()?;
+        let program = self.lunit().line_program.as_ref()?;
         let header = program.header();
         let version = header.version();
         let entry = if version >= 5 {
@@ -644,7 +444,7 @@ impl<'a> UnitCtx<'_, 'a> {
         };
         let mut path = Vec::new();
         if !is_absolute(include_dir) {
-            let comp_dir = self.lunit.comp_dir.map(|s| s.slice()).unwrap_or(&[]);
+            let comp_dir = self.lunit().comp_dir.map(|s| s.slice()).unwrap_or(&[]);
             if !comp_dir.is_empty() {
                 path_append(&mut path, comp_dir);
             }
@@ -657,7 +457,7 @@ impl<'a> UnitCtx<'_, 'a> {
     /// LLVM's `DWARFToGSYMFileIndex`: `None` for an index past the file
     /// table, 0 for a file whose path cannot be built.
     fn gsym_file(&mut self, index: u64, b: &mut GsymBuilder) -> Option<u32> {
-        let program = self.lunit.line_program.as_ref()?;
+        let program = self.lunit().line_program.as_ref()?;
         self.lines.as_ref()?;
         if index > program.header().file_names().len() as u64 {
             return None;
@@ -675,7 +475,7 @@ impl<'a> UnitCtx<'_, 'a> {
 
     fn ranges(&self, node: usize) -> Vec<(u64, u64)> {
         let mut out = Vec::new();
-        let Some(n) = self.nodes.get(node) else {
+        let Some(n) = self.tree.nodes.get(node) else {
             return out;
         };
         let mut low = None;
@@ -684,14 +484,18 @@ impl<'a> UnitCtx<'_, 'a> {
         for a in &n.attrs {
             match a.name() {
                 constants::DW_AT_low_pc => {
-                    low = self.dwarf.attr_address(self.unit, a.value()).ok().flatten()
+                    low = self
+                        .dwarf
+                        .attr_address(&self.tree.unit, a.value())
+                        .ok()
+                        .flatten()
                 }
                 constants::DW_AT_high_pc => match a.value() {
                     AttributeValue::Udata(v) => size = Some(v),
-                    v => high = self.dwarf.attr_address(self.unit, v).ok().flatten(),
+                    v => high = self.dwarf.attr_address(&self.tree.unit, v).ok().flatten(),
                 },
                 constants::DW_AT_ranges => {
-                    if let Ok(Some(mut list)) = self.dwarf.attr_ranges(self.unit, a.value()) {
+                    if let Ok(Some(mut list)) = self.dwarf.attr_ranges(&self.tree.unit, a.value()) {
                         while let Ok(Some(r)) = list.next() {
                             out.push((r.begin, r.end));
                             if out.len() > 1 << 20 {
@@ -715,7 +519,7 @@ impl<'a> UnitCtx<'_, 'a> {
     }
 
     fn has_inline_info(&self, node: usize, depth: u32) -> bool {
-        let Some(n) = self.nodes.get(node) else {
+        let Some(n) = self.tree.nodes.get(node) else {
             return false;
         };
         match n.tag {
@@ -741,7 +545,7 @@ impl<'a> UnitCtx<'_, 'a> {
         if depth > 512 || !self.has_inline_info(node, depth) {
             return;
         }
-        let tag = self.nodes[node].tag;
+        let tag = self.tree.nodes[node].tag;
         if tag == constants::DW_TAG_inlined_subroutine {
             let mut ii = InlineNode::default();
             let mut all = Vec::new();
@@ -772,7 +576,7 @@ impl<'a> UnitCtx<'_, 'a> {
                 .attr(node, constants::DW_AT_call_line)
                 .and_then(|v| v.udata_value())
                 .unwrap_or(0) as u32;
-            let children = self.nodes[node].children.clone();
+            let children = self.tree.nodes[node].children.clone();
             for c in children {
                 self.parse_inline(c, depth + 1, &mut ii, b);
             }
@@ -780,7 +584,7 @@ impl<'a> UnitCtx<'_, 'a> {
             return;
         }
         if tag == constants::DW_TAG_subprogram || tag == constants::DW_TAG_lexical_block {
-            let children = self.nodes[node].children.clone();
+            let children = self.tree.nodes[node].children.clone();
             for c in children {
                 self.parse_inline(c, depth + 1, parent, b);
             }
@@ -865,7 +669,7 @@ impl<'a> UnitCtx<'_, 'a> {
         let Some(name) = self.qualified_name(node, b) else {
             return;
         };
-        let highest = if self.unit.encoding().address_size == 4 {
+        let highest = if self.tree.unit.encoding().address_size == 4 {
             u64::from(u32::MAX)
         } else {
             u64::MAX

@@ -8,6 +8,7 @@
 //! build new files from DWARF or Breakpad `.sym` input.
 
 pub mod convert;
+mod dies;
 pub mod parser;
 pub mod resolver;
 pub mod types;

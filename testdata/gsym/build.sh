@@ -16,7 +16,9 @@ $CXX -O2 -g "${MAP[@]}" -o bin/app_cpp_O2 "$PWD/src/app.cpp"
 $CC -O2 -g -nostdlib -static -ffreestanding "${MAP[@]}" -o bin/tiny "$PWD/src/tiny.c"
 # Split DWARF: the functions live in bin/inl_split-inl.dwo.
 $CC -O1 -g -gsplit-dwarf -fdebug-compilation-dir=. "${MAP[@]}" -o bin/inl_split "$PWD/src/inl.c"
-FIXTURES="inl_O2 inl_O0 app_cpp_O2 tiny inl_split"
+# Full LTO over two units: inlined functions named across units (DW_FORM_ref_addr).
+$CXX -O2 -g -flto -fuse-ld=lld "${MAP[@]}" -o bin/xunit_lto "$PWD/src/xunit_main.cc" "$PWD/src/xunit_lib.cc"
+FIXTURES="inl_O2 inl_O0 app_cpp_O2 tiny inl_split xunit_lto"
 for b in $FIXTURES; do
   $LLVM/llvm-gsymutil --quiet --num-threads=1 --convert bin/$b -o $b.gsym >/dev/null
 done
