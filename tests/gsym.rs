@@ -208,6 +208,43 @@ fn create_rejects_too_small_offsets() {
     );
 }
 
+/// Breakpad's rules where GSYM has none (testdata/gsym/rules.sym): a line
+/// record naming no declared FILE keeps its function (Breakpad answers with
+/// the line and no file), and a FUNC hides the PUBLIC symbols inside it.
+#[test]
+fn create_from_breakpad_follows_breakpads_rules() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("rules.gsym");
+    create(&dir().join("rules.sym"), &out, &[]);
+    let addrs = ["0x1105", "0x1115", "0x1205", "0x1300", "0x1400", "0x1425"];
+    let got = symfilter()
+        .args(["gsym", "lookup"])
+        .arg(&out)
+        .args(addrs)
+        .output()
+        .unwrap();
+    let got = String::from_utf8(got.stdout).unwrap();
+    let want = format!(
+        "Looking up addresses in \"{}\":\n\
+         0x0000000000001105: f_undeclared + 5\n\
+         0x0000000000001115: f_undeclared + 21 @ /src/a.c:8\n\
+         0x0000000000001205: f_all_undeclared + 5\n\
+         0x0000000000001300: p_alone\n\
+         0x0000000000001400: f_with_public_inside @ /src/a.c:10\n\
+         0x0000000000001425: f_with_public_inside + 37 @ /src/a.c:10\n",
+        out.display()
+    );
+    assert_eq!(got, want);
+    // The reference reader answers the same.
+    let mut llvm = std::process::Command::new("/usr/lib/llvm-22/bin/llvm-gsymutil");
+    llvm.arg(&out);
+    for a in addrs {
+        llvm.args(["--address", a]);
+    }
+    let llvm = llvm.output().unwrap();
+    assert_eq!(String::from_utf8(llvm.stdout).unwrap(), want);
+}
+
 #[test]
 fn create_from_breakpad_sym() {
     let tmp = tempfile::tempdir().unwrap();

@@ -1009,7 +1009,11 @@ pub fn from_breakpad(
                     .and_then(|v| v.parse::<u64>().ok())
                     .ok_or_else(|| bad("bad line file number"))?;
                 if let Some((f, _, sizes)) = funcs.last_mut() {
-                    let file = files.get(&file).copied().unwrap_or(0);
+                    // Breakpad answers with the line and no file name.
+                    let file = match files.get(&file) {
+                        Some(&f) => f,
+                        None => b.unnamed_file(),
+                    };
                     sizes.push(size);
                     f.lines.get_or_insert_with(Vec::new).push(LineEntry {
                         addr,
@@ -1024,6 +1028,7 @@ pub fn from_breakpad(
     if let Some(id) = code_id.or(uuid) {
         b.set_uuid(&id);
     }
+    let funcs_ranges: Vec<(u64, u64)> = funcs.iter().map(|(f, ..)| (f.start, f.end)).collect();
     for (mut f, recs, sizes) in funcs {
         // Before the lines are cut to the function and merged.
         let own_file = if recs.iter().any(|r| r.call_file.is_none()) {
@@ -1043,7 +1048,22 @@ pub fn from_breakpad(
         b.add_function(f);
         stats.from_debug_info += 1;
     }
+    // Breakpad takes a PUBLIC only where no FUNC covers the address.
+    let mut covered: Vec<(u64, u64)> = funcs_ranges;
+    covered.sort_unstable();
+    let mut reach = 0;
+    for r in &mut covered {
+        reach = reach.max(r.1);
+        r.1 = reach;
+    }
+    let in_func = |a: u64| {
+        let i = covered.partition_point(|r| r.0 <= a);
+        i > 0 && a < covered[i - 1].1
+    };
     for (addr, name) in publics {
+        if in_func(addr) {
+            continue;
+        }
         b.add_function(FunctionInfo {
             start: addr,
             end: addr,

@@ -126,6 +126,8 @@ pub struct GsymBuilder {
     strings: HashMap<Vec<u8>, u64>,
     files: Vec<(u64, u64)>,
     file_index: HashMap<(u64, u64), u32>,
+    /// See [`GsymBuilder::unnamed_file`].
+    unnamed_file: Option<u32>,
     funcs: Vec<FunctionInfo>,
     uuid: Vec<u8>,
     base_address: Option<u64>,
@@ -147,6 +149,7 @@ impl GsymBuilder {
             strings: HashMap::new(),
             files: Vec::new(),
             file_index: HashMap::new(),
+            unnamed_file: None,
             funcs: Vec::new(),
             uuid: Vec::new(),
             base_address: None,
@@ -207,6 +210,17 @@ impl GsymBuilder {
         let d = self.insert_string(dir.as_bytes());
         let b = self.insert_string(base.as_bytes());
         self.insert_file_entry(d, b)
+    }
+
+    /// A file without a name for line rows whose file is unknown. Entry 0
+    /// is no file at all: LLVM's readers take a row naming it as invalid and
+    /// fail the whole lookup, function name included; this one is a second
+    /// empty entry, which they print as no location.
+    pub fn unnamed_file(&mut self) -> u32 {
+        *self.unnamed_file.get_or_insert_with(|| {
+            self.files.push((0, 0));
+            (self.files.len() - 1) as u32
+        })
     }
 
     pub fn add_function(&mut self, f: FunctionInfo) {
