@@ -60,6 +60,7 @@ fixtures! {
     split_dwarf_dwp => "split_dwp",
     dwz_supplementary => "dwz_prog",
     dwz_supplementary_other => "dwz_other",
+    relocatable_object => "reloc.o",
 }
 
 macro_rules! data_fixtures {
@@ -75,4 +76,25 @@ data_fixtures! {
     data_cpp_o2 => "cpp_O2",
     data_shared_library => "libprog.so",
     data_stripped_with_debuglink => "c_stripped",
+}
+
+/// The relocatable object found by its build ID in a `--symbol-path`
+/// folder, as a log's module would find it, answers as through `--file`.
+#[test]
+fn relocatable_object_found_by_build_id() {
+    let dir = elf_root();
+    let addrs = std::fs::read(dir.join("expected/reloc.o.addrs")).unwrap();
+    let expected = std::fs::read_to_string(dir.join("expected/reloc.o.txt")).unwrap();
+    let data = std::fs::read(dir.join("bin/reloc.o")).unwrap();
+    let id: String = {
+        use object::Object;
+        let obj = object::File::parse(&*data).unwrap();
+        let id = obj.build_id().unwrap().expect("build ID note");
+        id.iter().map(|b| format!("{b:02x}")).collect()
+    };
+    let bin = dir.join("bin");
+    let args = ["--build-id", &id, "--symbol-path", bin.to_str().unwrap()];
+    let (out, err, code) = lookup(&args, &addrs);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out, expected);
 }

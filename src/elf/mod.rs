@@ -18,6 +18,7 @@ mod globals;
 mod guard;
 mod line0;
 mod line_program;
+mod reloc;
 mod root_abbrev;
 mod search;
 mod source;

@@ -18,6 +18,7 @@ use super::file::{self, Mapped};
 use super::globals::Globals;
 use super::guard::{self, DepthGuard, MAX_DEPTH, unit_depth_ok};
 use super::line0::Line0Columns;
+use super::reloc;
 use super::search::bytes_to_path;
 use super::symtab::{SymEntry, Symbols};
 use crate::symbols::{CodeInfo, DataInfo, Frame, Miss, SymbolHit, SymbolSource};
@@ -528,12 +529,12 @@ fn section<'a>(
             )));
         }
     }
-    let data: &'a [u8] = match compressed
+    let data = compressed
         .decompress()
-        .map_err(|e| LoadError(format!("{name}: {e}")))?
-    {
-        Cow::Borrowed(b) => b,
-        Cow::Owned(v) => owner.data.alloc(v),
+        .map_err(|e| LoadError(format!("{name}: {e}")))?;
+    let data: &'a [u8] = match (reloc::relocated(obj, &sec, &data), data) {
+        (Some(v), _) | (None, Cow::Owned(v)) => owner.data.alloc(v),
+        (None, Cow::Borrowed(b)) => b,
     };
     Ok(EndianSlice::new(data, endian))
 }

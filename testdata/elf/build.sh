@@ -78,5 +78,15 @@ python3 "$SRC/deep_dies.py" "$tmp/info" "$tmp/abbrev" 0x1140
 # Two compilation units, globals in each.
 $CC -O2 -g "${MAP[@]}" "${LD[@]}" -o "$OUT/two_units" "$SRC/units_a.c" "$SRC/units_b.c"
 
+# A relocatable object with a build-ID note (as in LLVM's own tests): its DWARF is only
+# right once its relocations are applied.
+$CC -O2 -g "${MAP[@]}" -c -o "$tmp/reloc.o" "$SRC/prog.c"
+python3 -c 'import hashlib, struct, sys
+d = hashlib.sha1(open(sys.argv[1], "rb").read()).digest()
+open(sys.argv[2], "wb").write(struct.pack("<III", 4, 20, 3) + b"GNU\0" + d)' "$tmp/reloc.o" "$tmp/note"
+"$LLVM/llvm-objcopy" --add-section .note.gnu.build-id="$tmp/note" \
+  --set-section-type .note.gnu.build-id=7 --set-section-flags .note.gnu.build-id=alloc,readonly \
+  "$tmp/reloc.o" "$OUT/reloc.o"
+
 ls -la "$OUT" tree/.build-id/*
 du -sh "$OUT" tree

@@ -25,7 +25,7 @@ OUT = os.path.join(HERE, "expected")
 
 FIXTURES = ["c_O0", "c_O2", "c_nopie", "c_dwarf4", "c_gcc", "cpp_O2", "cpp_gmlt",
             "libprog.so", "c_zlib", "c_zstd", "c_stripped", "c_treeonly",
-            "split_dwo", "split_dwp", "dwz_prog", "dwz_other"]
+            "split_dwo", "split_dwp", "dwz_prog", "dwz_other", "reloc.o"]
 
 
 def section_range(path, name):
@@ -103,7 +103,7 @@ def main():
         for f in os.listdir(os.path.join(tree, sub)):
             if f.endswith(".debug"):
                 REFERENCE_OBJ["c_treeonly"] = os.path.join(tree, sub, f)
-    for name in FIXTURES:
+    for name in sys.argv[1:] or FIXTURES:
         path = os.path.join(BIN, name)
         start, size = text_range(path)
         addrs = list(range(start, start + size, 3)) + [0, start + size + 0x100, 0xffffffff]
