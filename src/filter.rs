@@ -831,6 +831,14 @@ impl Filter {
                 );
             }
         }
+        // A symbol file truncated by another process while mapped reads as
+        // zeros from then on (see `mapped`): say which, where it was seen.
+        for path in crate::mapped::take_faults() {
+            let input = self.input.clone();
+            let (line, col) = self.at;
+            self.diag
+                .at(&input, line, col, &crate::mapped::fault_message(&path));
+        }
         result
     }
 

@@ -21,6 +21,7 @@ pub mod escape;
 pub mod filter;
 pub mod gsym;
 mod hex;
+pub mod mapped;
 pub mod markup;
 pub mod readahead;
 pub mod render;

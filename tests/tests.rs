@@ -26,5 +26,6 @@ mod human_paths;
 mod llvm_diff;
 mod lookup_cli;
 mod read_ahead;
+mod truncated_files;
 mod xray_hand;
 mod xray_real;

@@ -6,7 +6,7 @@ use std::fs::File;
 use std::ops::Deref;
 use std::path::{Path, PathBuf};
 
-use memmap2::Mmap;
+use crate::mapped::FileMap;
 
 use super::parser::{self, Corruption, ParseError, SymIndex};
 use super::types::{Func, Inline, Origin, Span};
@@ -14,7 +14,7 @@ use crate::symbols::{CodeInfo, DataInfo, Frame, Miss, SymbolHit, SymbolSource};
 
 /// The bytes of a symbol file: memory-mapped, or owned (tests, fuzzing).
 pub enum Bytes {
-    Mapped(Mmap),
+    Mapped(FileMap),
     Owned(Vec<u8>),
 }
 
@@ -77,9 +77,7 @@ impl BreakpadSymbols {
         if file.metadata()?.len() == 0 {
             return Err(OpenError::Empty);
         }
-        // SAFETY: the map is read-only; like every mmap-based reader we
-        // rely on symbol files not being truncated while in use.
-        let map = unsafe { Mmap::map(&file)? };
+        let map = FileMap::open(&file, path)?;
         BreakpadSymbols::parse(Bytes::Mapped(map))
     }
 
@@ -446,6 +444,13 @@ impl SymbolSource for BreakpadSource {
 
     fn return_address_step(&self) -> u64 {
         return_address_step(&self.syms.arch())
+    }
+
+    fn truncated(&self) -> Option<String> {
+        match &self.syms.data {
+            Bytes::Mapped(m) if m.faulted() => Some(self.path.display().to_string()),
+            _ => None,
+        }
     }
 
     fn warnings(&self) -> Vec<String> {

@@ -47,6 +47,10 @@ pub fn main() -> ExitCode {
         Some(Command::Gsym(cmd)) => gsym::run(cmd),
         Some(Command::Xray(cmd)) => xray::run(cmd),
     };
+    // Files truncated under their mapping that no diagnostic named yet.
+    for path in crate::mapped::take_faults() {
+        eprintln!("symfilter: {}", crate::mapped::fault_message(&path));
+    }
     match result {
         Ok(code) => code,
         Err(err) => {

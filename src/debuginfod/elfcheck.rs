@@ -29,11 +29,7 @@ pub fn check(path: &Path, expected: &BuildId, shown: &str) -> Result<ElfFacts, M
         reason,
     };
     let file = File::open(path).map_err(|e| unreadable(e.to_string()))?;
-    // SAFETY: the files checked here are never written in place: a
-    // download in our own temporary file, or a cache entry, which every
-    // debuginfod client (elfutils and us) replaces by rename and leaves
-    // read-only.
-    let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| unreadable(e.to_string()))?;
+    let map = crate::mapped::FileMap::open(&file, path).map_err(|e| unreadable(e.to_string()))?;
     let obj =
         object::File::parse(&*map).map_err(|e| unreadable(format!("not an object file: {e}")))?;
     if obj.format() != object::BinaryFormat::Elf {

@@ -7,7 +7,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, Weak};
 
-use memmap2::Mmap;
+use crate::mapped::FileMap;
 use object::{Architecture, Object, ObjectSection, SectionKind};
 
 use crate::symbols::Miss;
@@ -18,19 +18,19 @@ const MIN_ELF_SIZE: u64 = 52;
 /// A memory-mapped file and the path it was opened from.
 pub(crate) struct Mapped {
     pub path: PathBuf,
-    pub map: Arc<Mmap>,
+    pub map: Arc<FileMap>,
 }
 
 /// Files mapped in this process, by identity: a file opened again (by the
 /// filter's read-ahead thread and its writer, or under two paths) shares
 /// one mapping, so its pages are resident, and counted, once.
-static MAPPED: Mutex<Option<HashMap<FileId, Weak<Mmap>>>> = Mutex::new(None);
+static MAPPED: Mutex<Option<HashMap<FileId, Weak<FileMap>>>> = Mutex::new(None);
 
 /// Device, inode, size and modification time: a file replaced or
 /// rewritten in place is mapped afresh.
 type FileId = (u64, u64, u64, i64, i64);
 
-fn shared_map(file: &File, meta: &std::fs::Metadata) -> std::io::Result<Arc<Mmap>> {
+fn shared_map(file: &File, path: &Path, meta: &std::fs::Metadata) -> std::io::Result<Arc<FileMap>> {
     use std::os::unix::fs::MetadataExt;
     let id = (
         meta.dev(),
@@ -44,10 +44,7 @@ fn shared_map(file: &File, meta: &std::fs::Metadata) -> std::io::Result<Arc<Mmap
     if let Some(map) = maps.get(&id).and_then(Weak::upgrade) {
         return Ok(map);
     }
-    // SAFETY: the map is read-only and private to this process. As with
-    // every tool that maps object files, another process truncating the
-    // file while we read it is outside what we can defend against.
-    let map = Arc::new(unsafe { Mmap::map(file) }?);
+    let map = Arc::new(FileMap::open(file, path)?);
     maps.retain(|_, m| m.strong_count() > 0);
     maps.insert(id, Arc::downgrade(&map));
     Ok(map)
@@ -156,7 +153,7 @@ impl Mapped {
     /// [`Self::open`], saying why not in [`OpenError`]'s terms.
     pub(crate) fn open_as(path: &Path) -> Result<Mapped, OpenError> {
         let (file, meta) = open_regular(path)?;
-        let map = shared_map(&file, &meta).map_err(OpenError::Io)?;
+        let map = shared_map(&file, path, &meta).map_err(OpenError::Io)?;
         Ok(Mapped {
             path: path.to_path_buf(),
             map,

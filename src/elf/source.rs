@@ -7,9 +7,9 @@ use std::borrow::Cow;
 use std::cell::OnceCell;
 use std::sync::Arc;
 
+use crate::mapped::FileMap;
 use addr2line::{Context, LookupContinuation, LookupResult, SplitDwarfLoad};
 use gimli::{EndianSlice, RunTimeEndian};
-use memmap2::Mmap;
 use object::{CompressionFormat, Object, ObjectSection};
 use typed_arena::Arena;
 
@@ -65,7 +65,24 @@ struct Owner {
     /// Decompressed sections.
     data: Arena<Vec<u8>>,
     /// `.dwo` files mapped on demand.
-    dwo_maps: Arena<Arc<Mmap>>,
+    dwo_maps: Arena<Arc<FileMap>>,
+    /// The same, by path, to tell whether one was truncated.
+    dwo_list: std::sync::Mutex<Vec<(std::path::PathBuf, Arc<FileMap>)>>,
+}
+
+impl Owner {
+    /// The first of the module's mapped files that was truncated.
+    fn truncated(&self) -> Option<String> {
+        let p = &self.parts;
+        let fixed = p.files.iter().chain(&p.sup).chain(&p.dwp);
+        if let Some(m) = fixed.into_iter().find(|m| m.map.faulted()) {
+            return Some(m.display());
+        }
+        let dwos = self.dwo_list.lock().unwrap_or_else(|e| e.into_inner());
+        dwos.iter()
+            .find(|(_, m)| m.faulted())
+            .map(|(path, _)| path.display().to_string())
+    }
 }
 
 struct Loaded<'a> {
@@ -233,6 +250,7 @@ impl ElfSource {
             parts,
             data: Arena::new(),
             dwo_maps: Arena::new(),
+            dwo_list: std::sync::Mutex::new(Vec::new()),
         };
         let cell = Cell::try_new(owner, |owner| Loaded::new(owner))?;
         Ok(ElfSource {
@@ -425,7 +443,12 @@ impl<'a> Loaded<'a> {
         }
         for path in candidates {
             let Ok(m) = Mapped::open(&path) else { continue };
-            let map: &'a Mmap = owner.dwo_maps.alloc(m.map);
+            owner
+                .dwo_list
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push((path.clone(), m.map.clone()));
+            let map: &'a FileMap = owner.dwo_maps.alloc(m.map);
             let Ok(obj) = file::parse(map) else { continue };
             let endian = endian_of(&obj);
             let Ok(mut dwarf) =
@@ -636,6 +659,10 @@ impl SymbolSource for ElfSource {
 
     fn return_address_step(&self) -> u64 {
         self.step
+    }
+
+    fn truncated(&self) -> Option<String> {
+        self.cell.borrow_owner().truncated()
     }
 
     fn skip_line0_columns(&mut self) {

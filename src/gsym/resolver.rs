@@ -2,14 +2,14 @@
 
 use std::path::{Path, PathBuf};
 
-use memmap2::Mmap;
+use crate::mapped::FileMap;
 
 use super::parser::{GsymView, Layout};
 use super::types::{GsymError, LookupResult};
 use crate::symbols::{CodeInfo, DataInfo, Frame, Miss, SymbolHit, SymbolSource};
 
 enum Backing {
-    Map(Mmap),
+    Map(FileMap),
     Owned(Vec<u8>),
 }
 
@@ -42,9 +42,7 @@ impl GsymFile {
     /// Memory-maps `path` and checks its header and table bounds.
     pub fn open(path: &Path) -> Result<GsymFile, OpenError> {
         let file = std::fs::File::open(path)?;
-        // SAFETY: the map is read-only; like every mmap-based reader we
-        // rely on the file not being truncated underneath us.
-        let map = unsafe { Mmap::map(&file)? };
+        let map = FileMap::open(&file, path)?;
         let layout = Layout::parse(&map)?;
         Ok(GsymFile {
             path: path.to_path_buf(),
@@ -114,6 +112,13 @@ fn to_code_info(r: LookupResult, with_frames: bool) -> CodeInfo {
 impl SymbolSource for GsymFile {
     fn origin(&self) -> String {
         self.path.display().to_string()
+    }
+
+    fn truncated(&self) -> Option<String> {
+        match &self.data {
+            Backing::Map(m) if m.faulted() => Some(self.path.display().to_string()),
+            _ => None,
+        }
     }
 
     fn lookup_code(&self, addr: u64) -> Result<CodeInfo, Miss> {

@@ -103,9 +103,26 @@ impl Memo {
     pub fn lookup_code(&self, addr: u64) -> Result<Arc<CodeInfo>, Miss> {
         remembered(&self.code, addr, || {
             shared(&self.sharing, addr, || {
-                self.inner.lookup_code(addr).map(Arc::new)
+                self.checked(|| self.inner.lookup_code(addr).map(Arc::new))
             })
         })
+    }
+
+    /// `ask`, unless a file of the source was truncated before or while it
+    /// ran (then the answer may come from zeros).
+    fn checked<T>(&self, ask: impl FnOnce() -> Result<T, Miss>) -> Result<T, Miss> {
+        let truncated = |path| Miss::Unreadable {
+            path,
+            reason: crate::mapped::TRUNCATED.to_string(),
+        };
+        if let Some(path) = self.inner.truncated() {
+            return Err(truncated(path));
+        }
+        let answer = ask();
+        match self.inner.truncated() {
+            Some(path) => Err(truncated(path)),
+            None => answer,
+        }
     }
 
     pub fn lookup_data(&self, addr: u64) -> Result<Arc<DataInfo>, Miss> {
@@ -118,11 +135,13 @@ impl Memo {
             {
                 return None;
             }
-            let answer = if self.declarations {
-                self.inner.lookup_data_declared(addr)
-            } else {
-                self.inner.lookup_data(addr)
-            };
+            let answer = self.checked(|| {
+                if self.declarations {
+                    self.inner.lookup_data_declared(addr)
+                } else {
+                    self.inner.lookup_data(addr)
+                }
+            });
             Some(answer.map(Arc::new))
         })
     }

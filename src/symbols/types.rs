@@ -319,6 +319,12 @@ pub trait SymbolSource: Send {
     fn only_dynamic_symbols(&self) -> bool {
         false
     }
+    /// A file of this source that another process truncated while it was
+    /// mapped (see [`crate::mapped`]): its bytes now read as zeros, so no
+    /// answer from the source can be trusted any more.
+    fn truncated(&self) -> Option<String> {
+        None
+    }
 }
 
 /// Finds the symbol data for a module. Providers are asked in order; the

@@ -13,7 +13,7 @@ pub mod stack;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
-use memmap2::Mmap;
+use crate::mapped::FileMap;
 
 pub use fdr::{Diagnostic, Event, FnKind, Header, ThreadKey, Trace, TraceError};
 pub use instr_map::{InstrMap, InstrMapError};
@@ -37,9 +37,9 @@ pub enum XrayError {
     BinaryNotFound { build_id: String, tried: String },
 }
 
-/// A read-only file mapping (empty files are not mapped).
+/// A read-only file mapping.
 pub struct Mapped {
-    map: Option<Mmap>,
+    map: FileMap,
 }
 
 impl Mapped {
@@ -58,18 +58,12 @@ impl Mapped {
             path: path.display().to_string(),
             source,
         };
-        let len = file.metadata().map_err(io)?.len();
-        if len == 0 {
-            return Ok(Mapped { map: None });
-        }
-        // SAFETY: the mapping is read-only and private to this process; a
-        // concurrent writer truncating the file is outside what we guard.
-        let map = unsafe { Mmap::map(file) }.map_err(io)?;
-        Ok(Mapped { map: Some(map) })
+        let map = FileMap::open(file, path).map_err(io)?;
+        Ok(Mapped { map })
     }
 
     pub fn bytes(&self) -> &[u8] {
-        self.map.as_deref().unwrap_or(&[])
+        &self.map
     }
 }
 
