@@ -15,6 +15,7 @@ pub mod context;
 pub mod crash;
 pub mod debuginfod;
 pub mod demangle;
+pub mod demux;
 pub mod dumpfile;
 pub mod elf;
 pub mod escape;
