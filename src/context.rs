@@ -144,6 +144,16 @@ impl Context {
         Context::default()
     }
 
+    /// An empty context whose [`Context::generation`] starts at
+    /// `generation`: caches keyed by generation that several contexts share
+    /// (one per process under `--demux`) tell them apart.
+    pub fn starting_at(generation: u64) -> Context {
+        Context {
+            generation,
+            ..Context::default()
+        }
+    }
+
     /// True when nothing has been declared since the start or the last reset.
     pub fn is_empty(&self) -> bool {
         self.modules.is_empty() && self.regions.is_empty()

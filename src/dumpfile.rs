@@ -514,14 +514,15 @@ pub fn write_after(
     if line.ending.is_empty() {
         out.write_all(if crlf { b"\r\n" } else { b"\n" })?;
     }
-    if !crlf {
+    if !crlf && line.lead.is_empty() {
         return out.write_all(text.as_bytes());
     }
     for l in text.split_inclusive('\n') {
+        out.write_all(line.lead)?;
         match l.strip_suffix('\n') {
             Some(body) => {
                 out.write_all(body.as_bytes())?;
-                out.write_all(b"\r\n")?;
+                out.write_all(if crlf { b"\r\n" } else { b"\n" })?;
             }
             None => out.write_all(l.as_bytes())?,
         }

@@ -19,6 +19,8 @@
 //! [`Options::max_group_lines`] lines / [`Options::max_group_bytes`] bytes,
 //! and if it does not close by then its lines are treated as plain lines.
 
+mod demux;
+
 use std::collections::HashSet;
 use std::io::{self, Read, Write};
 
@@ -31,6 +33,7 @@ use crate::render::{
 use crate::symbols::{BuildId, Locator, Symbolizer};
 
 mod crash;
+pub use demux::{DEFAULT_MAX_KEYS, DemuxOptions};
 
 /// Filter settings.
 #[derive(Clone, Debug)]
@@ -58,6 +61,8 @@ pub struct Options {
     /// Symbolize crash-report frames in lines without markup (see
     /// [`crate::crash`]; not in `--format=llvm`).
     pub crash_frames: bool,
+    /// `--demux`: one context per process of an interleaved log.
+    pub demux: Option<DemuxOptions>,
 }
 
 impl Default for Options {
@@ -75,7 +80,19 @@ impl Default for Options {
             max_group_bytes: 256 << 10,
             dumpfile: crate::dumpfile::DumpOptions::default(),
             crash_frames: true,
+            demux: None,
         }
+    }
+}
+
+/// What the renderers are told of `opts`.
+fn render_options(opts: &Options) -> RenderOptions {
+    RenderOptions {
+        color: opts.color,
+        keep_context: opts.keep_context,
+        strip_path_prefix: opts.strip_path_prefix.clone(),
+        full_paths: opts.full_paths,
+        whole_lines: opts.demux.is_some(),
     }
 }
 
@@ -199,6 +216,8 @@ pub struct Filter {
     /// "No symbols" diagnostics given, and those left out past
     /// [`MAX_MISSING_REPORTS`] (said at the end).
     missing_reports: (u64, u64),
+    /// `--demux`: the other processes' state (see [`demux`]).
+    demux: Option<Box<demux::Demux>>,
 }
 
 /// Most "no symbols for module" diagnostics: a log may name a million
@@ -213,15 +232,7 @@ impl Filter {
     }
 
     pub fn with_diagnostics(opts: Options, symbolizer: Symbolizer, diag: Diagnostics) -> Filter {
-        let render = render::renderer(
-            opts.format,
-            &RenderOptions {
-                color: opts.color,
-                keep_context: opts.keep_context,
-                strip_path_prefix: opts.strip_path_prefix.clone(),
-                full_paths: opts.full_paths,
-            },
-        );
+        let render = render::renderer(opts.format, &render_options(&opts));
         Filter {
             lexer: Lexer::new(),
             context: Context::new(),
@@ -240,6 +251,7 @@ impl Filter {
             crash: crash::CrashState::default(),
             breaks: Vec::new(),
             missing_reports: (0, 0),
+            demux: opts.demux.as_ref().map(|d| Box::new(demux::Demux::new(d))),
             opts,
         }
     }
@@ -346,7 +358,7 @@ impl Filter {
             // About to read, which may block: the renderer writes out what
             // it holds back (Render::idle), then everything is flushed.
             if !self.never_blocks {
-                self.render.idle(out).map_err(FilterError::Write)?;
+                self.idle_all(out).map_err(FilterError::Write)?;
             }
             out.flush().map_err(FilterError::Write)?;
             let n = loop {
@@ -378,7 +390,7 @@ impl Filter {
                 "{left_out} more modules without symbols were not reported (the first {MAX_MISSING_REPORTS} were)"
             ));
         }
-        self.render.finish(out).map_err(FilterError::Write)?;
+        self.finish_all(out).map_err(FilterError::Write)?;
         out.flush().map_err(FilterError::Write)
     }
 
@@ -461,7 +473,12 @@ impl Filter {
             };
             // A multi-line hexdict?
             let mut group_end = None;
-            if self.render.multiline() && opens_multiline(&self.lexer, &buf[ls..le]) && le < end {
+            // Under --demux the lines of a dump may be another process's.
+            if self.render.multiline()
+                && self.demux.is_none()
+                && opens_multiline(&self.lexer, &buf[ls..le])
+                && le < end
+            {
                 // The dump ends at the first `}}}`; a `{{{` before it means
                 // it never closed (its lines are then plain lines).
                 let next_open = self.lexer.find_open(&buf[le..end]).map(|o| le + o);
@@ -520,16 +537,32 @@ impl Filter {
         number: u64,
         out: &mut dyn Write,
     ) -> io::Result<()> {
+        let (lead, key) = self.select_process(bytes, number, out)?;
+        let current = match key {
+            demux::Key::Current => self.current_key(),
+            _ => Vec::new(),
+        };
         self.symbolizer.at_line(self.lines_before + number);
         self.breaks.clear();
         self.breaks.extend(memchr::memchr_iter(b'\n', bytes));
         let mut nodes = std::mem::take(&mut self.nodes);
         self.lexer.tokenize(bytes, &mut nodes);
+        // The lead is text at the start of the line, given to the renderer
+        // apart.
+        let lead = match nodes.first() {
+            Some(Node::Text(r)) if r.start == 0 => lead.min(r.end),
+            _ => 0,
+        };
         // Most lines hold a few nodes: no allocation for them.
         let mut events: smallvec::SmallVec<[Event<'_>; 4]> = smallvec::SmallVec::new();
         let stop_after_context = self.render.context_ends_line();
         for node in &nodes {
             match node {
+                Node::Text(r) if r.start < lead => {
+                    if r.end > lead {
+                        events.push(Event::Text(&bytes[lead..r.end]));
+                    }
+                }
                 Node::Text(r) => events.push(Event::Text(&bytes[r.clone()])),
                 Node::Sgr(sgr, r) => events.push(Event::Sgr(*sgr, &bytes[r.clone()])),
                 Node::Element(raw) => {
@@ -542,10 +575,20 @@ impl Filter {
                 }
             }
         }
+        if self.demux.is_some() && events.is_empty() {
+            // As a line without markup is given alone.
+            events.push(Event::Text(&bytes[lead..lead]));
+        }
         let line = Line {
             bytes,
             ending,
             number,
+            lead: &bytes[..lead],
+            key: match &key {
+                demux::Key::Default => None,
+                demux::Key::InLine(r) => Some(&bytes[r.clone()]),
+                demux::Key::Current => Some(&current[..]).filter(|k| !k.is_empty()),
+            },
         };
         let mut result = self.render.line(out, &line, &events);
         drop(events);
@@ -553,6 +596,9 @@ impl Filter {
         if !self.after_line.is_empty() {
             let after = std::mem::take(&mut self.after_line);
             result = result.and_then(|()| crate::dumpfile::write_after(out, &line, &after));
+        }
+        if let demux::Key::Current = key {
+            self.restore_key(current);
         }
         result
     }

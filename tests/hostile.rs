@@ -534,6 +534,8 @@ fn terminal_escapes_from_debug_info_are_shown_escaped() {
         bytes: b"{{{pc:0x1010}}}",
         ending: b"\n",
         number: 1,
+        lead: b"",
+        key: None,
     };
     for full_paths in [false, true] {
         let opts = RenderOptions {

@@ -95,6 +95,26 @@ pub struct FilterArgs {
     /// Android, systemd-coredump, LLVM crash handler) as they are.
     #[arg(long)]
     pub no_crash_frames: bool,
+    /// Interleaved logs of several processes: keep one context per process,
+    /// told apart by each line's prefix, which is kept at the start of every
+    /// output line made from the line. HOW: auto (the default), syslog,
+    /// journald, logcat, bracket, fuchsia, or a regular expression with a
+    /// group named `key` matched at the start of each line.
+    #[arg(
+        long,
+        value_name = "HOW",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "auto",
+        value_parser = parse_demux
+    )]
+    pub demux: Option<crate::demux::How>,
+
+    /// With --demux: most processes kept at once; the least recently seen
+    /// one's context is dropped to make room for another.
+    #[arg(long, value_name = "N", default_value_t = crate::filter::DEFAULT_MAX_KEYS as u32,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub demux_keys: u32,
 
     /// Accepted for compatibility with llvm-symbolizer; has no effect.
     #[arg(long, hide = true)]
@@ -102,6 +122,10 @@ pub struct FilterArgs {
 
     #[command(flatten)]
     pub sources: SourceArgs,
+}
+
+fn parse_demux(s: &str) -> Result<crate::demux::How, String> {
+    s.parse()
 }
 
 /// Decide colour from the choice, the terminal and the environment.
@@ -138,6 +162,10 @@ pub fn run(args: FilterArgs) -> anyhow::Result<ExitCode> {
             dir: args.dumpfile_dir.clone(),
             report: args.dumpfile_report.clone(),
         },
+        demux: args.demux.clone().map(|how| crate::filter::DemuxOptions {
+            how,
+            max_keys: args.demux_keys as usize,
+        }),
         ..Options::default()
     };
     let mut sources = args.sources.clone();

@@ -84,6 +84,15 @@ impl Filter {
     /// Complete lines without markup (the fast path): frames among them are
     /// symbolized, the rest is handed to the renderer as it is.
     pub(super) fn plain(&mut self, out: &mut dyn Write, text: &[u8], first: u64) -> io::Result<()> {
+        // Under --demux each line goes to its process (frames without
+        // markup are not recognised there).
+        if self.demux.is_some() {
+            for (n, l) in (first..).zip(text.split_inclusive(|&b| b == b'\n')) {
+                let (body, ending) = l.split_at(l.len() - usize::from(l.ends_with(b"\n")));
+                self.line(body, ending, n, out)?;
+            }
+            return Ok(());
+        }
         if !self.crash_frames_on() {
             return self.render.plain(out, text, first);
         }
@@ -239,6 +248,8 @@ impl Filter {
             bytes,
             ending,
             number,
+            lead: b"",
+            key: None,
         };
         self.render.line(out, &line, &events)
     }

@@ -67,6 +67,8 @@ const RESET: &str = "\x1b[0m";
 struct Summary {
     module: Module,
     regions: Vec<Region>,
+    /// The lead of the line that started it (see [`Line::lead`]).
+    lead: Vec<u8>,
 }
 
 /// What the reader has been told about paths, and the project paths of the
@@ -88,7 +90,8 @@ struct PathState {
 struct Block {
     /// Its rendered lines not yet written.
     buf: Vec<u8>,
-    /// Leading white space of its first held line (the legend gets it too).
+    /// Lead and leading white space of its first held line (the legend gets
+    /// it too).
     indent: Vec<u8>,
     crlf: bool,
     /// Frame number of the last `bt` element.
@@ -433,6 +436,7 @@ impl Human {
             return Ok(());
         };
         let m = &s.module;
+        out.write_all(&s.lead)?;
         write!(
             out,
             "[module #{} \"{}\" build-id {}",
@@ -463,8 +467,9 @@ impl Human {
         &mut self,
         out: &mut dyn Write,
         ev: &ContextEvent,
-        crlf: bool,
+        line: &Line<'_>,
     ) -> io::Result<()> {
+        let crlf = line.crlf();
         match ev {
             ContextEvent::Module(m) => {
                 self.learn_name(m);
@@ -472,6 +477,7 @@ impl Human {
                 self.pending = Some(Summary {
                     module: m.clone(),
                     regions: Vec::new(),
+                    lead: line.lead.to_vec(),
                 });
             }
             ContextEvent::Mmap {
@@ -483,6 +489,7 @@ impl Human {
                     self.pending = Some(Summary {
                         module: module.clone(),
                         regions: Vec::new(),
+                        lead: line.lead.to_vec(),
                     });
                 }
                 if let Some(s) = &mut self.pending {
@@ -496,6 +503,7 @@ impl Human {
                 self.short_names.clear();
                 self.short_ids.clear();
                 if *had_state {
+                    out.write_all(line.lead)?;
                     out.write_all(b"[reset]")?;
                     out.write_all(if crlf { b"\r\n" } else { b"\n" })?;
                 }
@@ -686,10 +694,13 @@ impl Human {
         let frame_text = frame_num.format(frame).as_bytes();
         let mut num = itoa::Buffer::new();
         let ending: &[u8] = if line.crlf() { b"\r\n" } else { b"\n" };
-        let indent = if prefix.iter().all(u8::is_ascii_whitespace) {
+        // Under --demux the text before the element starts with the lead,
+        // which every frame's line repeats.
+        let before = prefix.strip_prefix(line.lead).unwrap_or(prefix);
+        let indent = if before.iter().all(u8::is_ascii_whitespace) {
             prefix
         } else {
-            b""
+            line.lead
         };
         // ` (module+0xoffset)`, the same for every frame: written for the
         // first one and copied for the others.
@@ -766,6 +777,7 @@ impl Human {
         let bytes = line.bytes;
         let mut notes: Vec<Vec<u8>> = Vec::new();
         let (mut scanned, mut line_start) = (0, 0);
+        out.extend_from_slice(line.lead);
         for ev in events {
             match ev {
                 Event::Text(t) => out.extend_from_slice(t),
@@ -818,7 +830,7 @@ impl Human {
                         let Some(place) = &v.resolved.place else {
                             continue;
                         };
-                        let mut note = Vec::new();
+                        let mut note = line.lead.to_vec();
                         write!(
                             note,
                             "  {}: {:#x} = ",
@@ -867,12 +879,13 @@ impl Human {
         }
         if self.block.buf.is_empty() {
             self.block.indent.clear();
-            let ws = line
-                .bytes
+            let body = &line.bytes[line.lead.len()..];
+            let ws = body
                 .iter()
                 .take_while(|b| **b == b' ' || **b == b'\t')
                 .count();
-            self.block.indent.extend_from_slice(&line.bytes[..ws]);
+            self.block.indent.extend_from_slice(line.lead);
+            self.block.indent.extend_from_slice(&body[..ws]);
             self.block.crlf = line.crlf();
         }
         self.block.last_frame = Some(last);
@@ -1017,7 +1030,7 @@ impl Render for Human {
             }
             for ev in events {
                 if let Event::Context(_, ce) = ev {
-                    self.note_context(out, ce, crlf)?;
+                    self.note_context(out, ce, line)?;
                 }
             }
             return Ok(());
@@ -1030,7 +1043,7 @@ impl Render for Human {
         buf.clear();
         let result = self.render_line(&mut st, &mut buf, line, events);
         let result = result
-            .and_then(|()| Self::legend(&mut st, out, b"", None, crlf))
+            .and_then(|()| Self::legend(&mut st, out, line.lead, None, crlf))
             .and_then(|()| out.write_all(&buf));
         self.scratch = buf;
         self.st = st;
@@ -1039,7 +1052,7 @@ impl Render for Human {
         // count: their summary follows.
         for ev in events {
             if let Event::Context(_, ce) = ev {
-                self.note_context(out, ce, crlf)?;
+                self.note_context(out, ce, line)?;
             }
         }
         Ok(())

@@ -7,8 +7,10 @@
 //! {"line": 12, "spans": [SPAN, ...]}
 //! ```
 //!
-//! The spans cover the line in order, without its final line ending. A SPAN
-//! is one of:
+//! The spans cover the line in order, without its final line ending. Under
+//! `--demux` the line's prefix is not among them: it is `"prefix": "..."`,
+//! and `"key": "..."` names the line's process (absent for a line that
+//! belongs to none). A SPAN is one of:
 //!
 //! * `{"text": "..."}`: plain text (invalid UTF-8 replaced by U+FFFD; the
 //!   exact bytes are then also given as `"bytes": [n, ...]`).
@@ -638,8 +640,18 @@ impl Render for Json {
         line: &Line<'_>,
         events: &[Event<'_>],
     ) -> io::Result<()> {
-        self.buf.extend_from_slice(b"{\"line\":");
+        self.buf.push(b'{');
+        if let Some(key) = line.key {
+            self.buf.extend_from_slice(b"\"key\":");
+            lossy(&mut self.buf, key);
+            self.buf.push(b',');
+        }
+        self.buf.extend_from_slice(b"\"line\":");
         num(&mut self.buf, line.number);
+        if !line.lead.is_empty() {
+            self.buf.extend_from_slice(b",\"prefix\":");
+            lossy(&mut self.buf, line.lead);
+        }
         self.buf.extend_from_slice(b",\"spans\":[");
         let mut notes = std::mem::take(&mut self.dump_notes);
         for (i, ev) in events.iter().enumerate() {
@@ -912,6 +924,8 @@ mod tests {
             bytes,
             ending: b"\n",
             number,
+            lead: b"",
+            key: None,
         };
         r.line(&mut out, &line, events).expect("render");
         out

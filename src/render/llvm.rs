@@ -44,6 +44,10 @@ pub struct Llvm {
     bad_modules: HashSet<BuildId>,
     /// The line being rendered (see [`Llvm::buffered`]).
     line_buf: Vec<u8>,
+    /// Under `--demux`: output after the last line ending written, held
+    /// (a module's line is finished by the process's next line, and other
+    /// processes' lines may come between).
+    unfinished: Option<Vec<u8>>,
 }
 
 /// One frame as LLVM's `DILineInfo` holds it.
@@ -136,7 +140,14 @@ impl Llvm {
             kept: PerAnswer::default(),
             bad_modules: HashSet::new(),
             line_buf: Vec::new(),
+            unfinished: None,
         }
+    }
+
+    /// Write only whole lines, holding an unfinished one.
+    pub fn whole_lines(mut self) -> Llvm {
+        self.unfinished = Some(Vec::new());
+        self
     }
 
     /// For a lookup whose module file is unreadable: whether LLVM has
@@ -404,6 +415,7 @@ impl Llvm {
                 }
                 if i != n - 1 {
                     out.extend_from_slice(Self::ending(line.crlf()));
+                    out.extend_from_slice(line.lead);
                 }
             }
             return Ok(());
@@ -446,6 +458,7 @@ impl Llvm {
             out.write_all(b")")?;
             if i != n - 1 {
                 out.write_all(Self::ending(line.crlf()))?;
+                out.write_all(line.lead)?;
             }
         }
         self.restore(out)
@@ -520,7 +533,15 @@ impl Render for Llvm {
         self.buffered(out, |me, buf| {
             me.end_info(buf, crlf)?;
             me.reset_color(buf)
-        })
+        })?;
+        match &mut self.unfinished {
+            Some(held) => {
+                let r = out.write_all(held);
+                held.clear();
+                r
+            }
+            None => Ok(()),
+        }
     }
 
     fn context_ends_line(&self) -> bool {
@@ -544,7 +565,16 @@ impl Llvm {
         let mut buf = std::mem::take(&mut self.line_buf);
         buf.clear();
         let result = f(self, &mut buf);
-        let written = out.write_all(&buf);
+        let written = match &mut self.unfinished {
+            None => out.write_all(&buf),
+            Some(held) => {
+                held.extend_from_slice(&buf);
+                let whole = memchr::memrchr(b'\n', held).map_or(0, |i| i + 1);
+                let written = out.write_all(&held[..whole]);
+                held.drain(..whole);
+                written
+            }
+        };
         // A huge line's buffer is not kept.
         if buf.capacity() <= 1 << 20 {
             self.line_buf = buf;
@@ -571,6 +601,7 @@ impl Llvm {
                 ContextEvent::Reset { had_state } => {
                     if *had_state {
                         self.end_info(out, crlf)?;
+                        out.write_all(line.lead)?;
                         for d in deferred {
                             self.node(out, line, d)?;
                         }
@@ -580,6 +611,7 @@ impl Llvm {
                 }
                 ContextEvent::Module(m) => {
                     self.end_info(out, crlf)?;
+                    out.write_all(line.lead)?;
                     for d in deferred {
                         self.node(out, line, d)?;
                     }
@@ -590,6 +622,7 @@ impl Llvm {
                 ContextEvent::Mmap { module, region, .. } => {
                     if self.info.as_ref().map(|i| i.module) != Some(module.id) {
                         self.end_info(out, crlf)?;
+                        out.write_all(line.lead)?;
                         for d in deferred {
                             self.node(out, line, d)?;
                         }
@@ -604,6 +637,7 @@ impl Llvm {
             return Ok(());
         }
         self.end_info(out, crlf)?;
+        out.write_all(line.lead)?;
         for ev in events {
             self.node(out, line, ev)?;
         }

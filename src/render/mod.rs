@@ -34,6 +34,12 @@ pub struct Line<'a> {
     pub ending: &'a [u8],
     /// 1-based number of the (first) line in its input.
     pub number: u64,
+    /// Under `--demux`, the line's prefix naming its process (the start of
+    /// `bytes`, not among the events): every output line made from this
+    /// line starts with it. Empty otherwise.
+    pub lead: &'a [u8],
+    /// Under `--demux`, the key of the line's process, if it has one.
+    pub key: Option<&'a [u8]>,
 }
 
 impl Line<'_> {
@@ -273,12 +279,16 @@ pub struct RenderOptions {
     /// (no common-directory or toolchain shortening; `strip_path_prefix`
     /// still applies).
     pub full_paths: bool,
+    /// Write only whole lines, holding an unfinished one until it ends
+    /// (under `--demux`, other processes' lines may come between).
+    pub whole_lines: bool,
 }
 
 /// Build the renderer for `format`.
 pub fn renderer(format: Format, opts: &RenderOptions) -> Box<dyn Render> {
     match format {
         Format::Human => Box::new(human::Human::new(opts.clone())),
+        Format::Llvm if opts.whole_lines => Box::new(llvm::Llvm::new(opts.color).whole_lines()),
         Format::Llvm => Box::new(llvm::Llvm::new(opts.color)),
         Format::Json => Box::new(json::Json::new(opts.clone())),
     }
@@ -316,6 +326,8 @@ mod tests {
             bytes: b"",
             ending: b"\n",
             number: 1,
+            lead: b"",
+            key: None,
         };
         let llvm = renderer(Format::Llvm, &RenderOptions::default());
         let mut discard = Discard::like(llvm.as_ref());
