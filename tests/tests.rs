@@ -13,6 +13,7 @@ mod debuginfod;
 mod debuginfod_faults;
 mod default_places;
 mod demangle;
+mod demux;
 mod dumpfile;
 mod elf_lookup;
 mod filter;
