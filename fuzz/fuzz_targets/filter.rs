@@ -4,13 +4,16 @@
 //! over-long-line and hexdict paths are reached. A scripted symbol source
 //! answers for one build ID (52083ec89bc0c7c102ccde8f63e3d8150be019b5, any
 //! module name), so markup and crash-report frames (see `symfilter::crash`)
-//! naming it resolve and their rewriting is reached without file I/O.
+//! naming it resolve and their rewriting is reached without file I/O. Each
+//! format runs again with `--demux` (the preset chosen by the first byte, at
+//! most 4 processes so that evictions happen); then text without markup
+//! must come out unchanged in the human format.
 #![no_main]
 
 use std::io::{self, Read};
 
 use libfuzzer_sys::fuzz_target;
-use symfilter::filter::{Diagnostics, Filter, Options};
+use symfilter::filter::{DemuxOptions, Diagnostics, Filter, Options};
 use symfilter::render::Format;
 use symfilter::symbols::{
     Attempt, CodeInfo, DataInfo, Frame, Miss, ModuleKey, Provider, SymbolHit, SymbolSource,
@@ -92,8 +95,18 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let step = usize::from(first % 64) + 1;
-    for (i, format) in [Format::Human, Format::Llvm, Format::Json].into_iter().enumerate() {
+    let how = ["auto", "syslog", "journald", "logcat", "bracket", "fuchsia"][usize::from(first) % 6];
+    let plain = markup_free(input);
+    let runs = [Format::Human, Format::Llvm, Format::Json]
+        .into_iter()
+        .enumerate()
+        .flat_map(|(i, f)| [(i, f, false), (i, f, true)]);
+    for (i, format, demux) in runs {
         let opts = Options {
+            demux: demux.then(|| DemuxOptions {
+                how: how.parse().expect("preset"),
+                max_keys: 4,
+            }),
             format,
             color: first & 0x80 != 0,
             keep_context: first & 0x40 != 0,
@@ -107,5 +120,13 @@ fuzz_target!(|data: &[u8]| {
         let mut out = Vec::new();
         let _ = filter.run("<fuzz>", Trickle { data: input, step }, &mut out);
         let _ = filter.finish(&mut out);
+        if demux && format == Format::Human && plain {
+            assert_eq!(out, input, "text without markup changed under --demux={how}");
+        }
     }
 });
+
+/// No `{{{` and no ESC: nothing the filter may change under `--demux`.
+fn markup_free(input: &[u8]) -> bool {
+    !input.contains(&0x1b) && !input.windows(3).any(|w| w == b"{{{")
+}
