@@ -584,11 +584,7 @@ impl Filter {
             ending,
             number,
             lead: &bytes[..lead],
-            key: match &key {
-                demux::Key::Default => None,
-                demux::Key::InLine(r) => Some(&bytes[r.clone()]),
-                demux::Key::Current => Some(&current[..]).filter(|k| !k.is_empty()),
-            },
+            key: demux::key_bytes(&key, bytes, &current),
         };
         let mut result = self.render.line(out, &line, &events);
         drop(events);

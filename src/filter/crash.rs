@@ -87,11 +87,7 @@ impl Filter {
         // Under --demux each line goes to its process (frames without
         // markup are not recognised there).
         if self.demux.is_some() {
-            for (n, l) in (first..).zip(text.split_inclusive(|&b| b == b'\n')) {
-                let (body, ending) = l.split_at(l.len() - usize::from(l.ends_with(b"\n")));
-                self.line(body, ending, n, out)?;
-            }
-            return Ok(());
+            return self.plain_demuxed(out, text, first);
         }
         if !self.crash_frames_on() {
             return self.render.plain(out, text, first);

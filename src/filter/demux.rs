@@ -62,6 +62,16 @@ impl Demux {
     }
 }
 
+/// The bytes of `key` for the renderer (`current`: the current key, for
+/// [`Key::Current`]); `None` for the default.
+pub(super) fn key_bytes<'a>(key: &Key, line: &'a [u8], current: &'a [u8]) -> Option<&'a [u8]> {
+    match key {
+        Key::Default => None,
+        Key::InLine(r) => Some(&line[r.clone()]),
+        Key::Current => Some(current).filter(|k| !k.is_empty()),
+    }
+}
+
 /// Which key a line is for.
 pub(super) enum Key {
     /// The shared default (no prefix).
@@ -81,24 +91,101 @@ impl Filter {
         number: u64,
         out: &mut dyn Write,
     ) -> io::Result<(usize, Key)> {
+        let (lead, key) = self.recognise(line);
+        self.enter(&key, line, number, out)?;
+        Ok((lead, key))
+    }
+
+    /// The lead and key of `line`.
+    fn recognise(&mut self, line: &[u8]) -> (usize, Key) {
         let Some(dm) = self.demux.as_deref_mut() else {
-            return Ok((0, Key::Default));
+            return (0, Key::Default);
         };
         let body = line.strip_suffix(b"\r").unwrap_or(line);
-        let (lead, key) = match dm.recognizer.recognise(body) {
+        match dm.recognizer.recognise(body) {
             Some(p) => (p.lead, Key::InLine(p.key)),
             None if dm.recognizer.continues() => (0, Key::Current),
             None => (0, Key::Default),
+        }
+    }
+
+    /// Make the state of `key` (found in `line`) the current one.
+    fn enter(
+        &mut self,
+        key: &Key,
+        line: &[u8],
+        number: u64,
+        out: &mut dyn Write,
+    ) -> io::Result<()> {
+        let Some(dm) = self.demux.as_deref_mut() else {
+            return Ok(());
         };
-        let bytes: &[u8] = match &key {
+        let bytes: &[u8] = match key {
             Key::InLine(r) => &line[r.clone()],
             Key::Default => b"",
-            Key::Current => return Ok((lead, key)),
+            Key::Current => return Ok(()),
         };
         if bytes != dm.current.as_slice() {
             self.switch_process(bytes, number, out)?;
         }
-        Ok((lead, key))
+        Ok(())
+    }
+
+    /// Complete lines without markup, each to its process: runs of lines
+    /// without a key go to the renderer in one piece, as without
+    /// `--demux`; a keyed line is given as one text event after its lead.
+    pub(super) fn plain_demuxed(
+        &mut self,
+        out: &mut dyn Write,
+        text: &[u8],
+        first_line: u64,
+    ) -> io::Result<()> {
+        // Start and first line number of the run of unkeyed lines.
+        let mut run: Option<(usize, u64)> = None;
+        let mut pos = 0;
+        let mut number = first_line;
+        while pos < text.len() {
+            let end = memchr::memchr(b'\n', &text[pos..]).map_or(text.len(), |i| pos + i + 1);
+            let (body, ending) =
+                text[pos..end].split_at(end - pos - usize::from(text[end - 1] == b'\n'));
+            let (lead, key) = self.recognise(body);
+            if let Key::Default = key {
+                if run.is_none() {
+                    self.enter(&key, body, number, out)?;
+                    run = Some((pos, number));
+                }
+            } else {
+                if let Some((start, first)) = run.take() {
+                    self.render.plain(out, &text[start..pos], first)?;
+                }
+                self.enter(&key, body, number, out)?;
+                self.symbolizer.at_line(self.lines_before + number);
+                let current = match key {
+                    Key::Current => self.current_key(),
+                    _ => Vec::new(),
+                };
+                let line = crate::render::Line {
+                    bytes: body,
+                    ending,
+                    number,
+                    lead: &body[..lead],
+                    key: key_bytes(&key, body, &current),
+                };
+                let result =
+                    self.render
+                        .line(out, &line, &[crate::render::Event::Text(&body[lead..])]);
+                if let Key::Current = key {
+                    self.restore_key(current);
+                }
+                result?;
+            }
+            pos = end;
+            number += 1;
+        }
+        match run {
+            Some((start, first)) => self.render.plain(out, &text[start..], first),
+            None => Ok(()),
+        }
     }
 
     /// Make `key`'s state the current one, creating it if need be. A key

@@ -566,6 +566,7 @@ impl Llvm {
         buf.clear();
         let result = f(self, &mut buf);
         let written = match &mut self.unfinished {
+            Some(held) if held.is_empty() && buf.last() == Some(&b'\n') => out.write_all(&buf),
             None => out.write_all(&buf),
             Some(held) => {
                 held.extend_from_slice(&buf);
