@@ -16,8 +16,8 @@ use libfuzzer_sys::fuzz_target;
 use symfilter::filter::{DemuxOptions, Diagnostics, Filter, Options};
 use symfilter::render::Format;
 use symfilter::symbols::{
-    Attempt, CodeInfo, DataInfo, Frame, Miss, ModuleKey, Provider, SymbolHit, SymbolSource,
-    Symbolizer, SymbolizerConfig,
+    Attempt, CodeInfo, DataInfo, Frame, Locator, Miss, ModuleKey, Provider, SymbolHit,
+    SymbolSource, Symbolizer, SymbolizerConfig,
 };
 
 /// The build ID the scripted source answers for.
@@ -26,8 +26,8 @@ const KNOWN: &str = "52083ec89bc0c7c102ccde8f63e3d8150be019b5";
 struct Scripted;
 
 impl Provider for Scripted {
-    fn name(&self) -> &'static str {
-        "scripted"
+    fn name(&self) -> Locator {
+        Locator::Custom("scripted")
     }
     fn find(&self, key: &ModuleKey, _: &mut Vec<Attempt>) -> Option<Box<dyn SymbolSource>> {
         (key.build_id.to_hex() == KNOWN).then(|| Box::new(Answers) as Box<dyn SymbolSource>)
@@ -95,7 +95,8 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let step = usize::from(first % 64) + 1;
-    let how = ["auto", "syslog", "journald", "logcat", "bracket", "fuchsia"][usize::from(first) % 6];
+    let how =
+        ["auto", "syslog", "journald", "logcat", "bracket", "fuchsia"][usize::from(first) % 6];
     let plain = markup_free(input);
     let runs = [Format::Human, Format::Llvm, Format::Json]
         .into_iter()
@@ -121,7 +122,10 @@ fuzz_target!(|data: &[u8]| {
         let _ = filter.run("<fuzz>", Trickle { data: input, step }, &mut out);
         let _ = filter.finish(&mut out);
         if demux && format == Format::Human && plain {
-            assert_eq!(out, input, "text without markup changed under --demux={how}");
+            assert_eq!(
+                out, input,
+                "text without markup changed under --demux={how}"
+            );
         }
     }
 });
