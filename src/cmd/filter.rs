@@ -22,6 +22,27 @@ pub enum ColorChoice {
     Never,
 }
 
+/// Which renderer (the command line's names for [`Format`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum FormatArg {
+    /// Readable: contextual lines summarised, elements symbolized.
+    Human,
+    /// Exactly what `llvm-symbolizer --filter-markup` (LLVM 22) prints.
+    Llvm,
+    /// One JSON object per input line.
+    Json,
+}
+
+impl From<FormatArg> for Format {
+    fn from(arg: FormatArg) -> Format {
+        match arg {
+            FormatArg::Human => Format::Human,
+            FormatArg::Llvm => Format::Llvm,
+            FormatArg::Json => Format::Json,
+        }
+    }
+}
+
 #[derive(Args, Debug)]
 pub struct FilterArgs {
     /// Log files to filter, in order ("-" is standard input); standard input
@@ -31,8 +52,8 @@ pub struct FilterArgs {
 
     /// Output format: human (readable), llvm (exactly what
     /// `llvm-symbolizer --filter-markup` prints), json (one object per line).
-    #[arg(long, value_enum, default_value_t = Format::Human, value_name = "FORMAT")]
-    pub format: Format,
+    #[arg(long, value_enum, default_value_t = FormatArg::Human, value_name = "FORMAT")]
+    pub format: FormatArg,
 
     /// Colour output: auto, always, never. `--color` alone means always.
     #[arg(
@@ -150,7 +171,7 @@ pub fn run(args: FilterArgs) -> anyhow::Result<ExitCode> {
     let stdout = io::stdout();
     let color = use_color(args.color, stdout.is_terminal());
     let opts = Options {
-        format: args.format,
+        format: args.format.into(),
         color,
         keep_context: args.keep_context,
         quiet: args.quiet,
@@ -171,8 +192,8 @@ pub fn run(args: FilterArgs) -> anyhow::Result<ExitCode> {
     let mut sources = args.sources.clone();
     sources.quiet = args.quiet;
     let configure = |symbolizer: &mut Symbolizer| {
-        symbolizer.set_data_declarations(args.format != crate::render::Format::Llvm);
-        symbolizer.set_line0_columns(args.format != crate::render::Format::Human);
+        symbolizer.set_data_declarations(args.format != FormatArg::Llvm);
+        symbolizer.set_line0_columns(args.format != FormatArg::Human);
     };
     let mut symbolizer = sources.symbolizer()?;
     configure(&mut symbolizer);

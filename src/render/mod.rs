@@ -258,7 +258,7 @@ impl Render for Discard {
 }
 
 /// Which renderer.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Format {
     /// Readable: contextual lines summarised, elements symbolized.
     #[default]
