@@ -269,8 +269,7 @@ fn main() {
                     build_id_dirs: vec![tree.path().to_path_buf()],
                     symbol_paths: Vec::new(),
                     defaults: false,
-                })
-                .expect("providers"),
+                }),
             };
             let opts = Options {
                 format,

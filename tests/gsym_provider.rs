@@ -52,7 +52,7 @@ fn folder_matches_modules_by_uuid() {
     let id = uuid_of("inl_O2.gsym");
     assert_eq!(id.to_hex(), "bc62010a5df6cc8a5be5fe9c025165f67f1bddd6");
     let mut sym = Symbolizer::new(SymbolizerConfig {
-        providers: providers(&[tmp.path().to_path_buf()]).unwrap(),
+        providers: providers(&[tmp.path().to_path_buf()]),
     });
     let opened = sym.open(&key(&id));
     assert!(opened.first_time);
@@ -110,7 +110,7 @@ fn folder_matches_modules_by_uuid() {
 fn single_file_with_other_uuid_is_a_mismatch() {
     let p = dir().join("tiny.gsym");
     let mut sym = Symbolizer::new(SymbolizerConfig {
-        providers: providers(std::slice::from_ref(&p)).unwrap(),
+        providers: providers(std::slice::from_ref(&p)),
     });
     let id = uuid_of("inl_O2.gsym");
     let trail = sym.open(&key(&id)).source.err().unwrap();
@@ -143,7 +143,7 @@ fn corrupt_file_gives_a_reason_and_falls_back() {
     std::fs::write(bad_dir.join("x.gsym"), &wrong_magic).unwrap();
 
     let mut sym = Symbolizer::new(SymbolizerConfig {
-        providers: providers(&[cut.clone(), bad_dir.clone(), good.clone()]).unwrap(),
+        providers: providers(&[cut.clone(), bad_dir.clone(), good.clone()]),
     });
     let opened = sym.open(&key(&id));
     let src = opened.source.ok().unwrap();
@@ -288,7 +288,7 @@ fn breakpad_derived_file_matches_by_debug_id_prefix() {
     assert_eq!(f.uuid(), &id.0[..16]);
     for p in [folder.clone(), folder.join("inl_O2.gsym")] {
         let mut sym = Symbolizer::new(SymbolizerConfig {
-            providers: providers(&[p]).unwrap(),
+            providers: providers(&[p]),
         });
         let src = sym.open(&key(&id)).source.ok().unwrap();
         let info = src.lookup_code(0x1181).unwrap();

@@ -39,11 +39,11 @@ use crate::symbols::{Attempt, BuildId, Locator, Miss, ModuleKey, Provider, Symbo
 const PROVIDER: Locator = Locator::Breakpad;
 
 /// The providers for the given options (none when the options are empty).
-pub fn providers(paths: &[PathBuf]) -> anyhow::Result<Vec<Box<dyn Provider>>> {
+pub fn providers(paths: &[PathBuf]) -> Vec<Box<dyn Provider>> {
     if paths.is_empty() {
-        return Ok(Vec::new());
+        return Vec::new();
     }
-    Ok(vec![Box::new(StoreProvider::new(paths.to_vec()))])
+    vec![Box::new(StoreProvider::new(paths.to_vec()))]
 }
 
 /// Finds `.sym` files in Breakpad symbol stores, searched in order.

@@ -5,7 +5,8 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::symbols::{Symbolizer, SymbolizerConfig};
+use crate::debuginfod;
+use crate::symbols::{Provider, Symbolizer, SymbolizerConfig};
 
 #[derive(Args, Debug, Clone, Default)]
 pub struct SourceArgs {
@@ -71,18 +72,35 @@ impl SourceArgs {
     pub fn symbolizer(&self) -> anyhow::Result<Symbolizer> {
         let places = self.places();
         let mut config = SymbolizerConfig::default();
-        config.providers.extend(crate::elf::providers(&places)?);
+        config.providers.extend(crate::elf::providers(&places));
         config
             .providers
-            .extend(crate::breakpad::providers(&self.breakpad_stores)?);
+            .extend(crate::breakpad::providers(&self.breakpad_stores));
         config
             .providers
-            .extend(crate::gsym::providers(&self.gsym_paths)?);
+            .extend(crate::gsym::providers(&self.gsym_paths));
         config
             .providers
             .extend(crate::elf::default_providers(&places));
-        config.providers.extend(crate::debuginfod::providers(self)?);
+        config.providers.extend(self.debuginfod());
         Ok(Symbolizer::new(config))
+    }
+
+    /// The debuginfod provider, unless `--no-debuginfod` or nothing to ask.
+    fn debuginfod(&self) -> Vec<Box<dyn Provider>> {
+        if self.no_debuginfod {
+            return Vec::new();
+        }
+        let settings = debuginfod::Settings {
+            urls: self.debuginfod_urls.clone(),
+            offline: self.offline,
+            budget_secs: self.debuginfod_timeout,
+        };
+        let env = |name: &str| std::env::var(name).ok();
+        match debuginfod::Config::resolve(&settings, &env) {
+            Some(config) => debuginfod::providers(config, self.places().debug_dirs(), self.quiet),
+            None => Vec::new(),
+        }
     }
 
     /// The same front without network sources, for the filter's read-ahead

@@ -4,8 +4,6 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::cmd::sources::SourceArgs;
-
 /// elfutils' default `DEBUGINFOD_TIMEOUT`.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(90);
 /// Cap on a download when `DEBUGINFOD_MAXSIZE` is unset: large enough for
@@ -22,6 +20,19 @@ pub const DEFAULT_MAX_TIME: Duration = Duration::from_secs(300);
 pub const DEFAULT_BUDGET: Duration = Duration::from_secs(600);
 /// Redirects followed per request.
 pub const MAX_REDIRECTS: u32 = 8;
+
+/// What the user asked of debuginfod besides the environment (the command
+/// line's options, in the binary).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Settings {
+    /// Server URLs asked after `DEBUGINFOD_URLS`' servers, in order.
+    pub urls: Vec<String>,
+    /// Ask no server: read the cache only.
+    pub offline: bool,
+    /// Seconds all the run's downloads may take together; `None` or 0 for
+    /// [`DEFAULT_BUDGET`].
+    pub budget_secs: Option<u64>,
+}
 
 /// Everything the debuginfod provider needs to know, resolved once.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -55,14 +66,11 @@ pub struct Config {
 
 impl Config {
     /// Resolve from `args` and an environment lookup (`std::env::var_os`
-    /// in the binary; a map in tests). Returns `None` when debuginfod is
-    /// switched off (`--no-debuginfod`), when no server is named and
-    /// `--offline` does not ask for the cache (as elfutils does nothing
-    /// without `DEBUGINFOD_URLS`), or when there is no cache to read.
-    pub fn resolve(args: &SourceArgs, env: &dyn Fn(&str) -> Option<String>) -> Option<Config> {
-        if args.no_debuginfod {
-            return None;
-        }
+    /// in the binary; a map in tests). Returns `None` when no server is
+    /// named and `offline` does not ask for the cache (as elfutils does
+    /// nothing without `DEBUGINFOD_URLS`), or when there is no cache to
+    /// read.
+    pub fn resolve(args: &Settings, env: &dyn Fn(&str) -> Option<String>) -> Option<Config> {
         let mut warnings = Vec::new();
         let mut servers: Vec<String> = Vec::new();
         if !args.offline {
@@ -70,7 +78,7 @@ impl Config {
             let all = from_env
                 .split_ascii_whitespace()
                 .map(str::to_owned)
-                .chain(args.debuginfod_urls.iter().cloned());
+                .chain(args.urls.iter().cloned());
             for url in all {
                 match normalize_url(&url) {
                     Some(u) => {
@@ -99,7 +107,7 @@ impl Config {
             Some(0) | None => Some(DEFAULT_MAX_TIME),
             Some(s) => Some(Duration::from_secs(s)),
         };
-        let budget = match args.debuginfod_timeout {
+        let budget = match args.budget_secs {
             Some(0) | None => DEFAULT_BUDGET,
             Some(s) => Duration::from_secs(s),
         };
@@ -215,9 +223,9 @@ mod tests {
 
     #[test]
     fn urls_from_env_then_flags_in_order_deduplicated() {
-        let args = SourceArgs {
-            debuginfod_urls: vec!["http://c/".into(), "http://a".into()],
-            ..SourceArgs::default()
+        let args = Settings {
+            urls: vec!["http://c/".into(), "http://a".into()],
+            ..Settings::default()
         };
         let env = env_of(&[
             (
@@ -238,11 +246,11 @@ mod tests {
     }
 
     #[test]
-    fn offline_keeps_cache_only_and_no_debuginfod_disables() {
+    fn offline_keeps_cache_only() {
         let env = env_of(&[("DEBUGINFOD_URLS", "http://a"), ("HOME", "/h")]);
-        let offline = SourceArgs {
+        let offline = Settings {
             offline: true,
-            ..SourceArgs::default()
+            ..Settings::default()
         };
         let c = Config::resolve(&offline, &env).expect("config");
         assert!(c.servers.is_empty());
@@ -250,15 +258,10 @@ mod tests {
             c.cache_root,
             Some(PathBuf::from("/h/.cache/debuginfod_client"))
         );
-        let off = SourceArgs {
-            no_debuginfod: true,
-            ..SourceArgs::default()
-        };
-        assert_eq!(Config::resolve(&off, &env), None);
         // No server named: nothing to do (elfutils neither reads its cache
         // then), unless --offline asks for the cache.
         let no_urls = env_of(&[("HOME", "/h")]);
-        assert_eq!(Config::resolve(&SourceArgs::default(), &no_urls), None);
+        assert_eq!(Config::resolve(&Settings::default(), &no_urls), None);
         assert!(Config::resolve(&offline, &no_urls).is_some());
     }
 
@@ -269,7 +272,7 @@ mod tests {
             ("XDG_CACHE_HOME", "/x"),
             ("HOME", "/nonexistent-home"),
         ]);
-        let c = Config::resolve(&SourceArgs::default(), &env).expect("config");
+        let c = Config::resolve(&Settings::default(), &env).expect("config");
         assert_eq!(c.cache_root, Some(PathBuf::from("/x/debuginfod_client")));
     }
 
@@ -282,7 +285,7 @@ mod tests {
             ("DEBUGINFOD_MAXSIZE", "0"),
             ("DEBUGINFOD_MAXTIME", "junk"),
         ]);
-        let c = Config::resolve(&SourceArgs::default(), &env).expect("config");
+        let c = Config::resolve(&Settings::default(), &env).expect("config");
         assert_eq!(c.timeout, Duration::from_secs(3));
         assert_eq!(c.max_size, None);
         assert_eq!(c.max_time, Some(DEFAULT_MAX_TIME));
@@ -301,7 +304,7 @@ mod tests {
             ("DEBUGINFOD_CACHE_PATH", "/c"),
             ("SSL_CERT_FILE", "/etc/site-ca.pem"),
         ]);
-        let c = Config::resolve(&SourceArgs::default(), &env).expect("config");
+        let c = Config::resolve(&Settings::default(), &env).expect("config");
         assert_eq!(c.ca_file, Some(PathBuf::from("/etc/site-ca.pem")));
     }
 }

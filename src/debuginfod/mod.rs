@@ -25,10 +25,9 @@ use std::time::{Duration, Instant, SystemTime};
 
 pub use cache::{Cache, Kind, Probe};
 pub use client::{Client, FetchError};
-pub use config::Config;
+pub use config::{Config, Settings};
 pub use elfcheck::ElfFacts;
 
-use crate::cmd::sources::SourceArgs;
 use crate::symbols::{Attempt, BuildId, Locator, Miss, ModuleKey, Provider, SymbolSource};
 
 const PROVIDER: Locator = Locator::Debuginfod;
@@ -36,34 +35,30 @@ const PROVIDER: Locator = Locator::Debuginfod;
 /// Longest build ID accepted (elfutils' `MAX_BUILD_ID_BYTES`).
 pub const MAX_BUILD_ID_BYTES: usize = 64;
 
-/// The debuginfod provider, asked after every local source. Empty when
-/// debuginfod is off (`--no-debuginfod`) or there is neither a server nor a
-/// cache directory.
-pub fn providers(args: &SourceArgs) -> anyhow::Result<Vec<Box<dyn Provider>>> {
-    let env = |name: &str| std::env::var(name).ok();
-    let Some(config) = Config::resolve(args, &env) else {
-        return Ok(Vec::new());
-    };
+/// The debuginfod provider for `config`, asked after every local source.
+/// Empty when there is neither a server nor a cache directory. Found
+/// files' supplementary and split-DWARF files are looked for in
+/// `debug_dirs`; `quiet` keeps warnings and progress off stderr.
+pub fn providers(config: Config, debug_dirs: Vec<PathBuf>, quiet: bool) -> Vec<Box<dyn Provider>> {
     // With no server only an existing cache (filled by an earlier run, gdb
     // or debuginfod-find) can serve anything: don't list a cache that isn't
     // there among the places tried.
     if config.servers.is_empty() && !config.cache_root.as_deref().is_some_and(Path::is_dir) {
-        return Ok(Vec::new());
+        return Vec::new();
     }
-    if !args.quiet {
+    if !quiet {
         for w in &config.warnings {
             eprintln!("symfilter: {w}");
         }
     }
-    let dirs = args.places().debug_dirs();
     let mut provider = DebuginfodProvider::new(config).with_opener(Arc::new(
-        move |path: &Path, extra: &[PathBuf]| open_elf(path, &dirs, extra),
+        move |path: &Path, extra: &[PathBuf]| open_elf(path, &debug_dirs, extra),
     ));
-    if args.quiet {
+    if quiet {
         provider = provider.with_warn(Arc::new(|_: &str| {}));
         provider.progress = false;
     }
-    Ok(vec![Box::new(provider)])
+    vec![Box::new(provider)]
 }
 
 /// Opens a verified debug file or executable with the ELF/DWARF source.

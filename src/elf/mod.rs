@@ -59,7 +59,7 @@ impl Places {
 }
 
 /// Providers for `--build-id-dir` and `--symbol-path`, asked first.
-pub fn providers(places: &Places) -> anyhow::Result<Vec<Box<dyn Provider>>> {
+pub fn providers(places: &Places) -> Vec<Box<dyn Provider>> {
     let searcher = Searcher::new(&places.build_id_dirs, places.defaults);
     let mut out: Vec<Box<dyn Provider>> = Vec::new();
     if !places.build_id_dirs.is_empty() {
@@ -76,7 +76,7 @@ pub fn providers(places: &Places) -> anyhow::Result<Vec<Box<dyn Provider>>> {
             index: Mutex::new(None),
         }));
     }
-    Ok(out)
+    out
 }
 
 /// Providers for the places nobody named, asked after the user's own and

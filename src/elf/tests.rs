@@ -45,7 +45,7 @@ fn find(
         symbol_paths: paths.to_vec(),
         defaults: false,
     };
-    for p in providers(&places).unwrap() {
+    for p in providers(&places) {
         if let Some(src) = p.find(&key(id), &mut trail) {
             return (Some(src), trail);
         }

@@ -27,11 +27,11 @@ const PROVIDER: Locator = Locator::Gsym;
 const MAX_DEPTH: u32 = 8;
 
 /// The providers for the given options (none when the options are empty).
-pub fn providers(paths: &[PathBuf]) -> anyhow::Result<Vec<Box<dyn Provider>>> {
-    Ok(paths
+pub fn providers(paths: &[PathBuf]) -> Vec<Box<dyn Provider>> {
+    paths
         .iter()
         .map(|p| Box::new(GsymProvider::new(p.clone())) as Box<dyn Provider>)
-        .collect())
+        .collect()
 }
 
 /// What a folder holds, indexed on first use.
