@@ -7,9 +7,11 @@
 //! file formats. [`crash`] is a second lexer, for crash-report frames in
 //! lines without markup (sanitizers, Android, systemd, LLVM); the filter
 //! resolves and renders them as `bt` elements.
+//!
+//! The command line (argument parsing, error reports, exit codes) lives in
+//! the binary (`src/main.rs`, `src/cmd/`), a client of this library.
 
 pub mod breakpad;
-pub mod cmd;
 pub mod confined;
 pub mod context;
 pub mod crash;

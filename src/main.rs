@@ -1,5 +1,10 @@
+//! The symfilter binary: the command line ([`cmd`]: clap, anyhow, exit
+//! codes) over the library.
+
+mod cmd;
+
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    symfilter::cmd::main()
+    cmd::main()
 }

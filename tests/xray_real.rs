@@ -448,14 +448,14 @@ fn binary_found_by_build_id_through_symbol_path_and_debug_tree() {
 
 #[test]
 fn summarize_for_the_filter() {
-    use symfilter::cmd::sources::SourceArgs;
-    use symfilter::symbols::{BuildId, ModuleKey};
-    let sources = SourceArgs {
+    use symfilter::symbols::{BuildId, ModuleKey, Symbolizer, SymbolizerConfig};
+    let places = symfilter::elf::Places {
         symbol_paths: vec![dir().join("bin")],
-        no_debuginfod: true,
-        ..SourceArgs::default()
+        ..symfilter::elf::Places::default()
     };
-    let mut symbolizer = sources.symbolizer().expect("symbolizer");
+    let mut symbolizer = Symbolizer::new(SymbolizerConfig {
+        providers: symfilter::elf::providers(&places),
+    });
     let modules = [
         ModuleKey {
             build_id: BuildId::from_hex("0123456789abcdef").expect("hex"),

@@ -7,10 +7,10 @@ use std::sync::Arc;
 use clap::{Args, ValueEnum};
 
 use super::sources::SourceArgs;
-use crate::filter::{Filter, FilterError, Options};
-use crate::readahead::{ReadAhead, ReadFrom, counted};
-use crate::render::Format;
-use crate::symbols::{SharedAnswers, Sharing, Symbolizer};
+use symfilter::filter::{Filter, FilterError, Options};
+use symfilter::readahead::{ReadAhead, ReadFrom, counted};
+use symfilter::render::Format;
+use symfilter::symbols::{SharedAnswers, Sharing, Symbolizer};
 
 /// When to colour the output.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -129,11 +129,11 @@ pub struct FilterArgs {
         default_missing_value = "auto",
         value_parser = parse_demux
     )]
-    pub demux: Option<crate::demux::How>,
+    pub demux: Option<symfilter::demux::How>,
 
     /// With --demux: most processes kept at once; the least recently seen
     /// one's context is dropped to make room for another.
-    #[arg(long, value_name = "N", default_value_t = crate::filter::DEFAULT_MAX_KEYS as u32,
+    #[arg(long, value_name = "N", default_value_t = symfilter::filter::DEFAULT_MAX_KEYS as u32,
           value_parser = clap::value_parser!(u32).range(1..))]
     pub demux_keys: u32,
 
@@ -145,7 +145,7 @@ pub struct FilterArgs {
     pub sources: SourceArgs,
 }
 
-fn parse_demux(s: &str) -> Result<crate::demux::How, String> {
+fn parse_demux(s: &str) -> Result<symfilter::demux::How, String> {
     s.parse()
 }
 
@@ -179,14 +179,17 @@ pub fn run(args: FilterArgs) -> anyhow::Result<ExitCode> {
         full_paths: args.full_paths,
         explain: args.explain,
         crash_frames: !args.no_crash_frames,
-        dumpfile: crate::dumpfile::DumpOptions {
+        dumpfile: symfilter::dumpfile::DumpOptions {
             dir: args.dumpfile_dir.clone(),
             report: args.dumpfile_report.clone(),
         },
-        demux: args.demux.clone().map(|how| crate::filter::DemuxOptions {
-            how,
-            max_keys: args.demux_keys as usize,
-        }),
+        demux: args
+            .demux
+            .clone()
+            .map(|how| symfilter::filter::DemuxOptions {
+                how,
+                max_keys: args.demux_keys as usize,
+            }),
         ..Options::default()
     };
     let mut sources = args.sources.clone();

@@ -6,11 +6,11 @@ use std::time::Instant;
 use anyhow::{Context, bail};
 use clap::{Args, Subcommand, ValueEnum};
 
-use crate::gsym::GsymFile;
-use crate::gsym::convert::{self, ConvertStats};
-use crate::gsym::types::{Endian, LookupResult, VERSION_1, VERSION_2};
-use crate::gsym::writer::{EncodeOptions, GsymBuilder};
-use crate::symbols::BuildId;
+use symfilter::gsym::GsymFile;
+use symfilter::gsym::convert::{self, ConvertStats};
+use symfilter::gsym::types::{Endian, LookupResult, VERSION_1, VERSION_2};
+use symfilter::gsym::writer::{EncodeOptions, GsymBuilder};
+use symfilter::symbols::BuildId;
 
 #[derive(Subcommand, Debug)]
 pub enum GsymCommand {
@@ -163,7 +163,7 @@ fn parse_addr(s: &str) -> Option<u64> {
 pub fn write_result(
     out: &mut impl Write,
     addr: u64,
-    r: &Result<LookupResult, crate::gsym::types::GsymError>,
+    r: &Result<LookupResult, symfilter::gsym::types::GsymError>,
 ) -> std::io::Result<()> {
     write!(out, "{addr:#018x}: ")?;
     let r = match r {

@@ -10,7 +10,7 @@ use clap::{Args, ValueEnum};
 use serde::Serialize;
 
 use super::sources::SourceArgs;
-use crate::symbols::{BuildId, CodeInfo, DataInfo, Miss, ModuleKey, SymbolSource};
+use symfilter::symbols::{BuildId, CodeInfo, DataInfo, Miss, ModuleKey, SymbolSource};
 
 #[derive(Args, Debug)]
 #[command(group(clap::ArgGroup::new("module").required(true).args(["build_id", "file"])))]
@@ -63,7 +63,7 @@ pub fn run(args: LookupArgs) -> anyhow::Result<ExitCode> {
     let mut direct = None;
     let source: &dyn SymbolSource = if let Some(path) = &args.file {
         direct.insert({
-            let mut src = crate::elf::open_file(path, &args.sources.places().debug_dirs())
+            let mut src = symfilter::elf::open_file(path, &args.sources.places().debug_dirs())
                 .map_err(|miss| anyhow::anyhow!("{}: {miss}", path.display()))?;
             if !args.line0_columns {
                 src.skip_line0_columns();
@@ -212,7 +212,7 @@ impl Printer {
         if !self.demangle {
             return Cow::Borrowed(raw);
         }
-        Cow::Owned(crate::demangle::demangle_llvm(raw))
+        Cow::Owned(symfilter::demangle::demangle_llvm(raw))
     }
 
     /// Answer a batch of addresses (blank lines skipped), in their order.
@@ -343,7 +343,7 @@ impl Printer {
         writeln!(out)
     }
 
-    fn json_symbol<'a>(&self, s: &'a crate::symbols::SymbolHit) -> JsonSymbol<'a> {
+    fn json_symbol<'a>(&self, s: &'a symfilter::symbols::SymbolHit) -> JsonSymbol<'a> {
         JsonSymbol {
             name: self.name(&s.name),
             linkage_name: &s.name,
@@ -415,7 +415,7 @@ mod tests {
 
     #[test]
     fn demangling() {
-        let demangle = |s: &str| crate::demangle::demangle_llvm(s);
+        let demangle = |s: &str| symfilter::demangle::demangle_llvm(s);
         assert_eq!(demangle("_Z3fooi"), "foo(int)");
         assert_eq!(demangle("main"), "main");
         assert_eq!(demangle("_ZN3foo3barE"), "foo::bar");

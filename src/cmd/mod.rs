@@ -48,8 +48,8 @@ pub fn main() -> ExitCode {
         Some(Command::Xray(cmd)) => xray::run(cmd),
     };
     // Files truncated under their mapping that no diagnostic named yet.
-    for path in crate::mapped::take_faults() {
-        eprintln!("symfilter: {}", crate::mapped::fault_message(&path));
+    for path in symfilter::mapped::take_faults() {
+        eprintln!("symfilter: {}", symfilter::mapped::fault_message(&path));
     }
     match result {
         Ok(code) => code,

@@ -5,8 +5,8 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::debuginfod;
-use crate::symbols::{Provider, Symbolizer, SymbolizerConfig};
+use symfilter::debuginfod;
+use symfilter::symbols::{Provider, Symbolizer, SymbolizerConfig};
 
 #[derive(Args, Debug, Clone, Default)]
 pub struct SourceArgs {
@@ -58,8 +58,8 @@ pub struct SourceArgs {
 
 impl SourceArgs {
     /// Where the ELF sources look.
-    pub fn places(&self) -> crate::elf::Places {
-        crate::elf::Places {
+    pub fn places(&self) -> symfilter::elf::Places {
+        symfilter::elf::Places {
             build_id_dirs: self.build_id_dirs.clone(),
             symbol_paths: self.symbol_paths.clone(),
             defaults: !self.no_default_paths,
@@ -72,16 +72,16 @@ impl SourceArgs {
     pub fn symbolizer(&self) -> anyhow::Result<Symbolizer> {
         let places = self.places();
         let mut config = SymbolizerConfig::default();
-        config.providers.extend(crate::elf::providers(&places));
+        config.providers.extend(symfilter::elf::providers(&places));
         config
             .providers
-            .extend(crate::breakpad::providers(&self.breakpad_stores));
+            .extend(symfilter::breakpad::providers(&self.breakpad_stores));
         config
             .providers
-            .extend(crate::gsym::providers(&self.gsym_paths));
+            .extend(symfilter::gsym::providers(&self.gsym_paths));
         config
             .providers
-            .extend(crate::elf::default_providers(&places));
+            .extend(symfilter::elf::default_providers(&places));
         config.providers.extend(self.debuginfod());
         Ok(Symbolizer::new(config))
     }

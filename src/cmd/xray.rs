@@ -8,11 +8,11 @@ use anyhow::Context;
 use clap::{Args, Subcommand, ValueEnum};
 
 use super::sources::SourceArgs;
-use crate::symbols::BuildId;
-use crate::xray::account::{self, AccountOptions, Accountant, SortField};
-use crate::xray::convert;
-use crate::xray::stack::{StackTrie, StackValue};
-use crate::xray::{Binary, Diagnostic, Mapped, Names, Trace};
+use symfilter::symbols::BuildId;
+use symfilter::xray::account::{self, AccountOptions, Accountant, SortField};
+use symfilter::xray::convert;
+use symfilter::xray::stack::{StackTrie, StackValue};
+use symfilter::xray::{Binary, Diagnostic, Mapped, Names, Trace};
 
 #[derive(Subcommand, Debug)]
 pub enum XrayCommand {

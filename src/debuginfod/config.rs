@@ -30,7 +30,7 @@ pub struct Settings {
     /// Ask no server: read the cache only.
     pub offline: bool,
     /// Seconds all the run's downloads may take together; `None` or 0 for
-    /// [`DEFAULT_BUDGET`].
+    /// `DEFAULT_BUDGET`.
     pub budget_secs: Option<u64>,
 }
 
