@@ -102,10 +102,18 @@ fn module_id_and_code_id_are_checked() {
     assert!(!found);
     assert_eq!(
         trail[0].failure,
-        Some(Miss::Other(format!(
+        Some(Miss::DebugIdMismatch {
+            path: trail[0].place.clone(),
+            found: "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA0".into(),
+            expected: debug_id.to_string(),
+        })
+    );
+    assert_eq!(
+        trail[0].failure.as_ref().map(ToString::to_string),
+        Some(format!(
             "{}: MODULE record has debug ID AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA0, expected {debug_id}",
             trail[0].place
-        )))
+        ))
     );
 
     // Same first 16 bytes, different full build ID (INFO CODE_ID).

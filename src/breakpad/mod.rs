@@ -91,9 +91,11 @@ pub fn open_checked(
     })?;
     let found = syms.debug_id();
     if !found.eq_ignore_ascii_case(debug_id) {
-        return Err(Miss::Other(format!(
-            "{place}: MODULE record has debug ID {found}, expected {debug_id}"
-        )));
+        return Err(Miss::DebugIdMismatch {
+            path: place,
+            found: found.to_owned(),
+            expected: debug_id.to_owned(),
+        });
     }
     if let Some(code_id) = syms.code_id() {
         // For ELF, CODE_ID is the whole build ID; it tells apart build IDs

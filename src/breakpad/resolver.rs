@@ -437,9 +437,7 @@ impl SymbolSource for BreakpadSource {
     }
 
     fn lookup_data(&self, _addr: u64) -> Result<DataInfo, Miss> {
-        Err(Miss::Other(
-            "Breakpad symbol files hold no data symbols".to_string(),
-        ))
+        Err(Miss::BreakpadNoData)
     }
 
     fn return_address_step(&self) -> u64 {

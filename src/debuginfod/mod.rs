@@ -165,21 +165,19 @@ impl DebuginfodProvider {
                 Probe::Negative { age, ttl } => {
                     trail.push(attempt(
                         shown,
-                        Some(Miss::Other(format!(
-                            "cached negative result ({} s old, kept {} s); servers not asked",
-                            age.as_secs(),
-                            ttl.as_secs()
-                        ))),
+                        Some(Miss::CachedNegative {
+                            age_secs: age.as_secs(),
+                            ttl_secs: ttl.as_secs(),
+                        }),
                     ));
                     return None;
                 }
                 Probe::Expired { age, ttl } => trail.push(attempt(
                     shown,
-                    Some(Miss::Other(format!(
-                        "negative result expired ({} s old, kept {} s)",
-                        age.as_secs(),
-                        ttl.as_secs()
-                    ))),
+                    Some(Miss::NegativeExpired {
+                        age_secs: age.as_secs(),
+                        ttl_secs: ttl.as_secs(),
+                    }),
                 )),
                 Probe::Absent => trail.push(attempt(shown, Some(Miss::NotFound))),
             }
@@ -196,22 +194,16 @@ impl DebuginfodProvider {
                 .cloned();
             if let Some(why) = dead {
                 all_definitive = false;
-                trail.push(attempt(
-                    url,
-                    Some(Miss::Other(format!(
-                        "not asked: server failed earlier in this run ({why})"
-                    ))),
-                ));
+                trail.push(attempt(url, Some(Miss::ServerDown(why))));
                 continue;
             }
             let Some(left) = self.budget_left() else {
                 all_definitive = false;
                 trail.push(attempt(
                     url,
-                    Some(Miss::Other(format!(
-                        "not asked: this run's debuginfod time ({} s) is spent",
-                        self.budget.as_secs()
-                    ))),
+                    Some(Miss::BudgetSpent {
+                        secs: self.budget.as_secs(),
+                    }),
                 ));
                 continue;
             };
@@ -233,7 +225,7 @@ impl DebuginfodProvider {
                     if !matches!(e, FetchError::NotFound(_)) {
                         (self.warn)(&format!("debuginfod: {url}: {e}"));
                     }
-                    trail.push(attempt(url, Some(Miss::Other(e.to_string()))));
+                    trail.push(attempt(url, Some(Miss::Download(e.to_string()))));
                 }
                 Err(Failure::Rejected(miss)) => {
                     (self.warn)(&format!("debuginfod: {url}: {miss}; discarded"));
@@ -242,7 +234,7 @@ impl DebuginfodProvider {
                 Err(Failure::Local(why)) => {
                     all_definitive = false;
                     (self.warn)(&format!("debuginfod: {url}: {why}"));
-                    trail.push(attempt(url, Some(Miss::Other(why))));
+                    trail.push(attempt(url, Some(Miss::Download(why))));
                 }
             }
         }
@@ -414,9 +406,7 @@ impl DebuginfodProvider {
                 trail.push(Attempt::new(
                     PROVIDER,
                     file.path.display().to_string(),
-                    Some(Miss::Other(format!(
-                        "cannot lay out the dwz supplementary file: {e}"
-                    ))),
+                    Some(Miss::SupplementLayout(e.to_string())),
                 ));
                 None
             }
@@ -448,17 +438,17 @@ struct Fetched {
 /// not.
 pub fn checked_hex(id: &BuildId) -> Result<String, Miss> {
     if id.0.is_empty() {
-        return Err(Miss::Other("empty build ID".to_owned()));
+        return Err(Miss::EmptyBuildId);
     }
     if id.0.len() > MAX_BUILD_ID_BYTES {
-        return Err(Miss::Other(format!(
-            "build ID of {} bytes is longer than {MAX_BUILD_ID_BYTES}",
-            id.0.len()
-        )));
+        return Err(Miss::BuildIdTooLong {
+            len: id.0.len(),
+            max: MAX_BUILD_ID_BYTES,
+        });
     }
     let hex = id.to_hex();
     if !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
-        return Err(Miss::Other("build ID is not hex".to_owned()));
+        return Err(Miss::BuildIdNotHex);
     }
     Ok(hex)
 }
@@ -489,9 +479,7 @@ impl Provider for DebuginfodProvider {
                 trail.push(Attempt::new(
                     PROVIDER,
                     f.path.display().to_string(),
-                    Some(Miss::Other(
-                        "debuginfo has no symbol table or DWARF; trying the executable".to_owned(),
-                    )),
+                    Some(Miss::DebuginfoWithoutSymbols),
                 ));
                 Some(f)
             }

@@ -157,7 +157,7 @@ impl Provider for BuildIdDirProvider {
             trail.push(Attempt::new(
                 self.name(),
                 String::new(),
-                Some(Miss::Other("empty build ID".into())),
+                Some(Miss::EmptyBuildId),
             ));
             return None;
         }

@@ -234,10 +234,9 @@ impl Searcher {
                 trail,
                 Locator::Debuglink,
                 &name,
-                Some(Miss::Other(format!(
-                    "{}: .gnu_debuglink name is not a plain file name",
-                    from.display()
-                ))),
+                Some(Miss::DebuglinkName {
+                    from: from.display().to_string(),
+                }),
             );
             return None;
         }
@@ -261,11 +260,12 @@ impl Searcher {
             };
             let actual = file::crc32(&mapped.map);
             if actual != crc {
-                let miss = Miss::Other(format!(
-                    "{}: CRC is {actual:08x}, .gnu_debuglink in {} expects {crc:08x}",
-                    path.display(),
-                    from.display()
-                ));
+                let miss = Miss::CrcMismatch {
+                    path: path.display().to_string(),
+                    from: from.display().to_string(),
+                    found: actual,
+                    expected: crc,
+                };
                 attempt(trail, Locator::Debuglink, &path, Some(miss));
                 continue;
             }

@@ -620,7 +620,7 @@ impl SymbolSource for ElfSource {
             let symbol = loaded.symbols.find(addr).as_ref().map(hit);
             if frames.is_empty() && symbol.is_none() {
                 return Err(match error {
-                    Some(e) => Miss::Other(e),
+                    Some(e) => Miss::BadDebugInfo(e),
                     None => Miss::NoInfo,
                 });
             }

@@ -175,7 +175,7 @@ fn debuglink_crc_is_checked() {
         .find(|a| a.provider == Locator::Debuglink && a.place.ends_with("/c_stripped.debug"))
         .expect("debuglink tried");
     assert!(
-        matches!(&crc.failure, Some(Miss::Other(m)) if m.contains("CRC")),
+        matches!(&crc.failure, Some(Miss::CrcMismatch { .. })),
         "{crc:?}"
     );
     // With the right file, the debug info is used.
@@ -273,7 +273,7 @@ fn data_lookup_names_the_global() {
 fn empty_build_id() {
     let (src, trail) = find(&[PathBuf::from("/nonexistent")], &[], &BuildId(Vec::new()));
     assert!(src.is_none());
-    assert!(matches!(trail[0].failure, Some(Miss::Other(_))));
+    assert_eq!(trail[0].failure, Some(Miss::EmptyBuildId));
 }
 
 /// Flip bytes all over the DWARF (and everything else) of real files: every

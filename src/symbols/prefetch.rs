@@ -191,7 +191,7 @@ fn work(providers: &[Box<dyn Provider>], shared: &Shared) {
                 trail: vec![Attempt::new(
                     Locator::Custom("locate"),
                     String::new(),
-                    Some(Miss::Other("the search failed".into())),
+                    Some(Miss::SearchFailed),
                 )],
             });
         let mut st = shared.lock();

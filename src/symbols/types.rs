@@ -152,8 +152,54 @@ pub enum Miss {
     Unreadable { path: String, reason: String },
     #[error("no symbol or line information for this address")]
     NoInfo,
+    /// The debug information is broken where the address was looked up
+    /// (the parser's words).
     #[error("{0}")]
-    Other(String),
+    BadDebugInfo(String),
+    /// A source failed while searching; nothing is known of the module.
+    #[error("the search failed")]
+    SearchFailed,
+    #[error("empty build ID")]
+    EmptyBuildId,
+    #[error("build ID of {len} bytes is longer than {max}")]
+    BuildIdTooLong { len: usize, max: usize },
+    #[error("build ID is not hex")]
+    BuildIdNotHex,
+    #[error("{from}: .gnu_debuglink name is not a plain file name")]
+    DebuglinkName { from: String },
+    #[error("{path}: CRC is {found:08x}, .gnu_debuglink in {from} expects {expected:08x}")]
+    CrcMismatch {
+        path: String,
+        from: String,
+        found: u32,
+        expected: u32,
+    },
+    /// A Breakpad file's `MODULE` record names another module.
+    #[error("{path}: MODULE record has debug ID {found}, expected {expected}")]
+    DebugIdMismatch {
+        path: String,
+        found: String,
+        expected: String,
+    },
+    #[error("Breakpad symbol files hold no data symbols")]
+    BreakpadNoData,
+    /// debuginfod's cache remembers that no server had the file.
+    #[error("cached negative result ({age_secs} s old, kept {ttl_secs} s); servers not asked")]
+    CachedNegative { age_secs: u64, ttl_secs: u64 },
+    #[error("negative result expired ({age_secs} s old, kept {ttl_secs} s)")]
+    NegativeExpired { age_secs: u64, ttl_secs: u64 },
+    /// A server found dead earlier in the run, with why.
+    #[error("not asked: server failed earlier in this run ({0})")]
+    ServerDown(String),
+    #[error("not asked: this run's debuginfod time ({secs} s) is spent")]
+    BudgetSpent { secs: u64 },
+    /// A download failed (the client's words).
+    #[error("{0}")]
+    Download(String),
+    #[error("cannot lay out the dwz supplementary file: {0}")]
+    SupplementLayout(String),
+    #[error("debuginfo has no symbol table or DWARF; trying the executable")]
+    DebuginfoWithoutSymbols,
     /// A file the log named was not opened or not used (see [`Refusal`]).
     #[error("{0}")]
     Refused(Refusal),
@@ -333,4 +379,76 @@ pub trait Provider: Send + Sync {
     fn name(&self) -> Locator;
     /// Look for `key`, recording every place tried in `trail`.
     fn find(&self, key: &ModuleKey, trail: &mut Vec<Attempt>) -> Option<Box<dyn SymbolSource>>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Miss;
+
+    /// `--explain` and the diagnostics print these words; tests and users'
+    /// scripts match them.
+    #[test]
+    fn miss_messages() {
+        let cases = [
+            (Miss::SearchFailed, "the search failed"),
+            (Miss::EmptyBuildId, "empty build ID"),
+            (
+                Miss::BuildIdTooLong { len: 65, max: 64 },
+                "build ID of 65 bytes is longer than 64",
+            ),
+            (Miss::BuildIdNotHex, "build ID is not hex"),
+            (
+                Miss::DebuglinkName {
+                    from: "/a/b".into(),
+                },
+                "/a/b: .gnu_debuglink name is not a plain file name",
+            ),
+            (
+                Miss::CrcMismatch {
+                    path: "/d/x.debug".into(),
+                    from: "/b/x".into(),
+                    found: 0xab,
+                    expected: 0x1234_5678,
+                },
+                "/d/x.debug: CRC is 000000ab, .gnu_debuglink in /b/x expects 12345678",
+            ),
+            (
+                Miss::BreakpadNoData,
+                "Breakpad symbol files hold no data symbols",
+            ),
+            (
+                Miss::CachedNegative {
+                    age_secs: 3,
+                    ttl_secs: 600,
+                },
+                "cached negative result (3 s old, kept 600 s); servers not asked",
+            ),
+            (
+                Miss::NegativeExpired {
+                    age_secs: 700,
+                    ttl_secs: 600,
+                },
+                "negative result expired (700 s old, kept 600 s)",
+            ),
+            (
+                Miss::ServerDown("cannot connect: refused".into()),
+                "not asked: server failed earlier in this run (cannot connect: refused)",
+            ),
+            (
+                Miss::BudgetSpent { secs: 600 },
+                "not asked: this run's debuginfod time (600 s) is spent",
+            ),
+            (
+                Miss::SupplementLayout("disk full".into()),
+                "cannot lay out the dwz supplementary file: disk full",
+            ),
+            (
+                Miss::DebuginfoWithoutSymbols,
+                "debuginfo has no symbol table or DWARF; trying the executable",
+            ),
+        ];
+        for (miss, text) in cases {
+            assert_eq!(miss.to_string(), text);
+        }
+    }
 }
