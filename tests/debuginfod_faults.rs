@@ -1526,12 +1526,13 @@ fn modules_are_fetched_several_at_once_and_output_keeps_input_order() {
     // Every module's debuginfo and executable were asked for, once.
     assert_eq!(server.requests().len(), 12, "{:?}", server.requests());
     // Several downloads were under way at once, never more than the
-    // workers. How many overlapped depends on scheduling (a loaded machine
-    // may start the fourth after the first ended), so the test asks for
-    // overlap, not for the exact number.
+    // workers plus the filter's own thread (which searches itself for a
+    // module it needs whose search has not started). How many overlapped
+    // depends on scheduling, so the test asks for overlap and the bound,
+    // not for an exact number.
     let most = SLOW_MOST.load(Ordering::SeqCst);
     assert!(
-        (2..=symfilter::symbols::prefetch::WORKERS).contains(&most),
+        (2..=symfilter::symbols::prefetch::WORKERS + 1).contains(&most),
         "{most} downloads at once"
     );
 }
