@@ -364,19 +364,17 @@ fn distinct_module_names_stay_bounded() {
     use std::io::Write;
     use std::process::Stdio;
     let empty = tempfile::tempdir().expect("tempdir");
-    let mut child = Command::new("prlimit")
-        .arg(format!("--as={}", 192u64 << 20))
-        .arg("--")
-        .arg(env!("CARGO_BIN_EXE_symfilter"))
+    let mut cmd = crate::common::command();
+    crate::common::limit(&mut cmd, None, Some(192 << 20));
+    let mut child = cmd
         .arg("--build-id-dir")
         .arg(empty.path())
         .args(["--no-debuginfod", "--offline", "--no-default-paths"])
-        .env_remove("DEBUGINFOD_URLS")
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
-        .expect("run prlimit symfilter");
+        .expect("run symfilter");
     let mut stdin = child.stdin.take().expect("stdin");
     let pad = "x".repeat(2000);
     for i in 0..50_000 {

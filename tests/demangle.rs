@@ -6,7 +6,7 @@
 //! std::thread, MSVC, unmangled names, underscore and dot prefixes).
 
 use std::io::Write;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 use symfilter::demangle::{MAX_DEMANGLED, demangle_full, demangle_llvm};
 
@@ -30,18 +30,9 @@ fn is_rust(name: &str) -> bool {
 /// Run symfilter on `input` with `args`, its address space and CPU time
 /// limited, and return its standard output.
 fn symfilter(args: &[&str], input: &[u8]) -> String {
-    // The isolated environment of common::command, around prlimit.
-    let base = crate::common::command();
-    let mut cmd = Command::new("prlimit");
-    for (key, value) in base.get_envs() {
-        match value {
-            Some(v) => cmd.env(key, v),
-            None => cmd.env_remove(key),
-        };
-    }
+    let mut cmd = crate::common::command();
+    crate::common::limit(&mut cmd, Some(60), Some(2 << 30));
     let mut child = cmd
-        .args(["--as=2147483648", "--cpu=60", "--"])
-        .arg(base.get_program())
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 use crate::common;
 use proptest::prelude::*;
@@ -16,10 +16,6 @@ use symfilter::demux::{How, Recognizer};
 use symfilter::filter::{DemuxOptions, Diagnostics, Filter, Options};
 use symfilter::render::Format;
 use symfilter::symbols::{Symbolizer, SymbolizerConfig};
-
-fn bin() -> &'static str {
-    env!("CARGO_BIN_EXE_symfilter")
-}
 
 fn sanitizers() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/sanitizers")
@@ -330,20 +326,11 @@ fn evicted_process_comes_back_empty() {
 #[test]
 fn new_key_on_every_line_stays_bounded() {
     const LINES: u32 = 150_000;
-    // The binary under a shell that lowers its address-space limit, with
-    // the environment the other tests give it.
-    let mut sh = Command::new("sh");
-    for (k, v) in common::command().get_envs() {
-        match v {
-            Some(v) => sh.env(k, v),
-            None => sh.env_remove(k),
-        };
-    }
-    let mut child = sh
+    let mut cmd = common::command();
+    // 200,000 KiB of address space.
+    common::limit(&mut cmd, None, Some(200_000 << 10));
+    let mut child = cmd
         .args([
-            "-c",
-            "ulimit -v 200000 && exec \"$0\" \"$@\"",
-            bin(),
             "--demux",
             "--no-debuginfod",
             "--offline",

@@ -5,10 +5,7 @@
 //! the output is small; no test looks at the wall clock.
 
 use std::io::{Read, Seek, SeekFrom, Write};
-use std::os::unix::process::CommandExt;
 use std::path::Path;
-
-use rustix::process::{Resource, Rlimit, setrlimit};
 
 use crate::common;
 
@@ -42,22 +39,7 @@ fn limited(dir: &Path, args: &[&str], input: &Path, cpu_s: u64, mem: u64) -> Lim
         .stdin(std::fs::File::open(input).expect("open input"))
         .stdout(std::fs::File::create(&out_path).expect("stdout file"))
         .stderr(std::fs::File::create(&err_path).expect("stderr file"));
-    // SAFETY: setrlimit is a plain system call, safe between fork and exec.
-    unsafe {
-        cmd.pre_exec(move || {
-            let cpu = Rlimit {
-                current: Some(cpu_s),
-                maximum: Some(cpu_s),
-            };
-            let mem = Rlimit {
-                current: Some(mem),
-                maximum: Some(mem),
-            };
-            setrlimit(Resource::Cpu, cpu).map_err(std::io::Error::from)?;
-            setrlimit(Resource::As, mem).map_err(std::io::Error::from)?;
-            Ok(())
-        });
-    }
+    common::limit(&mut cmd, Some(cpu_s), Some(mem));
     let status = cmd.status().expect("run symfilter");
     let stdout_len = std::fs::metadata(&out_path).expect("stdout").len();
     let mut file = std::fs::File::open(&out_path).expect("stdout");

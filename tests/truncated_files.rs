@@ -5,7 +5,6 @@
 
 use crate::common;
 use std::io::{BufRead, BufReader, Write};
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
@@ -23,21 +22,7 @@ fn truncate_midway(args: &[&str], build_id: &str, pcs: [u64; 2], victim: &Path) 
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    // SAFETY: setrlimit only, between fork and exec.
-    unsafe {
-        cmd.pre_exec(|| {
-            for (res, limit) in [(libc::RLIMIT_CPU, 60), (libc::RLIMIT_AS, 4 << 30)] {
-                let l = libc::rlimit {
-                    rlim_cur: limit,
-                    rlim_max: limit,
-                };
-                if libc::setrlimit(res, &l) != 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-            }
-            Ok(())
-        });
-    }
+    common::limit(&mut cmd, Some(60), Some(4 << 30));
     let mut child = cmd.spawn().expect("spawn");
     let mut stdin = child.stdin.take().expect("stdin");
     let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));

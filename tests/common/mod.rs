@@ -35,6 +35,30 @@ pub fn command() -> Command {
     cmd
 }
 
+/// Limit what `cmd`'s child may take: `cpu_s` seconds of CPU time and
+/// `address_space` bytes of address space (setrlimit between fork and
+/// exec; the kernel stops a child that goes past either). Bounds of
+/// hostile-input tests are asserted this way, never by the wall clock.
+pub fn limit(cmd: &mut Command, cpu_s: Option<u64>, address_space: Option<u64>) {
+    use rustix::process::{Resource, Rlimit, setrlimit};
+    use std::os::unix::process::CommandExt;
+    // SAFETY: setrlimit is a plain system call, safe between fork and exec.
+    unsafe {
+        cmd.pre_exec(move || {
+            for (resource, bound) in [(Resource::Cpu, cpu_s), (Resource::As, address_space)] {
+                if let Some(bound) = bound {
+                    let limit = Rlimit {
+                        current: Some(bound),
+                        maximum: Some(bound),
+                    };
+                    setrlimit(resource, limit).map_err(std::io::Error::from)?;
+                }
+            }
+            Ok(())
+        });
+    }
+}
+
 /// testdata/elf: the ELF fixtures (build.sh) and llvm-symbolizer's answers
 /// for them (make-expected.py).
 pub fn elf_root() -> PathBuf {
