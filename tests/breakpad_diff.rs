@@ -147,7 +147,7 @@ fn agree(ours: &CodeInfo, llvm: &[LlvmFrame], tally: &mut Tally) -> Result<(), S
         // A PUBLIC (symbol table) hit: llvm-symbolizer has no line info
         // either and names the same symbol.
         let sym = ours.symbol.as_ref().ok_or("no answer from the .sym")?;
-        if has_dwarf || llvm.len() != 1 || llvm[0].function_name != sym.name {
+        if has_dwarf || llvm.len() != 1 || llvm[0].function_name != *sym.name {
             return Err(format!(
                 "PUBLIC {:?} vs llvm {:?}",
                 sym.name,
@@ -169,7 +169,7 @@ fn agree(ours: &CodeInfo, llvm: &[LlvmFrame], tally: &mut Tally) -> Result<(), S
         .map(|f| {
             (
                 normalise(f.function.as_deref().unwrap_or("")),
-                f.file.clone().unwrap_or_default(),
+                f.file.as_deref().unwrap_or_default().to_owned(),
                 f.line,
             )
         })

@@ -151,8 +151,16 @@ proptest! {
         for addr in 0..end.max(3100) {
             let want = naive(&m, addr);
             let got = syms.lookup(addr).map(|info| match info.frames.first() {
-                Some(f) => (f.function.clone().unwrap_or_default(), f.file.clone(), f.line),
-                None => (info.symbol.map(|s| s.name).unwrap_or_default(), None, 0),
+                Some(f) => (
+                    f.function.as_deref().unwrap_or_default().to_owned(),
+                    f.file.as_deref().map(str::to_owned),
+                    f.line,
+                ),
+                None => (
+                    info.symbol.map(|s| s.name.to_string()).unwrap_or_default(),
+                    None,
+                    0,
+                ),
             });
             prop_assert_eq!(got, want, "address {:#x}", addr);
         }

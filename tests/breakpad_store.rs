@@ -205,7 +205,7 @@ fn corrupt_lines_are_skipped_and_reported_once() {
     };
     let info = src.lookup_code(addr_of("hash")).unwrap();
     assert!(info.frames.is_empty());
-    assert_eq!(info.symbol.unwrap().name, "frame_dummy");
+    assert_eq!(&*info.symbol.unwrap().name, "frame_dummy");
     let info = src.lookup_code(addr_of("main")).unwrap();
     assert_eq!(info.frames[0].function.as_deref(), Some("main"));
 }

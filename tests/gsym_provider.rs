@@ -28,8 +28,8 @@ fn key(id: &BuildId) -> ModuleKey {
 
 fn frame(f: &str, file: &str, line: u32) -> Frame {
     Frame {
-        function: Some(f.to_string()),
-        file: Some(file.to_string()),
+        function: Some(f.into()),
+        file: Some(file.into()),
         line,
         column: 0,
     }
@@ -69,15 +69,12 @@ fn folder_matches_modules_by_uuid() {
         ]
     );
     let s = info.symbol.as_ref().unwrap();
-    assert_eq!(
-        (s.name.as_str(), s.address, s.size),
-        ("chain", 0x1170, 0x5c)
-    );
+    assert_eq!((&*s.name, s.address, s.size), ("chain", 0x1170, 0x5c));
 
     // Symbol-table-only functions: a symbol, no frames.
     let info = src.lookup_code(0x1080).unwrap();
     assert!(info.frames.is_empty());
-    assert_eq!(info.symbol.as_ref().unwrap().name, "_start");
+    assert_eq!(&*info.symbol.as_ref().unwrap().name, "_start");
     // Gaps between functions are misses.
     assert_eq!(src.lookup_code(0x1096), Err(Miss::NoInfo));
     assert_eq!(src.lookup_code(0x10), Err(Miss::NoInfo));
@@ -89,7 +86,7 @@ fn folder_matches_modules_by_uuid() {
             .as_ref()
             .unwrap()
             .name,
-        "chain"
+        "chain".into()
     );
 
     // C++: linkage names, raw.

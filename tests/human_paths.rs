@@ -164,8 +164,8 @@ fn table() -> BTreeMap<u64, CodeInfo> {
             0x100 * (i as u64 + 1),
             CodeInfo {
                 frames: vec![Frame {
-                    function: Some(format!("f{i}")),
-                    file: Some(file.to_string()),
+                    function: Some(format!("f{i}").into()),
+                    file: Some((*file).into()),
                     line: i as u32 + 1,
                     column: 0,
                 }],
@@ -179,13 +179,13 @@ fn table() -> BTreeMap<u64, CodeInfo> {
             frames: vec![
                 Frame {
                     function: Some("inner".into()),
-                    file: Some(format!("{HOME}src/inner.rs")),
+                    file: Some(format!("{HOME}src/inner.rs").into()),
                     line: 7,
                     column: 3,
                 },
                 Frame {
                     function: Some("outer".into()),
-                    file: Some(format!("{HOME}src/outer.rs")),
+                    file: Some(format!("{HOME}src/outer.rs").into()),
                     line: 9,
                     column: 0,
                 },
@@ -751,7 +751,7 @@ mod property {
                     CodeInfo {
                         frames: vec![Frame {
                             function: Some("frame_fn".into()),
-                            file: Some(file.clone()),
+                            file: Some(file.as_str().into()),
                             line: 1,
                             column: 0,
                         }],

@@ -10,7 +10,7 @@ use crate::mapped::FileMap;
 
 use super::parser::{self, Corruption, ParseError, SymIndex};
 use super::types::{Func, Inline, Origin, Span};
-use crate::symbols::{CodeInfo, DataInfo, Frame, Miss, SymbolHit, SymbolSource};
+use crate::symbols::{CodeInfo, DataInfo, Frame, Miss, SymbolHit, SymbolSource, Text};
 
 /// The bytes of a symbol file: memory-mapped, or owned (tests, fuzzing).
 pub enum Bytes {
@@ -157,11 +157,11 @@ impl BreakpadSymbols {
         true
     }
 
-    fn text(&self, s: Span) -> String {
-        s.text(&self.data)
+    fn text(&self, s: Span) -> Text {
+        s.text(&self.data).into()
     }
 
-    fn file(&self, id: u32) -> Option<String> {
+    fn file(&self, id: u32) -> Option<Text> {
         let files = &self.idx.files;
         let i = files.binary_search_by_key(&id, |e| e.0).ok()?;
         files.get(i).map(|e| self.text(e.1))
@@ -173,7 +173,7 @@ impl BreakpadSymbols {
         origins.get(i)
     }
 
-    fn origin(&self, id: u32) -> Option<String> {
+    fn origin(&self, id: u32) -> Option<Text> {
         self.origin_record(id).map(|o| self.text(o.name))
     }
 
@@ -183,7 +183,7 @@ impl BreakpadSymbols {
     /// INLINE_ORIGIN form gives, or the FUNC itself, whose file is that of
     /// its own code: the first of its (first few) line records that no
     /// inline range covers, else its first line record.
-    fn call_file(&self, f: &Func, rec: &Inline, parent: Option<&Inline>) -> Option<String> {
+    fn call_file(&self, f: &Func, rec: &Inline, parent: Option<&Inline>) -> Option<Text> {
         if rec.has_call_file {
             return self.file(rec.call_file);
         }
@@ -515,10 +515,7 @@ FUNC 1200 10 0 other\n";
             ]
         );
         let sym = info.symbol.unwrap();
-        assert_eq!(
-            (sym.name.as_str(), sym.address, sym.size),
-            ("main", 0x1000, 0x30)
-        );
+        assert_eq!((&*sym.name, sym.address, sym.size), ("main", 0x1000, 0x30));
         let info = s.lookup(0x1009).unwrap();
         assert_eq!(
             info.frames,
@@ -540,7 +537,7 @@ INLINE 2 6 0 0 50 1\nINLINE 0 7 0 0 50 10\n0 100 9 0\n";
                 .unwrap()
                 .frames
                 .into_iter()
-                .map(|f| (f.function.unwrap_or_default(), f.line))
+                .map(|f| (f.function.as_deref().unwrap_or_default().to_owned(), f.line))
                 .collect()
         };
         // `a1` covers 0x50 but its parent `a` does not: not on the chain;
@@ -572,12 +569,12 @@ INLINE 2 6 0 0 50 1\nINLINE 0 7 0 0 50 10\n0 100 9 0\n";
         assert!(info.frames.is_empty());
         let sym = info.symbol.unwrap();
         assert_eq!(
-            (sym.name.as_str(), sym.address, sym.size),
+            (&*sym.name, sym.address, sym.size),
             ("asm_entry", 0x1100, 0x100)
         );
         // Past `main` but before `asm_entry`: `_init` lies below `main`.
         assert_eq!(s.lookup(0x1040), None);
-        assert_eq!(s.lookup(0x950).unwrap().symbol.unwrap().name, "_init");
+        assert_eq!(&*s.lookup(0x950).unwrap().symbol.unwrap().name, "_init");
         assert_eq!(s.lookup(0x10), None);
     }
 
@@ -632,13 +629,13 @@ PUBLIC 1020 0 <.plt ELF section in demo>\nFUNC 1130 7 0 f\n";
         // Addresses already ELF virtual addresses: not below the hint.
         let mut s = syms("MODULE Linux x86_64 ID demo\nFUNC 401130 7 0 f\nPUBLIC 401000 0 _init\n");
         assert!(!s.apply_image_base_hint(0x400000));
-        assert_eq!(s.lookup(0x401133).unwrap().symbol.unwrap().name, "f");
+        assert_eq!(&*s.lookup(0x401133).unwrap().symbol.unwrap().name, "f");
 
         // A PIE whose log maps only its code segment (lowest load address
         // 0x1000): every symbol is at or above it, no base.
         let mut s = syms("MODULE Linux x86_64 ID demo\nPUBLIC 1000 0 _init\nFUNC 1130 7 0 f\n");
         assert!(!s.apply_image_base_hint(0x1000));
-        assert_eq!(s.lookup(0x1133).unwrap().symbol.unwrap().name, "f");
+        assert_eq!(&*s.lookup(0x1133).unwrap().symbol.unwrap().name, "f");
 
         // The file's own pseudo-symbols win over the hint.
         let mut s = syms(
@@ -657,7 +654,7 @@ PUBLIC 401020 0 <.plt ELF section in demo>\n",
         assert!(s.apply_image_base_hint(0x400000));
         let plt = s.lookup(0x401024).unwrap().symbol.unwrap();
         assert_eq!(
-            (plt.name.as_str(), plt.address),
+            (&*plt.name, plt.address),
             ("<.plt ELF section in demo>", 0x401020)
         );
         assert!(!syms("MODULE Linux x86_64 ID demo\n").apply_image_base_hint(0x400000));
@@ -676,6 +673,6 @@ PUBLIC 401020 0 <.plt ELF section in demo>\n";
         assert_eq!(info.frames[0].function.as_deref(), Some("f"));
         assert_eq!(info.symbol.unwrap().address, 0x401130);
         let plt = s.lookup(0x401024).unwrap().symbol.unwrap();
-        assert_eq!(plt.name, "<.plt ELF section in demo>");
+        assert_eq!(&*plt.name, "<.plt ELF section in demo>");
     }
 }

@@ -276,7 +276,7 @@ impl Printer {
         for (i, f) in info.frames.iter().enumerate() {
             // The outermost frame is named from the symbol table when a
             // symbol covers the address (as llvm-symbolizer does).
-            let symbol_name = info.symbol.as_ref().map(|s| s.name.as_str());
+            let symbol_name = info.symbol.as_ref().map(|s| &*s.name);
             let raw = match (i == last, symbol_name) {
                 (true, Some(name)) => Some(name),
                 _ => f.function.as_deref(),

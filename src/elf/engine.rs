@@ -28,7 +28,7 @@ use smallvec::SmallVec;
 use super::die_walk::DieWalk;
 use super::guard::{DepthGuard, MAX_DEPTH};
 use super::line_program::{self, Malformed, Outcome, Row};
-use crate::symbols::Frame;
+use crate::symbols::{Frame, Interner, Text};
 
 type R<'a> = gimli::EndianSlice<'a, gimli::RunTimeEndian>;
 
@@ -69,6 +69,8 @@ pub(crate) struct Engine<'a> {
     /// `.debug_info` offset: a function inlined in many places is named
     /// once, not at every call site.
     names: RefCell<FxHashMap<usize, Option<R<'a>>>>,
+    /// Function names as answers carry them, made once each.
+    texts: RefCell<Interner<'a>>,
 }
 
 /// Names kept at most; the table is refilled when full.
@@ -92,6 +94,7 @@ impl<'a> Engine<'a> {
             searched: (0..n).map(|_| OnceCell::new()).collect(),
             abbreviations: RefCell::new(FxHashMap::default()),
             names: RefCell::new(FxHashMap::default()),
+            texts: RefCell::default(),
         }
     }
 
@@ -225,9 +228,11 @@ impl<'a> Engine<'a> {
             frames.extend(next);
             return Ok(Some(Found::Frames(frames, column)));
         };
+        let mut texts = self.texts.borrow_mut();
+        let mut text = |name: R<'a>| texts.text(name.slice());
         for inlined in chain.into_iter().rev() {
             let mut frame = next.take().unwrap_or_default();
-            frame.function = inlined.name.map(text);
+            frame.function = inlined.name.map(&mut text);
             frames.push(frame);
             next = Some(Frame {
                 function: None,
@@ -240,14 +245,6 @@ impl<'a> Engine<'a> {
         frame.function = function.name.map(text);
         frames.push(frame);
         Ok(Some(Found::Frames(frames, column)))
-    }
-}
-
-fn text(name: R<'_>) -> String {
-    let bytes = name.slice();
-    match std::str::from_utf8(bytes) {
-        Ok(s) => s.to_owned(),
-        Err(_) => String::from_utf8_lossy(bytes).into_owned(),
     }
 }
 
@@ -730,7 +727,7 @@ impl Table {
 
 /// The unit's line table and file names, as addr2line keeps them.
 struct Lines {
-    files: Vec<String>,
+    files: Vec<Text>,
     sequences: Vec<LineSequence>,
 }
 
@@ -758,13 +755,13 @@ impl Lines {
         sequences.sort_unstable_by_key(|s| s.start);
         let mut files = Vec::new();
         match header.file(0) {
-            Some(file) => files.push(file_path(unit, file, header)?),
+            Some(file) => files.push(file_path(unit, file, header)?.into()),
             // DWARF 4 and older number files from 1.
-            None => files.push(String::new()),
+            None => files.push(Text::from("")),
         }
         let mut index = 1;
         while let Some(file) = header.file(index) {
-            files.push(file_path(unit, file, header)?);
+            files.push(file_path(unit, file, header)?.into());
             index += 1;
         }
         files.shrink_to_fit();
@@ -772,7 +769,7 @@ impl Lines {
         Ok(Lines { files, sequences })
     }
 
-    fn file(&self, index: u64) -> Option<String> {
+    fn file(&self, index: u64) -> Option<Text> {
         self.files.get(usize::try_from(index).ok()?).cloned()
     }
 

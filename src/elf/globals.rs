@@ -9,6 +9,7 @@
 use gimli::AttributeValue;
 
 use super::die_walk::DieWalk;
+use crate::symbols::Text;
 
 type R<'a> = gimli::EndianSlice<'a, gimli::RunTimeEndian>;
 
@@ -16,7 +17,7 @@ type R<'a> = gimli::EndianSlice<'a, gimli::RunTimeEndian>;
 pub(crate) struct Global {
     pub start: u64,
     pub end: u64,
-    pub file: Option<String>,
+    pub file: Option<Text>,
     pub line: u32,
 }
 
@@ -202,7 +203,7 @@ fn variable(
     Ok(Some(Global {
         start,
         end: start.saturating_add(size),
-        file,
+        file: file.map(Text::from),
         line,
     }))
 }

@@ -999,7 +999,7 @@ mod tests {
             let source = crate::elf::open_file(&path, &[]).unwrap();
             let info = crate::symbols::SymbolSource::lookup_code(&source, 0x1150).unwrap();
             assert!(info.frames.is_empty(), "{name}");
-            assert_eq!(info.symbol.unwrap().name, "outer", "{name}");
+            assert_eq!(&*info.symbol.unwrap().name, "outer", "{name}");
         }
     }
 

@@ -4,7 +4,7 @@
 //! for what the engine leaves to it, and the merged symbol table.
 
 use std::borrow::Cow;
-use std::cell::OnceCell;
+use std::cell::{OnceCell, RefCell};
 use std::sync::Arc;
 
 use crate::mapped::FileMap;
@@ -20,8 +20,10 @@ use super::guard::{self, DepthGuard, MAX_DEPTH, unit_depth_ok};
 use super::line0::Line0Columns;
 use super::reloc;
 use super::search::bytes_to_path;
-use super::symtab::{SymEntry, Symbols};
-use crate::symbols::{CodeInfo, DataInfo, Frame, Miss, SymbolHit, SymbolSource};
+use super::symtab::Symbols;
+use crate::symbols::{
+    CodeInfo, DataInfo, Frame, Interner, Miss, SymbolHit, SymbolSource, Text, lossy,
+};
 
 type R<'a> = EndianSlice<'a, RunTimeEndian>;
 
@@ -94,6 +96,8 @@ struct Loaded<'a> {
     globals: OnceCell<Globals>,
     dwp: Option<gimli::DwarfPackage<R<'a>>>,
     symbols: Symbols<'a>,
+    /// Symbol names and files as answers carry them, made once each.
+    texts: RefCell<Interner<'a>>,
     /// Columns of line-0 rows, which addr2line does not report.
     line0: Line0Columns<R<'a>>,
 }
@@ -322,14 +326,8 @@ impl ElfSource {
                 Err(_) => return Ok(frames),
             };
             frames.push(Frame {
-                function: f.function.as_ref().map(|n| {
-                    let bytes = n.name.slice();
-                    match std::str::from_utf8(bytes) {
-                        Ok(s) => s.to_owned(),
-                        Err(_) => String::from_utf8_lossy(bytes).into_owned(),
-                    }
-                }),
-                file: f.location.as_ref().and_then(|l| l.file).map(str::to_owned),
+                function: f.function.as_ref().map(|n| lossy(n.name.slice())),
+                file: f.location.as_ref().and_then(|l| l.file).map(Text::from),
                 line: f.location.as_ref().and_then(|l| l.line).unwrap_or(0),
                 column: match &f.location {
                     // The innermost frame on a line-0 row: LLVM prints the
@@ -405,6 +403,7 @@ impl<'a> Loaded<'a> {
             globals: OnceCell::new(),
             dwp,
             symbols,
+            texts: RefCell::default(),
             line0: Line0Columns::default(),
         })
     }
@@ -562,12 +561,17 @@ fn section<'a>(
     Ok(EndianSlice::new(data, endian))
 }
 
-fn hit(s: &SymEntry<'_>) -> SymbolHit {
-    SymbolHit {
-        name: String::from_utf8_lossy(s.name).into_owned(),
-        address: s.addr,
-        size: s.size,
-        file: s.file.map(|f| String::from_utf8_lossy(f).into_owned()),
+impl<'a> Loaded<'a> {
+    /// The symbol covering `addr`, as answers carry it.
+    fn symbol(&self, addr: u64) -> Option<SymbolHit> {
+        let s = self.symbols.find(addr)?;
+        let mut texts = self.texts.borrow_mut();
+        Some(SymbolHit {
+            name: texts.text(s.name),
+            address: s.addr,
+            size: s.size,
+            file: s.file.map(|f| texts.text(f)),
+        })
     }
 }
 
@@ -617,7 +621,7 @@ impl SymbolSource for ElfSource {
                     }
                 }
             }
-            let symbol = loaded.symbols.find(addr).as_ref().map(hit);
+            let symbol = loaded.symbol(addr);
             if frames.is_empty() && symbol.is_none() {
                 return Err(match error {
                     Some(e) => Miss::BadDebugInfo(e),
@@ -630,12 +634,7 @@ impl SymbolSource for ElfSource {
 
     fn lookup_data(&self, addr: u64) -> Result<DataInfo, Miss> {
         self.cell.with_dependent(|_owner, loaded| {
-            let symbol = loaded
-                .symbols
-                .find(addr)
-                .as_ref()
-                .map(hit)
-                .ok_or(Miss::NoInfo)?;
+            let symbol = loaded.symbol(addr).ok_or(Miss::NoInfo)?;
             Ok(DataInfo {
                 decl_file: symbol.file.clone(),
                 symbol: Some(symbol),
@@ -644,7 +643,7 @@ impl SymbolSource for ElfSource {
         })
     }
 
-    fn data_declaration(&self, addr: u64) -> Option<(Option<String>, u32)> {
+    fn data_declaration(&self, addr: u64) -> Option<(Option<Text>, u32)> {
         self.cell.with_dependent(|owner, loaded| {
             let debug = loaded.debug.get_or_init(|| Debug::load(owner));
             let dwarf = debug.populated()?;

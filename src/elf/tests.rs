@@ -55,7 +55,7 @@ fn find(
 
 fn function_at(src: &dyn SymbolSource, addr: u64) -> Option<String> {
     let info = src.lookup_code(addr).ok()?;
-    info.symbol.map(|s| s.name)
+    info.symbol.map(|s| s.name.to_string())
 }
 
 #[test]
@@ -225,7 +225,7 @@ fn symbol_path_folder_merges_binary_and_debug_file() {
     let src = src.unwrap_or_else(|| panic!("{trail:?}"));
     assert!(src.origin().contains("app.dbg"), "{}", src.origin());
     let info = src.lookup_code(0x1140).unwrap();
-    assert_eq!(info.symbol.unwrap().name, "outer");
+    assert_eq!(&*info.symbol.unwrap().name, "outer");
     assert_eq!(
         info.frames.last().unwrap().file.as_deref(),
         Some("/elfsrc/prog.c")
@@ -262,7 +262,7 @@ fn data_lookup_names_the_global() {
         .address();
     let d = src.lookup_data(points + 12).unwrap();
     let sym = d.symbol.unwrap();
-    assert_eq!(sym.name, "g_points");
+    assert_eq!(&*sym.name, "g_points");
     assert_eq!(sym.size, 32);
     assert_eq!(sym.address, points);
     // One past the end is not covered.
@@ -319,7 +319,7 @@ fn the_last_address_of_the_space_is_a_miss_not_a_panic() {
     for addr in [u64::MAX, u64::MAX - 1] {
         let info = src.lookup_code(addr).expect("symbol-table answer");
         assert!(info.frames.is_empty());
-        assert_eq!(info.symbol.map(|s| s.name), Some("_end".to_string()));
+        assert_eq!(info.symbol.map(|s| s.name), Some("_end".into()));
     }
 }
 

@@ -6,7 +6,7 @@ use crate::mapped::FileMap;
 
 use super::parser::{GsymView, Layout};
 use super::types::{GsymError, LookupResult};
-use crate::symbols::{CodeInfo, DataInfo, Frame, Miss, SymbolHit, SymbolSource};
+use crate::symbols::{CodeInfo, DataInfo, Frame, Miss, SymbolHit, SymbolSource, Text};
 
 enum Backing {
     Map(FileMap),
@@ -87,7 +87,7 @@ impl GsymFile {
 
 fn to_code_info(r: LookupResult, with_frames: bool) -> CodeInfo {
     let symbol = Some(SymbolHit {
-        name: r.func_name,
+        name: r.func_name.into(),
         address: r.func_start,
         size: r.func_size,
         file: None,
@@ -97,8 +97,8 @@ fn to_code_info(r: LookupResult, with_frames: bool) -> CodeInfo {
         r.locations
             .into_iter()
             .map(|l| Frame {
-                file: l.path(),
-                function: Some(l.name),
+                file: l.path().map(Text::from),
+                function: Some(l.name.into()),
                 line: l.line,
                 column: 0,
             })

@@ -48,7 +48,7 @@ use super::{ContextEvent, Event, Line, Lookup, Place, Render, RenderOptions, Res
 use crate::context::{Module, Region};
 use crate::demangle::demangle_full;
 use crate::markup::Sgr;
-use crate::symbols::{CodeInfo, Frame};
+use crate::symbols::{CodeInfo, Frame, Text};
 
 /// Most bytes of a backtrace held before a part of it is written.
 pub const BLOCK_MAX: usize = 64 << 10;
@@ -969,7 +969,7 @@ fn is_bt_line(events: &[Event<'_>]) -> bool {
 
 /// Whether a line's symbolized source paths include a relative one.
 fn has_relative_path(events: &[Event<'_>]) -> bool {
-    let rel = |f: &Option<String>| {
+    let rel = |f: &Option<Text>| {
         f.as_deref()
             .is_some_and(|f| !paths::is_absolute(f.as_bytes()))
     };

@@ -794,7 +794,7 @@ mod tests {
                         );
                     }
                     if let Some(f) = &d.decl_file {
-                        m.insert("decl_file".into(), f.clone().into());
+                        m.insert("decl_file".into(), (**f).into());
                         m.insert("decl_line".into(), d.decl_line.into());
                     }
                     "ok"
@@ -967,8 +967,8 @@ mod tests {
 
     fn frame(function: Option<&str>, file: Option<&str>, line: u32, column: u32) -> Frame {
         Frame {
-            function: function.map(str::to_string),
-            file: file.map(str::to_string),
+            function: function.map(crate::symbols::Text::from),
+            file: file.map(crate::symbols::Text::from),
             line,
             column,
         }

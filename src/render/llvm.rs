@@ -17,7 +17,7 @@ use super::{ContextEvent, Event, Line, Lookup, Render, Resolved};
 use crate::context::{Module, Region};
 use crate::demangle::demangle_llvm;
 use crate::markup::{RawElement, Sgr};
-use crate::symbols::{BuildId, CodeInfo};
+use crate::symbols::{BuildId, CodeInfo, Text};
 
 const BLUE: u8 = 4;
 const CYAN: u8 = 6;
@@ -53,7 +53,7 @@ pub struct Llvm {
 /// One frame as LLVM's `DILineInfo` holds it.
 struct LFrame {
     function: String,
-    file: String,
+    file: Text,
     line: u32,
     column: u32,
     /// `FUNCTION FILE:LINE:COLUMN ` as a `bt` frame prints it without
@@ -72,7 +72,7 @@ impl LFrame {
         }
     }
     fn is_empty(&self) -> bool {
-        self.function == BAD && self.file == BAD && self.line == 0 && self.column == 0
+        self.function == BAD && &*self.file == BAD && self.line == 0 && self.column == 0
     }
     fn plain_body(&self) -> Box<[u8]> {
         if self.is_empty() {
@@ -112,7 +112,7 @@ fn llvm_frames(info: &CodeInfo) -> Vec<LFrame> {
     }
     if let (Some(sym), Some(last)) = (&info.symbol, frames.last_mut()) {
         last.function = demangle_llvm(&sym.name);
-        if last.file == BAD
+        if &*last.file == BAD
             && let Some(file) = &sym.file
         {
             last.file = file.clone();

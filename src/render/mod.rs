@@ -221,7 +221,7 @@ impl Discard {
         };
         self.warmed.get_or_make(info, |info| {
             let functions = info.frames.iter().filter_map(|f| f.function.as_deref());
-            let symbol = info.symbol.as_ref().map(|s| s.name.as_str());
+            let symbol = info.symbol.as_ref().map(|s| &*s.name);
             for name in functions.chain(symbol) {
                 demangle(name);
             }

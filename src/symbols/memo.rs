@@ -173,7 +173,7 @@ mod tests {
             }
             Ok(CodeInfo {
                 frames: vec![Frame {
-                    function: Some(format!("f{addr}")),
+                    function: Some(format!("f{addr}").into()),
                     ..Frame::default()
                 }],
                 symbol: None,
@@ -199,7 +199,7 @@ mod tests {
         assert_eq!(memo.code.borrow().len(), 2);
         assert_eq!(
             first.map(|c| c.frames[0].function.clone()),
-            Ok(Some("f7".to_string()))
+            Ok(Some("f7".into()))
         );
     }
 

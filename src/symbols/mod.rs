@@ -11,9 +11,11 @@ mod front;
 mod memo;
 pub mod prefetch;
 mod shared;
+mod text;
 mod types;
 
 pub use front::{Opened, Symbolizer, SymbolizerConfig};
 pub use memo::Memo;
 pub use shared::{SharedAnswers, Sharing};
+pub use text::{Interner, Text, lossy};
 pub use types::*;

@@ -1,5 +1,7 @@
 use std::fmt;
 
+use super::text::Text;
+
 /// An ELF build ID (the payload of the `NT_GNU_BUILD_ID` note).
 #[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct BuildId(pub Vec<u8>);
@@ -88,9 +90,9 @@ impl ModuleKey {
 /// linkage name, or the plain DWARF name when no linkage name exists.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Frame {
-    pub function: Option<String>,
+    pub function: Option<Text>,
     /// Full path as the debug info gives it (comp dir joined).
-    pub file: Option<String>,
+    pub file: Option<Text>,
     /// 0 when unknown.
     pub line: u32,
     /// 0 when unknown.
@@ -102,12 +104,12 @@ pub struct Frame {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SymbolHit {
     /// Raw linkage name.
-    pub name: String,
+    pub name: Text,
     pub address: u64,
     pub size: u64,
     /// For local symbols, the `STT_FILE` name that precedes them (LLVM shows
     /// it when no line info exists).
-    pub file: Option<String>,
+    pub file: Option<Text>,
 }
 
 /// The answer to a code lookup.
@@ -132,7 +134,7 @@ pub struct DataInfo {
     /// The global covering the address.
     pub symbol: Option<SymbolHit>,
     /// Declaration location from DWARF, when known.
-    pub decl_file: Option<String>,
+    pub decl_file: Option<Text>,
     pub decl_line: u32,
 }
 
@@ -333,7 +335,7 @@ pub trait SymbolSource: Send {
     /// The declaration (file, line) of the global at `addr`, when finding it
     /// costs more than the symbol (DWARF: an index over every DIE, built on
     /// first use). Only asked by consumers that print declarations.
-    fn data_declaration(&self, _addr: u64) -> Option<(Option<String>, u32)> {
+    fn data_declaration(&self, _addr: u64) -> Option<(Option<Text>, u32)> {
         None
     }
     /// [`Self::lookup_data`] with the declaration filled in when known.

@@ -72,7 +72,7 @@ pub fn assert_symbolizes(src: &dyn SymbolSource) {
                     .name
             }
         };
-        assert_eq!(name, f[2], "at {addr:#x}");
+        assert_eq!(&*name, f[2], "at {addr:#x}");
         n += 1;
     }
     assert_eq!(n, 4);
