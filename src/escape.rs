@@ -10,8 +10,7 @@ use std::borrow::Cow;
 /// `s` with its control characters (Unicode `Cc`: C0, DEL and C1)
 /// escaped.
 pub fn controls(s: &str) -> Cow<'_, str> {
-    // C0 and DEL are those bytes; C1 characters are encoded 0xC2 0x80-0x9F.
-    if !s.bytes().any(|b| b < 0x20 || b == 0x7f || b == 0xc2) {
+    if !may_hold_control(s.as_bytes()) {
         return Cow::Borrowed(s);
     }
     if !s.chars().any(char::is_control) {
@@ -26,6 +25,23 @@ pub fn controls(s: &str) -> Cow<'_, str> {
         }
     }
     Cow::Owned(out)
+}
+
+/// Whether `b` holds a byte that starts a control character: C0 and DEL
+/// are those bytes; C1 characters are encoded 0xC2 0x80-0x9F. Every name
+/// and path printed passes here, nearly always without one, so whole
+/// blocks are tested without a branch per byte (the compiler turns a block
+/// into a few vector instructions).
+fn may_hold_control(b: &[u8]) -> bool {
+    let hit = |x: u8| x < 0x20 || x == 0x7f || x == 0xc2;
+    const BLOCK: usize = 16;
+    let mut blocks = b.chunks_exact(BLOCK);
+    for block in &mut blocks {
+        if block.iter().fold(false, |any, &x| any | hit(x)) {
+            return true;
+        }
+    }
+    blocks.remainder().iter().any(|&x| hit(x))
 }
 
 /// Bytes as text (invalid UTF-8 replaced) with control characters escaped.
@@ -56,6 +72,19 @@ pub fn push_bytes(out: &mut Vec<u8>, b: &[u8]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn finds_a_control_at_every_position_of_a_block() {
+        for len in [1, 15, 16, 17, 31, 32, 33, 100] {
+            for at in 0..len {
+                for c in ["\u{1b}", "\u{7f}", "\u{9b}", "\n", "\0"] {
+                    let s = format!("{}{c}{}", "a".repeat(at), "é".repeat(len - at));
+                    assert!(matches!(controls(&s), Cow::Owned(_)), "{len} {at} {c:?}");
+                }
+            }
+            assert!(matches!(controls(&"é".repeat(len)), Cow::Borrowed(_)));
+        }
+    }
 
     #[test]
     fn escapes_controls_only() {
