@@ -228,11 +228,12 @@ impl<'a> Engine<'a> {
             frames.extend(next);
             return Ok(Some(Found::Frames(frames, column)));
         };
+        let names = (self, guard);
         let mut texts = self.texts.borrow_mut();
         let mut text = |name: R<'a>| texts.text(name.slice());
         for inlined in chain.into_iter().rev() {
             let mut frame = next.take().unwrap_or_default();
-            frame.function = inlined.name.map(&mut text);
+            frame.function = inlined.name.resolve(unit, &names)?.map(&mut text);
             frames.push(frame);
             next = Some(Frame {
                 function: None,
@@ -386,10 +387,106 @@ impl Functions {
 
 /// A `DW_TAG_inlined_subroutine`: its name and where it was called.
 struct Inlined<'a> {
-    name: Option<R<'a>>,
+    name: InlinedName<'a>,
     call_file: Option<u64>,
     call_line: u32,
     call_column: u32,
+}
+
+/// An inlined subroutine's name as its attributes give it, by
+/// [`take_name`]'s rules, with a link to its abstract origin followed only
+/// when a lookup lands in it: a function holds many inlined calls, and a
+/// lookup meets few of them.
+#[derive(Clone, Copy)]
+enum InlinedName<'a> {
+    None,
+    Name(R<'a>),
+    /// The name the link leads to; else the plain name that came after it.
+    Link(Link, Option<R<'a>>),
+}
+
+/// Where a `DW_AT_abstract_origin` or `DW_AT_specification` points.
+#[derive(Clone, Copy)]
+enum Link {
+    Unit(gimli::UnitOffset<usize>),
+    Info(gimli::DebugInfoOffset<usize>),
+}
+
+impl Link {
+    fn of(value: &gimli::AttributeValue<R<'_>>) -> Option<Link> {
+        match *value {
+            gimli::AttributeValue::UnitRef(o) => Some(Link::Unit(o)),
+            gimli::AttributeValue::DebugInfoRef(o) => Some(Link::Info(o)),
+            _ => None,
+        }
+    }
+
+    fn value<'a>(self) -> gimli::AttributeValue<R<'a>> {
+        match self {
+            Link::Unit(o) => gimli::AttributeValue::UnitRef(o),
+            Link::Info(o) => gimli::AttributeValue::DebugInfoRef(o),
+        }
+    }
+}
+
+impl<'a> InlinedName<'a> {
+    /// Take `attr` as [`take_name`] would, leaving links unfollowed where
+    /// that gives the same name.
+    fn take(
+        &mut self,
+        unit: UnitRef<'_, R<'a>>,
+        names: &Names<'_, '_, 'a>,
+        attr: &gimli::Attribute<R<'a>>,
+    ) -> Sure<()> {
+        use InlinedName::{Link as Linked, Name, None as Nothing};
+        match attr.name() {
+            gimli::DW_AT_linkage_name | gimli::DW_AT_MIPS_linkage_name => {
+                if let Ok(n) = unit.attr_string(attr.value()) {
+                    *self = Name(n);
+                }
+            }
+            gimli::DW_AT_name => match *self {
+                Nothing => {
+                    if let Ok(n) = unit.attr_string(attr.value()) {
+                        *self = Name(n);
+                    }
+                }
+                Linked(link, None) => {
+                    *self = Linked(link, unit.attr_string(attr.value()).ok());
+                }
+                _ => {}
+            },
+            gimli::DW_AT_abstract_origin | gimli::DW_AT_specification => {
+                // A second link counts only when the first leads nowhere.
+                if let Linked(first, None) = *self {
+                    *self = match linked_name(unit, names, first.value())? {
+                        Some(n) => Name(n),
+                        None => Nothing,
+                    };
+                }
+                if let Nothing = *self {
+                    *self = match Link::of(&attr.value()) {
+                        Some(link) => Linked(link, None),
+                        None => match linked_name(unit, names, attr.value())? {
+                            Some(n) => Name(n),
+                            None => Nothing,
+                        },
+                    };
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// The name, following the link if there is one.
+    fn resolve(self, unit: UnitRef<'_, R<'a>>, names: &Names<'_, '_, 'a>) -> Sure<Option<R<'a>>> {
+        match self {
+            InlinedName::None => Ok(None),
+            InlinedName::Name(n) => Ok(Some(n)),
+            InlinedName::Link(link, then) => Ok(linked_name(unit, names, link.value())?.or(then)),
+        }
+    }
 }
 
 /// One range of an inlined subroutine; addr2line's `InlinedFunctionAddress`.
@@ -494,7 +591,7 @@ impl<'a> Function<'a> {
     ) -> Sure<()> {
         let mut ranges = RangeAttrs::default();
         let mut inlined = Inlined {
-            name: None,
+            name: InlinedName::None,
             call_file: None,
             call_line: 0,
             call_column: 0,
@@ -502,7 +599,7 @@ impl<'a> Function<'a> {
         for spec in abbrev.attributes() {
             let attr = entries.read_attribute(*spec)?;
             ranges.read(unit, &attr)?;
-            take_name(unit, names, &attr, &mut inlined.name)?;
+            inlined.name.take(unit, names, &attr)?;
             match attr.name() {
                 gimli::DW_AT_call_file => {
                     // DWARF 5 numbers files from 0; before, 0 means none.
