@@ -18,8 +18,8 @@ const MAX_ENTRIES: usize = 1 << 16;
 /// count, not a copy of every frame's strings.
 pub struct Memo {
     inner: Box<dyn SymbolSource>,
-    code: RefCell<HashMap<u64, Result<Arc<CodeInfo>, Miss>>>,
-    data: RefCell<HashMap<u64, Result<Arc<DataInfo>, Miss>>>,
+    code: RefCell<HashMap<u64, Kept<CodeInfo>>>,
+    data: RefCell<HashMap<u64, Kept<DataInfo>>>,
     /// Whether data answers carry declarations (see
     /// [`SymbolSource::data_declaration`]).
     declarations: bool,
@@ -45,15 +45,19 @@ impl Memo {
     }
 }
 
+/// An answer as the table keeps it: two words, where a [`Miss`] inline
+/// would make every entry as large as its largest variant.
+type Kept<T> = Result<Arc<T>, Box<Miss>>;
+
 /// The remembered answer for `addr`, else `compute`'s, remembered unless
 /// `compute` gives `None` (a read-ahead's skipped address).
 fn remembered<T>(
-    table: &RefCell<HashMap<u64, Result<Arc<T>, Miss>>>,
+    table: &RefCell<HashMap<u64, Kept<T>>>,
     addr: u64,
     compute: impl FnOnce() -> Option<Result<Arc<T>, Miss>>,
 ) -> Result<Arc<T>, Miss> {
     if let Some(hit) = table.borrow().get(&addr) {
-        return hit.clone();
+        return hit.clone().map_err(|miss| *miss);
     }
     let Some(answer) = compute() else {
         return Err(Miss::NoInfo);
@@ -62,7 +66,7 @@ fn remembered<T>(
     if table.len() >= MAX_ENTRIES {
         table.clear();
     }
-    table.insert(addr, answer.clone());
+    table.insert(addr, answer.clone().map_err(Box::new));
     answer
 }
 
