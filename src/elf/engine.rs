@@ -230,20 +230,19 @@ impl<'a> Engine<'a> {
         };
         let names = (self, guard);
         let mut texts = self.texts.borrow_mut();
-        let mut text = |name: R<'a>| texts.text(name.slice());
         for inlined in chain.into_iter().rev() {
             let mut frame = next.take().unwrap_or_default();
-            frame.function = inlined.name.resolve(unit, &names)?.map(&mut text);
+            frame.function = inlined.name.resolve(unit, &names)?.map(|n| texts.text(n));
             frames.push(frame);
             next = Some(Frame {
                 function: None,
-                file: inlined.call_file.and_then(file),
+                file: inlined.call_file.and_then(|i| file(i.into())),
                 line: inlined.call_line,
                 column: inlined.call_column,
             });
         }
         let mut frame = next.unwrap_or_default();
-        frame.function = function.name.map(text);
+        frame.function = function.name.map(|n| texts.text(n.slice()));
         frames.push(frame);
         Ok(Some(Found::Frames(frames, column)))
     }
@@ -388,7 +387,8 @@ impl Functions {
 /// A `DW_TAG_inlined_subroutine`: its name and where it was called.
 struct Inlined<'a> {
     name: InlinedName<'a>,
-    call_file: Option<u64>,
+    /// Wider indexes name no file a unit can have.
+    call_file: Option<u32>,
     call_line: u32,
     call_column: u32,
 }
@@ -400,9 +400,9 @@ struct Inlined<'a> {
 #[derive(Clone, Copy)]
 enum InlinedName<'a> {
     None,
-    Name(R<'a>),
+    Name(&'a [u8]),
     /// The name the link leads to; else the plain name that came after it.
-    Link(Link, Option<R<'a>>),
+    Link(Link, Option<&'a [u8]>),
 }
 
 /// Where a `DW_AT_abstract_origin` or `DW_AT_specification` points.
@@ -442,17 +442,17 @@ impl<'a> InlinedName<'a> {
         match attr.name() {
             gimli::DW_AT_linkage_name | gimli::DW_AT_MIPS_linkage_name => {
                 if let Ok(n) = unit.attr_string(attr.value()) {
-                    *self = Name(n);
+                    *self = Name(n.slice());
                 }
             }
             gimli::DW_AT_name => match *self {
                 Nothing => {
                     if let Ok(n) = unit.attr_string(attr.value()) {
-                        *self = Name(n);
+                        *self = Name(n.slice());
                     }
                 }
                 Linked(link, None) => {
-                    *self = Linked(link, unit.attr_string(attr.value()).ok());
+                    *self = Linked(link, unit.attr_string(attr.value()).ok().map(|n| n.slice()));
                 }
                 _ => {}
             },
@@ -460,7 +460,7 @@ impl<'a> InlinedName<'a> {
                 // A second link counts only when the first leads nowhere.
                 if let Linked(first, None) = *self {
                     *self = match linked_name(unit, names, first.value())? {
-                        Some(n) => Name(n),
+                        Some(n) => Name(n.slice()),
                         None => Nothing,
                     };
                 }
@@ -468,7 +468,7 @@ impl<'a> InlinedName<'a> {
                     *self = match Link::of(&attr.value()) {
                         Some(link) => Linked(link, None),
                         None => match linked_name(unit, names, attr.value())? {
-                            Some(n) => Name(n),
+                            Some(n) => Name(n.slice()),
                             None => Nothing,
                         },
                     };
@@ -480,11 +480,17 @@ impl<'a> InlinedName<'a> {
     }
 
     /// The name, following the link if there is one.
-    fn resolve(self, unit: UnitRef<'_, R<'a>>, names: &Names<'_, '_, 'a>) -> Sure<Option<R<'a>>> {
+    fn resolve(
+        self,
+        unit: UnitRef<'_, R<'a>>,
+        names: &Names<'_, '_, 'a>,
+    ) -> Sure<Option<&'a [u8]>> {
         match self {
             InlinedName::None => Ok(None),
             InlinedName::Name(n) => Ok(Some(n)),
-            InlinedName::Link(link, then) => Ok(linked_name(unit, names, link.value())?.or(then)),
+            InlinedName::Link(link, then) => Ok(linked_name(unit, names, link.value())?
+                .map(|n| n.slice())
+                .or(then)),
         }
     }
 }
@@ -492,8 +498,8 @@ impl<'a> InlinedName<'a> {
 /// One range of an inlined subroutine; addr2line's `InlinedFunctionAddress`.
 struct InlinedFunctionAddress {
     range: gimli::Range,
-    call_depth: usize,
-    function: usize,
+    call_depth: u32,
+    function: u32,
 }
 
 /// The subprogram holding the address, with its inlined subroutines.
@@ -606,7 +612,7 @@ impl<'a> Function<'a> {
                     if let gimli::AttributeValue::FileIndex(i) = attr.value()
                         && (i > 0 || unit.header.version() >= 5)
                     {
-                        inlined.call_file = Some(i);
+                        inlined.call_file = u32::try_from(i).ok();
                     }
                 }
                 gimli::DW_AT_call_line => {
@@ -618,7 +624,9 @@ impl<'a> Function<'a> {
                 _ => {}
             }
         }
-        let function = self.inlined.len();
+        // The guard bounds the depth; a unit cannot hold 2^32 DIEs.
+        let call_depth = u32::try_from(call_depth).map_err(|_| Unsure)?;
+        let function = u32::try_from(self.inlined.len()).map_err(|_| Unsure)?;
         self.inlined.push(inlined);
         let addresses = &mut self.addresses;
         ranges.each(unit, |range| {
@@ -637,7 +645,9 @@ impl<'a> Function<'a> {
         let mut chain = SmallVec::new();
         let mut rest = &self.addresses[..];
         loop {
-            let depth = chain.len();
+            let Ok(depth) = u32::try_from(chain.len()) else {
+                return chain;
+            };
             let found = rest.binary_search_by(|a| {
                 if a.call_depth != depth {
                     a.call_depth.cmp(&depth)
@@ -650,7 +660,7 @@ impl<'a> Function<'a> {
                 }
             });
             let Ok(i) = found else { return chain };
-            chain.push(&self.inlined[rest[i].function]);
+            chain.push(&self.inlined[rest[i].function as usize]);
             rest = &rest[i + 1..];
         }
     }
