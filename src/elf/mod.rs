@@ -22,7 +22,7 @@ mod reloc;
 mod root_abbrev;
 mod search;
 mod source;
-mod symtab;
+pub(crate) mod symtab;
 #[cfg(test)]
 mod tests;
 

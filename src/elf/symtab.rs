@@ -7,9 +7,14 @@
 //! that ends at or before the probe. Local symbols carry the name of the
 //! `STT_FILE` symbol preceding them. We do the same, over the `.symtab` of
 //! every file of the module (or their `.dynsym` when no `.symtab` exists).
+//!
+//! [`elf_symbols`] is the one reader of ELF symbol tables: this table,
+//! `gsym create` and XRay's fallback names each keep what their rules keep
+//! from it.
 
 use std::cell::{Cell, OnceCell};
 
+use object::read::StringTable;
 use object::read::elf::{ElfFile, FileHeader, Sym};
 use object::{Endianness, elf};
 
@@ -169,52 +174,29 @@ fn visit<'a, Elf: FileHeader<Endian = Endianness>>(
     want: impl Fn(u64, u64) -> bool,
     mut keep: impl FnMut(SymEntry<'a>),
 ) {
-    let endian = file.endian();
-    let table = match which {
-        Table::Static => file.elf_symbol_table(),
-        Table::Dynamic => file.elf_dynamic_symbol_table(),
-    };
-    let is_arm = file.elf_header().e_machine(endian) == elf::EM_ARM;
+    let machine = file.elf_header().e_machine(file.endian());
+    let is_arm = machine == elf::EM_ARM;
     let mapping_symbols = matches!(
-        file.elf_header().e_machine(endian),
+        machine,
         elf::EM_ARM | elf::EM_AARCH64 | elf::EM_RISCV | elf::EM_CSKY | elf::EM_LOONGARCH
     );
-    let section_count = file.elf_section_table().len();
-    let mut current_file: Option<&'a [u8]> = None;
-    for (index, sym) in table.enumerate() {
-        if index.0 == 0 {
-            continue;
-        }
-        let st_type = sym.st_type();
-        if st_type == elf::STT_FILE {
-            // (A name that cannot be read leaves the current file as it was.)
-            if let Ok(name) = table.symbol_name(endian, sym) {
-                current_file = (!name.is_empty()).then_some(name);
-            }
-            continue;
-        }
-        if !(st_type == elf::STT_NOTYPE
-            || st_type == elf::STT_FUNC
-            || st_type == elf::STT_OBJECT
-            || st_type == elf::STT_GNU_IFUNC)
+    for sym in ElfSymbolsOf::new(file, which) {
+        if !matches!(
+            sym.kind,
+            elf::STT_NOTYPE | elf::STT_FUNC | elf::STT_OBJECT | elf::STT_GNU_IFUNC
+        ) || !sym.defined
         {
             continue;
         }
-        // Defined in a real section only (not undefined, absolute, common).
-        match table.symbol_section(endian, sym, index) {
-            Ok(Some(section)) if section.0 < section_count => {}
-            _ => continue,
-        }
-        let mut addr: u64 = sym.st_value(endian).into();
-        if is_arm && st_type == elf::STT_FUNC {
+        let mut addr = sym.value;
+        if is_arm && sym.kind == elf::STT_FUNC {
             addr &= !1;
         }
-        let size: u64 = sym.st_size(endian).into();
-        let wanted = want(addr, size);
+        let wanted = want(addr, sym.size);
         if !wanted && *any {
             continue;
         }
-        let Ok(name) = table.symbol_name(endian, sym) else {
+        let Some(name) = sym.name() else {
             continue;
         };
         if mapping_symbols && is_mapping_symbol(name) {
@@ -224,13 +206,129 @@ fn visit<'a, Elf: FileHeader<Endian = Endianness>>(
         if !wanted {
             continue;
         }
-        let local = sym.st_bind() == elf::STB_LOCAL;
+        let local = sym.bind == elf::STB_LOCAL;
         keep(SymEntry {
             addr,
-            size,
+            size: sym.size,
             name,
-            file: if local { current_file } else { None },
+            file: if local { sym.file } else { None },
         });
+    }
+}
+
+/// One entry of an ELF symbol table as stored; the name is read on demand
+/// (most readers decide from the type and address whether they want it).
+#[derive(Clone, Copy)]
+pub(crate) struct ElfSymbol<'a> {
+    pub kind: elf::SymbolType,
+    pub bind: elf::SymbolBind,
+    /// `st_value` as stored (with the Thumb bit of ARM functions).
+    pub value: u64,
+    pub size: u64,
+    /// Defined in one of the file's sections (not undefined, absolute or
+    /// common).
+    pub defined: bool,
+    /// In `SHN_COMMON`: the value is an alignment, not an address.
+    pub common: bool,
+    /// The name of the last non-empty `STT_FILE` symbol before this one.
+    pub file: Option<&'a [u8]>,
+    name: u32,
+    strings: StringTable<'a>,
+}
+
+impl<'a> ElfSymbol<'a> {
+    /// The name, `None` when its offset is outside the string table.
+    pub(crate) fn name(&self) -> Option<&'a [u8]> {
+        self.strings.get(self.name).ok()
+    }
+}
+
+/// The symbols of one table of an ELF file, in table order, without the
+/// null symbol at index 0. Other files give no symbols.
+pub(crate) fn elf_symbols<'f, 'a>(file: &'f object::File<'a>, which: Table) -> ElfSymbols<'f, 'a> {
+    match file {
+        object::File::Elf32(f) => ElfSymbols::Elf32(ElfSymbolsOf::new(f, which)),
+        object::File::Elf64(f) => ElfSymbols::Elf64(ElfSymbolsOf::new(f, which)),
+        _ => ElfSymbols::None,
+    }
+}
+
+/// [`elf_symbols`] of either class.
+pub(crate) enum ElfSymbols<'f, 'a> {
+    Elf32(ElfSymbolsOf<'f, 'a, elf::FileHeader32<Endianness>>),
+    Elf64(ElfSymbolsOf<'f, 'a, elf::FileHeader64<Endianness>>),
+    None,
+}
+
+impl<'a> Iterator for ElfSymbols<'_, 'a> {
+    type Item = ElfSymbol<'a>;
+
+    fn next(&mut self) -> Option<ElfSymbol<'a>> {
+        match self {
+            ElfSymbols::Elf32(it) => it.next(),
+            ElfSymbols::Elf64(it) => it.next(),
+            ElfSymbols::None => None,
+        }
+    }
+}
+
+/// The symbols of one table of an ELF file of class `Elf`.
+pub(crate) struct ElfSymbolsOf<'f, 'a, Elf: FileHeader> {
+    table: &'f object::read::elf::SymbolTable<'a, Elf>,
+    endian: Elf::Endian,
+    section_count: usize,
+    next: usize,
+    file: Option<&'a [u8]>,
+}
+
+impl<'f, 'a, Elf: FileHeader<Endian = Endianness>> ElfSymbolsOf<'f, 'a, Elf> {
+    pub(crate) fn new(file: &'f ElfFile<'a, Elf, &'a [u8]>, which: Table) -> Self {
+        let table = match which {
+            Table::Static => file.elf_symbol_table(),
+            Table::Dynamic => file.elf_dynamic_symbol_table(),
+        };
+        ElfSymbolsOf {
+            table,
+            endian: file.endian(),
+            section_count: file.elf_section_table().len(),
+            next: 1,
+            file: None,
+        }
+    }
+}
+
+impl<'a, Elf: FileHeader<Endian = Endianness>> Iterator for ElfSymbolsOf<'_, 'a, Elf> {
+    type Item = ElfSymbol<'a>;
+
+    fn next(&mut self) -> Option<ElfSymbol<'a>> {
+        let index = object::SymbolIndex(self.next);
+        let sym = self.table.symbols().get(self.next)?;
+        self.next += 1;
+        let endian = self.endian;
+        let kind = sym.st_type();
+        let strings = self.table.strings();
+        let name = sym.st_name(endian);
+        if kind == elf::STT_FILE {
+            // (A name that cannot be read leaves the current file as it was.)
+            if let Ok(name) = strings.get(name) {
+                self.file = (!name.is_empty()).then_some(name);
+            }
+        }
+        let defined = matches!(
+            self.table.symbol_section(endian, sym, index),
+            Ok(Some(section)) if section.0 < self.section_count
+        );
+        Some(ElfSymbol {
+            kind,
+            bind: sym.st_bind(),
+            value: sym.st_value(endian).into(),
+            size: sym.st_size(endian).into(),
+            defined,
+            common: sym.is_common(endian),
+            file: self.file,
+            name,
+            strings,
+        })
     }
 }
 
@@ -340,6 +438,48 @@ mod tests {
             }
         }
         assert!(checked > 2000, "{checked}");
+    }
+
+    /// The reader agrees with `object`'s own symbol iterators on every
+    /// symbol of every fixture, both tables.
+    #[test]
+    fn reader_agrees_with_object() {
+        use object::{Object, ObjectSymbol, SymbolSection};
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut checked = 0;
+        for dir in ["testdata/elf/bin", "testdata/bin", "testdata/xray/bin"] {
+            let Ok(entries) = std::fs::read_dir(root.join(dir)) else {
+                continue;
+            };
+            for path in entries.flatten().map(|e| e.path()) {
+                let Ok(data) = std::fs::read(&path) else {
+                    continue;
+                };
+                let Ok(file) = object::File::parse(&*data) else {
+                    continue;
+                };
+                for (table, theirs) in [
+                    (Table::Static, file.symbols().collect::<Vec<_>>()),
+                    (Table::Dynamic, file.dynamic_symbols().collect()),
+                ] {
+                    let ours: Vec<_> = elf_symbols(&file, table).collect();
+                    assert_eq!(ours.len(), theirs.len(), "{path:?}");
+                    for (a, b) in ours.iter().zip(&theirs) {
+                        assert_eq!(a.name(), b.name_bytes().ok(), "{path:?}");
+                        assert_eq!(a.size, b.size());
+                        assert_eq!(a.common, b.is_common());
+                        if !a.common {
+                            assert_eq!(a.value, b.address());
+                        }
+                        let in_section = matches!(b.section(), SymbolSection::Section(_));
+                        assert_eq!(a.defined, in_section, "{path:?} {:?}", b.name());
+                        assert_eq!(a.bind == elf::STB_LOCAL, b.is_local());
+                        checked += 1;
+                    }
+                }
+            }
+        }
+        assert!(checked > 1000, "{checked}");
     }
 
     #[test]

@@ -16,6 +16,7 @@ use object::{Object, ObjectSection, ObjectSegment, SectionKind};
 
 use super::dies::{Dies, Others, R, Tree};
 use super::writer::{FunctionInfo, GsymBuilder, InlineNode, LineEntry, insert_range};
+use crate::elf::symtab::{Table, elf_symbols};
 use crate::symbols::BuildId;
 
 /// Why an input could not be converted.
@@ -168,52 +169,22 @@ pub fn from_elf(
 /// ELF `STT_FUNC` symbols from `.symtab`, as LLVM's ObjectFileTransformer
 /// adds them.
 fn add_symbols(obj: &object::File<'_>, b: &mut GsymBuilder) {
-    use object::read::elf::{ElfFile32, ElfFile64, FileHeader};
-    fn go<Elf: FileHeader<Endian = object::Endianness>>(
-        elf: &object::read::elf::ElfFile<'_, Elf>,
-        b: &mut GsymBuilder,
-    ) {
-        use object::read::elf::Sym;
-        let e = elf.endian();
-        let table = elf.elf_symbol_table();
-        for sym in table.symbols() {
-            if sym.st_type() != object::elf::STT_FUNC {
-                continue;
-            }
-            let addr: u64 = sym.st_value(e).into();
-            if !b.is_valid_text_address(addr) {
-                continue;
-            }
-            let size: u64 = sym.st_size(e).into();
-            let Ok(name) = table.symbol_name(e, sym) else {
-                continue;
-            };
-            let name = b.insert_string(name);
-            b.add_function(FunctionInfo {
-                start: addr,
-                end: addr.saturating_add(size),
-                name,
-                lines: None,
-                inline: None,
-            });
+    for sym in elf_symbols(obj, Table::Static) {
+        if sym.kind != object::elf::STT_FUNC || !b.is_valid_text_address(sym.value) {
+            continue;
         }
+        let Some(name) = sym.name() else {
+            continue;
+        };
+        let name = b.insert_string(name);
+        b.add_function(FunctionInfo {
+            start: sym.value,
+            end: sym.value.saturating_add(sym.size),
+            name,
+            lines: None,
+            inline: None,
+        });
     }
-    match obj {
-        object::File::Elf32(f) => go::<<ElfFile32 as ElfAlias>::H>(f, b),
-        object::File::Elf64(f) => go::<<ElfFile64 as ElfAlias>::H>(f, b),
-        _ => {}
-    }
-}
-
-/// Names the file header type of an `ElfFile` alias.
-trait ElfAlias {
-    type H: object::read::elf::FileHeader<Endian = object::Endianness>;
-}
-impl ElfAlias for object::read::elf::ElfFile32<'_> {
-    type H = object::elf::FileHeader32<object::Endianness>;
-}
-impl ElfAlias for object::read::elf::ElfFile64<'_> {
-    type H = object::elf::FileHeader64<object::Endianness>;
 }
 
 /// One line program's rows, grouped into sequences the way LLVM's

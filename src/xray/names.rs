@@ -4,9 +4,10 @@
 
 use std::collections::HashMap;
 
-use object::{Object, ObjectSymbol, SymbolKind};
+use object::elf;
 
 use super::instr_map::InstrMap;
+use crate::elf::symtab::{Table, elf_symbols};
 use crate::symbols::{ModuleKey, Symbolizer};
 
 /// What is known about one function ID.
@@ -132,11 +133,16 @@ impl SymbolTable {
         let Ok(file) = object::File::parse(data) else {
             return SymbolTable::default();
         };
-        let mut syms: Vec<(u64, u64, String)> = file
-            .symbols()
-            .chain(file.dynamic_symbols())
-            .filter(|s| s.kind() == SymbolKind::Text && s.address() != 0)
-            .filter_map(|s| Some((s.address(), s.size(), s.name().ok()?.to_string())))
+        let mut syms: Vec<(u64, u64, String)> = [Table::Static, Table::Dynamic]
+            .into_iter()
+            .flat_map(|table| elf_symbols(&file, table))
+            .filter(|s| {
+                matches!(s.kind, elf::STT_FUNC | elf::STT_GNU_IFUNC) && !s.common && s.value != 0
+            })
+            .filter_map(|s| {
+                let name = std::str::from_utf8(s.name()?).ok()?;
+                Some((s.value, s.size, name.to_string()))
+            })
             .collect();
         // Prefer global names at equal addresses by keeping the first seen
         // (symtab order); sort stably by address.
