@@ -1,9 +1,13 @@
-//! Bytes of a Breakpad `.sym` file -> a sorted, searchable [`SymIndex`].
+//! Bytes of a Breakpad `.sym` file -> [`Record`]s -> a sorted, searchable
+//! [`SymIndex`].
 //!
-//! One pass over the lines (`memchr` for line ends, no per-line allocation),
-//! then one sort of each table. Names and paths stay in the input as
-//! [`Span`]s. Corrupt lines are counted and skipped, as Breakpad's processor
-//! does; only a file that does not start with a `MODULE` record is refused.
+//! [`Records`] is the one reader of the format's records (the store parses
+//! with it, and so does `gsym create`): one pass over the lines (`memchr`
+//! for line ends, no per-line allocation), names and paths left in the
+//! input as [`Span`]s, each line a record or the reason it is corrupt.
+//! [`parse`] then counts and skips corrupt lines, as Breakpad's processor
+//! does (only a file that does not start with a `MODULE` record is
+//! refused), and sorts each table once.
 
 use memchr::memchr;
 
@@ -86,6 +90,14 @@ impl<'a> Fields<'a> {
         (len > 0).then_some((self.pos, len))
     }
 
+    /// The optional `m` (multiple) field of FUNC and PUBLIC records.
+    fn skip_m(&mut self) {
+        self.skip_spaces();
+        if self.line.get(self.pos..self.pos + 2) == Some(b"m ") {
+            self.pos += 2;
+        }
+    }
+
     fn at_end(&mut self) -> bool {
         self.skip_spaces();
         self.pos >= self.line.len()
@@ -128,13 +140,83 @@ impl<'a> Fields<'a> {
 /// An `INLINE_ORIGIN` record before the file's form is known: the name as
 /// the current form reads it (all after the number), and, when the next
 /// field is a number followed by more, the old form's file and name.
-struct OriginRecord {
-    id: u32,
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OriginRecord {
+    pub id: u32,
     name: Span,
     old: Option<(u32, Span)>,
 }
 
-/// Parser state for one pass.
+impl OriginRecord {
+    /// The record as read in a file of `form`. Under the old form a record
+    /// without a file number keeps its whole name.
+    pub fn origin(&self, form: OriginForm) -> Origin {
+        match self.old {
+            Some((file, name)) if form == OriginForm::Old => Origin {
+                id: self.id,
+                name,
+                file,
+            },
+            _ => Origin {
+                id: self.id,
+                name: self.name,
+                file: NO_FILE,
+            },
+        }
+    }
+}
+
+/// The form of a file's `INLINE_ORIGIN` records. Older dump_syms wrote
+/// `INLINE_ORIGIN <id> <file_id> <name>`, current ones
+/// `INLINE_ORIGIN <id> <name>`. Breakpad's processor decides line by line
+/// (a number after the id means the old form), which misreads a
+/// current-form name that starts with a number and a space. One writer
+/// wrote every record of a file, so the form is decided once for the file:
+/// the old one when most records have its shape.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OriginForm {
+    Current,
+    Old,
+}
+
+impl OriginForm {
+    /// The form of a file with these records.
+    pub fn of<'r>(records: impl IntoIterator<Item = &'r OriginRecord>) -> OriginForm {
+        let (mut all, mut old) = (0usize, 0usize);
+        for r in records {
+            all += 1;
+            old += usize::from(r.old.is_some());
+        }
+        if old * 2 > all {
+            OriginForm::Old
+        } else {
+            OriginForm::Current
+        }
+    }
+
+    /// The form of the records of a whole file, for readers that need it
+    /// before they read the records: its `INLINE_ORIGIN` lines are read as
+    /// [`Records`] reads them.
+    pub fn of_file(data: &[u8]) -> OriginForm {
+        let records: Vec<OriginRecord> = memchr::memchr_iter(b'\n', data)
+            .chain(std::iter::once(data.len()))
+            .scan(0usize, |start, end| {
+                let line_start = *start;
+                *start = end + 1;
+                Some((line_start, data.get(line_start..end).unwrap_or_default()))
+            })
+            .filter_map(|(line_start, line)| {
+                let line = trim_cr(line);
+                line.starts_with(b"INLINE_ORIGIN ")
+                    .then(|| origin_record(line, line_start).ok())
+                    .flatten()
+            })
+            .collect();
+        OriginForm::of(&records)
+    }
+}
+
+/// The index being built from the records.
 struct Builder {
     idx: SymIndex,
     /// Index in `idx.funcs` of the FUNC that line/INLINE records attach to.
@@ -162,6 +244,43 @@ impl Builder {
         }
         c.count += 1;
     }
+
+    /// Add a record. A FUNC or PUBLIC record ends the current FUNC (one
+    /// that fails to parse ends it too, but no line or INLINE record is
+    /// read after it, so the end is the same when the next one closes it).
+    fn add(&mut self, record: Record) {
+        match record {
+            Record::Func {
+                address,
+                size,
+                name,
+            } => {
+                self.close_func();
+                let first_line = len_u32(&self.idx.lines);
+                let first_inline = len_u32(&self.idx.inlines);
+                self.idx.funcs.push(Func {
+                    address,
+                    size,
+                    name,
+                    first_line,
+                    end_line: first_line,
+                    first_inline,
+                    end_inline: first_inline,
+                });
+                self.cur_func = Some(self.idx.funcs.len() - 1);
+            }
+            Record::Public(p) => {
+                self.close_func();
+                self.idx.publics.push(p);
+            }
+            Record::Line(l) => self.idx.lines.push(l),
+            Record::Inline(i) => self.idx.inlines.push(i),
+            Record::File { id, path } => self.idx.files.push((id, path)),
+            Record::InlineOrigin(o) => self.origins.push(o),
+            Record::CodeId(id) => self.idx.code_id = Some(id),
+            Record::Other => {}
+        }
+    }
 }
 
 fn len_u32<T>(v: &[T]) -> u32 {
@@ -177,94 +296,261 @@ fn span(line_start: usize, off: usize, len: usize) -> Span {
     }
 }
 
-/// Parse a whole symbol file.
-pub fn parse(data: &[u8]) -> Result<SymIndex, ParseError> {
-    if u32::try_from(data.len()).is_err() {
-        return Err(ParseError::TooLarge(data.len()));
+/// One record after the `MODULE` line. Names and paths are spans of the
+/// file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Record {
+    /// `INFO CODE_ID <code id> [<file>]`: for ELF the full build ID in hex.
+    CodeId(Span),
+    File {
+        id: u32,
+        path: Span,
+    },
+    Func {
+        address: u64,
+        size: u64,
+        name: Span,
+    },
+    Public(Public),
+    InlineOrigin(OriginRecord),
+    /// Its ranges are [`Records::inline_ranges`]`[first_range..end_range]`;
+    /// `subtree_end` is not known yet (0).
+    Inline(Inline),
+    Line(Line),
+    /// Records no reader uses: `STACK`, other `INFO`, `MODULE` again.
+    Other,
+}
+
+/// The records of a `.sym` file, in file order, each with its 1-based line
+/// number: a [`Record`], or why the line is corrupt. Line and `INLINE`
+/// records belong to the `FUNC` before them; outside one (before the
+/// first, after a `PUBLIC` or a `FUNC` that does not parse) they are
+/// corrupt, as in Breakpad's processor.
+pub struct Records<'a> {
+    data: &'a [u8],
+    pos: usize,
+    line_no: u64,
+    module: ModuleRecord,
+    in_func: bool,
+    inline_ranges: Vec<(u64, u64)>,
+}
+
+impl<'a> Records<'a> {
+    /// The reader of `data`, past its `MODULE` line (the first non-empty
+    /// one).
+    pub fn new(data: &'a [u8]) -> Result<Records<'a>, ParseError> {
+        if u32::try_from(data.len()).is_err() {
+            return Err(ParseError::TooLarge(data.len()));
+        }
+        let mut records = Records {
+            data,
+            pos: 0,
+            line_no: 0,
+            module: ModuleRecord::default(),
+            in_func: false,
+            inline_ranges: Vec::new(),
+        };
+        let (line_start, line) = records.next_line().ok_or(ParseError::NotBreakpad)?;
+        records.module = parse_module(line, line_start).ok_or(ParseError::NotBreakpad)?;
+        Ok(records)
     }
-    let mut b = Builder {
-        idx: SymIndex::default(),
-        cur_func: None,
-        origins: Vec::new(),
-    };
-    let mut pos = 0usize;
-    let mut line_no = 0u64;
-    let mut seen_module = false;
-    while pos < data.len() {
-        let rest = &data[pos..];
+
+    /// The `MODULE` record.
+    pub fn module(&self) -> ModuleRecord {
+        self.module
+    }
+
+    /// The `(address, size)` ranges of the `INLINE` records read so far.
+    pub fn inline_ranges(&self) -> &[(u64, u64)] {
+        &self.inline_ranges
+    }
+
+    /// The next non-empty line (without its line end) and where it starts.
+    fn next_line(&mut self) -> Option<(usize, &'a [u8])> {
+        loop {
+            let rest = self.data.get(self.pos..).filter(|r| !r.is_empty())?;
+            let len = memchr(b'\n', rest).unwrap_or(rest.len());
+            let line_start = self.pos;
+            self.pos += len + 1;
+            self.line_no += 1;
+            let line = trim_cr(&rest[..len]);
+            if !line.is_empty() {
+                return Some((line_start, line));
+            }
+        }
+    }
+
+    /// One record after the MODULE line.
+    fn record(&mut self, line: &[u8], line_start: usize) -> Result<Record, &'static str> {
+        match line.first() {
+            Some(b'F') if line.starts_with(b"FUNC ") => {
+                self.in_func = false;
+                let mut f = Fields::new(line, 5);
+                f.skip_m();
+                let address = f.hex().ok_or("bad FUNC address")?;
+                let size = f.hex().ok_or("bad FUNC size")?;
+                f.hex().ok_or("bad FUNC parameter size")?;
+                let (off, len) = f.rest().ok_or("FUNC without a name")?;
+                self.in_func = true;
+                Ok(Record::Func {
+                    address,
+                    size,
+                    name: span(line_start, off, len),
+                })
+            }
+            Some(b'F') if line.starts_with(b"FILE ") => {
+                let mut f = Fields::new(line, 5);
+                let id = f.dec().ok_or("bad FILE number")?;
+                let (off, len) = f.rest().ok_or("FILE without a path")?;
+                Ok(Record::File {
+                    id,
+                    path: span(line_start, off, len),
+                })
+            }
+            Some(b'P') if line.starts_with(b"PUBLIC ") => {
+                self.in_func = false;
+                let mut f = Fields::new(line, 7);
+                f.skip_m();
+                let address = f.hex().ok_or("bad PUBLIC address")?;
+                f.hex().ok_or("bad PUBLIC parameter size")?;
+                let (off, len) = f.rest().ok_or("PUBLIC without a name")?;
+                Ok(Record::Public(Public {
+                    address,
+                    name: span(line_start, off, len),
+                }))
+            }
+            Some(b'S') if line.starts_with(b"STACK ") => Ok(Record::Other),
+            Some(b'I') if line.starts_with(b"INLINE_ORIGIN ") => {
+                origin_record(line, line_start).map(Record::InlineOrigin)
+            }
+            Some(b'I') if line.starts_with(b"INLINE ") => {
+                if !self.in_func {
+                    return Err("INLINE record outside a FUNC");
+                }
+                // The current form has a call-site file field, the old one
+                // not: with the address/size pairs, the current form has an
+                // even number of fields, the old one an odd number (as
+                // Breakpad's processor tells them apart). Current files need
+                // no count: a line is counted only when it does not read as
+                // the current form.
+                let ranges = &mut self.inline_ranges;
+                let rec = match parse_inline(line, true, ranges) {
+                    Ok(rec) => rec,
+                    Err(e) => {
+                        let mut fields = Fields::new(line, 7);
+                        let mut count = 0usize;
+                        while fields.token().is_some() {
+                            count += 1;
+                        }
+                        if count.is_multiple_of(2) {
+                            return Err(e);
+                        }
+                        parse_inline(line, false, ranges)?
+                    }
+                };
+                Ok(Record::Inline(rec))
+            }
+            Some(b'I') if line.starts_with(b"INFO ") => {
+                let mut f = Fields::new(line, 5);
+                if f.token() == Some(b"CODE_ID") {
+                    f.skip_spaces();
+                    let off = f.pos;
+                    if let Some(t) = f.token() {
+                        return Ok(Record::CodeId(span(line_start, off, t.len())));
+                    }
+                }
+                Ok(Record::Other)
+            }
+            Some(b'M') if line.starts_with(b"MODULE ") => Ok(Record::Other),
+            _ => {
+                if !self.in_func {
+                    return Err("line record outside a FUNC");
+                }
+                let mut f = Fields::new(line, 0);
+                let address = f.hex().ok_or("bad line record address")?;
+                let size = f.hex().ok_or("bad line record size")?;
+                let line_num = f.dec().ok_or("bad line record line number")?;
+                let file = f.dec().ok_or("bad line record file number")?;
+                if !f.at_end() {
+                    return Err("trailing fields in line record");
+                }
+                Ok(Record::Line(Line {
+                    address,
+                    size,
+                    line: line_num,
+                    file,
+                }))
+            }
+        }
+    }
+}
+
+impl Iterator for Records<'_> {
+    type Item = (u64, Result<Record, &'static str>);
+
+    fn next(&mut self) -> Option<Self::Item> {
         // Line records are most of the lines worth parsing: read them
         // straight off the buffer when they have dump_syms' exact shape.
-        if b.cur_func.is_some()
+        let rest = self.data.get(self.pos..).unwrap_or_default();
+        if self.in_func
             && rest
                 .first()
                 .is_some_and(|c| c.is_ascii_digit() || (b'a'..=b'f').contains(c))
             && let Some((l, used)) = fast_line_record(rest)
         {
-            b.idx.lines.push(l);
-            pos += used;
-            line_no += 1;
-            continue;
+            self.pos += used;
+            self.line_no += 1;
+            return Some((self.line_no, Ok(Record::Line(l))));
         }
-        let len = memchr(b'\n', rest).unwrap_or(rest.len());
-        let line_start = pos;
-        pos += len + 1;
-        line_no += 1;
-        let mut line = &rest[..len];
-        while let [head @ .., b'\r'] = line {
-            line = head;
-        }
-        if line.is_empty() {
-            continue;
-        }
-        if !seen_module {
-            seen_module = true;
-            match parse_module(line, line_start) {
-                Some(m) => {
-                    b.idx.module = m;
-                    continue;
-                }
-                None => return Err(ParseError::NotBreakpad),
-            }
-        }
-        if let Err(reason) = parse_line(&mut b, line, line_start) {
-            b.corrupt(line_no, reason);
-        }
+        let (line_start, line) = self.next_line()?;
+        Some((self.line_no, self.record(line, line_start)))
     }
-    if !seen_module {
-        return Err(ParseError::NotBreakpad);
+}
+
+/// Parse a whole symbol file.
+pub fn parse(data: &[u8]) -> Result<SymIndex, ParseError> {
+    let mut records = Records::new(data)?;
+    let mut b = Builder {
+        idx: SymIndex {
+            module: records.module(),
+            ..SymIndex::default()
+        },
+        cur_func: None,
+        origins: Vec::new(),
+    };
+    for (line_no, record) in &mut records {
+        match record {
+            Ok(record) => b.add(record),
+            Err(reason) => b.corrupt(line_no, reason),
+        }
     }
     b.close_func();
     let mut idx = b.idx;
-    idx.origins = choose_origin_form(b.origins);
+    let form = OriginForm::of(&b.origins);
+    idx.origins = b.origins.iter().map(|r| r.origin(form)).collect();
+    idx.inline_ranges = records.inline_ranges;
     finish(&mut idx);
     Ok(idx)
 }
 
-/// Older dump_syms wrote `INLINE_ORIGIN <id> <file_id> <name>`, current
-/// ones `INLINE_ORIGIN <id> <name>`. Breakpad's processor decides line by
-/// line (a number after the id means the old form), which misreads a
-/// current-form name that starts with a number and a space. One writer
-/// wrote every record of a file, so the form is decided once for the file:
-/// the old one when most records have its shape. Under the old form a
-/// record without a file id keeps its whole name.
-fn choose_origin_form(records: Vec<OriginRecord>) -> Vec<Origin> {
-    let old_shaped = records.iter().filter(|r| r.old.is_some()).count();
-    let old_form = old_shaped * 2 > records.len();
-    records
-        .into_iter()
-        .map(|r| match r.old {
-            Some((file, name)) if old_form => Origin {
-                id: r.id,
-                name,
-                file,
-            },
-            _ => Origin {
-                id: r.id,
-                name: r.name,
-                file: NO_FILE,
-            },
-        })
-        .collect()
+fn trim_cr(mut line: &[u8]) -> &[u8] {
+    while let [head @ .., b'\r'] = line {
+        line = head;
+    }
+    line
+}
+
+/// `INLINE_ORIGIN <id> <rest>`, read both ways (see [`OriginForm`]).
+fn origin_record(line: &[u8], line_start: usize) -> Result<OriginRecord, &'static str> {
+    let mut f = Fields::new(line, 14);
+    let id = f.dec().ok_or("bad INLINE_ORIGIN number")?;
+    let (off, len) = f.rest().ok_or("INLINE_ORIGIN without a name")?;
+    let name = span(line_start, off, len);
+    let old = f
+        .token()
+        .and_then(file_number)
+        .and_then(|file| f.rest().map(|(o, l)| (file, span(line_start, o, l))));
+    Ok(OriginRecord { id, name, old })
 }
 
 /// `-1` or a decimal `u32` (a file number field of `INLINE` and old
@@ -402,131 +688,6 @@ fn parse_module(line: &[u8], line_start: usize) -> Option<ModuleRecord> {
         debug_id,
         debug_file: span(line_start, off, len),
     })
-}
-
-/// One record after the MODULE line.
-fn parse_line(b: &mut Builder, line: &[u8], line_start: usize) -> Result<(), &'static str> {
-    match line.first() {
-        Some(b'F') if line.starts_with(b"FUNC ") => {
-            b.close_func();
-            let mut f = Fields::new(line, 5);
-            f.skip_spaces();
-            if line.get(f.pos..f.pos + 2) == Some(b"m ") {
-                f.pos += 2;
-            }
-            let address = f.hex().ok_or("bad FUNC address")?;
-            let size = f.hex().ok_or("bad FUNC size")?;
-            f.hex().ok_or("bad FUNC parameter size")?;
-            let (off, len) = f.rest().ok_or("FUNC without a name")?;
-            let first_line = len_u32(&b.idx.lines);
-            let first_inline = len_u32(&b.idx.inlines);
-            b.idx.funcs.push(Func {
-                address,
-                size,
-                name: span(line_start, off, len),
-                first_line,
-                end_line: first_line,
-                first_inline,
-                end_inline: first_inline,
-            });
-            b.cur_func = Some(b.idx.funcs.len() - 1);
-            Ok(())
-        }
-        Some(b'F') if line.starts_with(b"FILE ") => {
-            let mut f = Fields::new(line, 5);
-            let id = f.dec().ok_or("bad FILE number")?;
-            let (off, len) = f.rest().ok_or("FILE without a path")?;
-            b.idx.files.push((id, span(line_start, off, len)));
-            Ok(())
-        }
-        Some(b'P') if line.starts_with(b"PUBLIC ") => {
-            b.close_func();
-            let mut f = Fields::new(line, 7);
-            f.skip_spaces();
-            if line.get(f.pos..f.pos + 2) == Some(b"m ") {
-                f.pos += 2;
-            }
-            let address = f.hex().ok_or("bad PUBLIC address")?;
-            f.hex().ok_or("bad PUBLIC parameter size")?;
-            let (off, len) = f.rest().ok_or("PUBLIC without a name")?;
-            b.idx.publics.push(Public {
-                address,
-                name: span(line_start, off, len),
-            });
-            Ok(())
-        }
-        Some(b'S') if line.starts_with(b"STACK ") => Ok(()),
-        Some(b'I') if line.starts_with(b"INLINE_ORIGIN ") => {
-            let mut f = Fields::new(line, 14);
-            let id = f.dec().ok_or("bad INLINE_ORIGIN number")?;
-            let (off, len) = f.rest().ok_or("INLINE_ORIGIN without a name")?;
-            let name = span(line_start, off, len);
-            let old = f
-                .token()
-                .and_then(file_number)
-                .and_then(|file| f.rest().map(|(o, l)| (file, span(line_start, o, l))));
-            b.origins.push(OriginRecord { id, name, old });
-            Ok(())
-        }
-        Some(b'I') if line.starts_with(b"INLINE ") => {
-            if b.cur_func.is_none() {
-                return Err("INLINE record outside a FUNC");
-            }
-            // The current form has a call-site file field, the old one not:
-            // with the address/size pairs, the current form has an even
-            // number of fields, the old one an odd number (as Breakpad's
-            // processor tells them apart). Current files need no count: a
-            // line is counted only when it does not read as the current form.
-            let rec = match parse_inline(line, true, &mut b.idx.inline_ranges) {
-                Ok(rec) => rec,
-                Err(e) => {
-                    let mut fields = Fields::new(line, 7);
-                    let mut count = 0usize;
-                    while fields.token().is_some() {
-                        count += 1;
-                    }
-                    if count.is_multiple_of(2) {
-                        return Err(e);
-                    }
-                    parse_inline(line, false, &mut b.idx.inline_ranges)?
-                }
-            };
-            b.idx.inlines.push(rec);
-            Ok(())
-        }
-        Some(b'I') if line.starts_with(b"INFO ") => {
-            let mut f = Fields::new(line, 5);
-            if f.token() == Some(b"CODE_ID") {
-                f.skip_spaces();
-                let off = f.pos;
-                if let Some(t) = f.token() {
-                    b.idx.code_id = Some(span(line_start, off, t.len()));
-                }
-            }
-            Ok(())
-        }
-        Some(b'M') if line.starts_with(b"MODULE ") => Ok(()),
-        _ => {
-            if b.cur_func.is_none() {
-                return Err("line record outside a FUNC");
-            }
-            let mut f = Fields::new(line, 0);
-            let address = f.hex().ok_or("bad line record address")?;
-            let size = f.hex().ok_or("bad line record size")?;
-            let line_num = f.dec().ok_or("bad line record line number")?;
-            let file = f.dec().ok_or("bad line record file number")?;
-            if !f.at_end() {
-                return Err("trailing fields in line record");
-            }
-            b.idx.lines.push(Line {
-                address,
-                size,
-                line: line_num,
-                file,
-            });
-            Ok(())
-        }
-    }
 }
 
 /// Sort the tables and drop what the processor would refuse to store

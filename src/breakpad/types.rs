@@ -123,6 +123,10 @@ pub struct Inline {
     pub subtree_end: u32,
 }
 
+/// Where each byte of a debug ID's GUID comes from in the build ID (and
+/// back: the order is its own inverse).
+const GUID_ORDER: [usize; 16] = [3, 2, 1, 0, 5, 4, 7, 6, 8, 9, 10, 11, 12, 13, 14, 15];
+
 /// The Breakpad debug identifier of an ELF module: the first 16 bytes of the
 /// build ID (zero-padded when shorter) read as a GUID whose first three
 /// fields are little-endian, printed in upper-case hex, followed by the age,
@@ -132,9 +136,8 @@ pub fn debug_id_for(build_id: &BuildId) -> String {
     for (dst, src) in g.iter_mut().zip(build_id.0.iter()) {
         *dst = *src;
     }
-    let order = [3, 2, 1, 0, 5, 4, 7, 6, 8, 9, 10, 11, 12, 13, 14, 15];
     let mut s = String::with_capacity(33);
-    for i in order {
+    for i in GUID_ORDER {
         use std::fmt::Write;
         let _ = write!(s, "{:02X}", g[i]);
     }
@@ -142,9 +145,38 @@ pub fn debug_id_for(build_id: &BuildId) -> String {
     s
 }
 
+/// The first 16 bytes of the build ID a debug ID was made from (see
+/// [`debug_id_for`]): the GUID with its first three fields swapped back.
+/// `None` when the ID does not start with 32 hex digits.
+pub fn build_id_prefix(debug_id: &[u8]) -> Option<Vec<u8>> {
+    let hex = std::str::from_utf8(debug_id.get(..32)?).ok()?;
+    let guid = BuildId::from_hex(hex)?.0;
+    GUID_ORDER.iter().map(|&i| guid.get(i).copied()).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn build_id_prefix_undoes_debug_id_for() {
+        let id = BuildId::from_hex("92096d1e210fe921260d87b06bd50423f274c8b0").unwrap();
+        assert_eq!(
+            build_id_prefix(debug_id_for(&id).as_bytes()),
+            Some(id.0[..16].to_vec())
+        );
+        assert_eq!(
+            build_id_prefix(b"0A0162BCF65D8ACC5BE5FE9C025165F60"),
+            Some(vec![
+                0xbc, 0x62, 0x01, 0x0a, 0x5d, 0xf6, 0xcc, 0x8a, 0x5b, 0xe5, 0xfe, 0x9c, 0x02, 0x51,
+                0x65, 0xf6
+            ])
+        );
+        // Found by cargo fuzz: byte 32 falls inside a 3-byte character.
+        let cut = format!("{}\u{fffd}{}", "0".repeat(30), "0".repeat(8));
+        assert_eq!(build_id_prefix(cut.as_bytes()), None);
+        assert_eq!(build_id_prefix(b"0A0162BC"), None);
+    }
 
     #[test]
     fn debug_id_swaps_guid_fields() {

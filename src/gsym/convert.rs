@@ -16,6 +16,8 @@ use object::{Object, ObjectSection, ObjectSegment, SectionKind};
 
 use super::dies::{Dies, Others, R, Tree};
 use super::writer::{FunctionInfo, GsymBuilder, InlineNode, LineEntry, insert_range};
+use crate::breakpad::parser::{OriginForm, ParseError, Record, Records};
+use crate::breakpad::types::{NO_FILE, Span, build_id_prefix};
 use crate::elf::symtab::{Table, elf_symbols};
 use crate::symbols::BuildId;
 
@@ -26,8 +28,10 @@ pub enum ConvertError {
     Object(#[from] object::Error),
     #[error("malformed DWARF: {0}")]
     Dwarf(#[from] gimli::Error),
+    #[error(transparent)]
+    NotBreakpad(#[from] ParseError),
     #[error("line {line}: {reason}")]
-    Breakpad { line: usize, reason: String },
+    Breakpad { line: u64, reason: &'static str },
 }
 
 /// Counts of what a conversion found (printed by `gsym create`).
@@ -813,20 +817,14 @@ fn breakpad_inline_tree(f: &FunctionInfo, recs: &[InlineRec], own_file: u32) -> 
 /// full build ID) when present, else the debug ID turned back into the
 /// build ID's first 16 bytes.
 ///
-/// Both record forms dump_syms has written for inlining are read, as
-/// [`crate::breakpad::parser`] reads them: the older
-/// `INLINE_ORIGIN <id> <file> <name>` (chosen for the whole file when most
-/// of its records have that shape) and `INLINE` without the call-site file
-/// (an odd number of fields), whose call file is then found as the
-/// Breakpad resolver finds it; an old-form file gives the GSYM of its
-/// current-form original.
-///
-/// This is a parser of its own, not [`crate::breakpad::parser`]: that one
-/// reads as Breakpad's processor does (corrupt lines skipped, FUNC, line
-/// and PUBLIC tables sorted and cut to non-overlapping ranges), while a
-/// conversion refuses a corrupt file naming the line, keeps every record,
-/// and adds names and files to the GSYM string and file tables in file
-/// order (which fixes the output bytes).
+/// The records are read by the store's reader ([`Records`]), in both forms
+/// dump_syms has written for inlining: the older
+/// `INLINE_ORIGIN <id> <file> <name>` and `INLINE` without the call-site
+/// file, whose call file is then found as the Breakpad resolver finds it;
+/// an old-form file gives the GSYM of its current-form original. Where the
+/// store skips a corrupt line, a conversion refuses the file naming the
+/// line; it keeps every record, and adds names and files to the GSYM
+/// string and file tables in file order (which fixes the output bytes).
 ///
 /// Breakpad addresses are relative to the module's lowest load address;
 /// `image_base` (the first `PT_LOAD`'s `p_vaddr`, 0 for PIE and shared
@@ -836,164 +834,97 @@ pub fn from_breakpad(
     image_base: u64,
     b: &mut GsymBuilder,
 ) -> Result<ConvertStats, ConvertError> {
-    let old_origins = old_origin_form(text);
-    let mut files: HashMap<u64, u32> = HashMap::new();
+    let form = OriginForm::of_file(text);
+    let mut records = Records::new(text)?;
+    let lossy = |span: Span| String::from_utf8_lossy(span.bytes(text));
+    let mut files: HashMap<u32, u32> = HashMap::new();
     // Name, and the file of the inlined function (old form; a FILE number).
-    let mut origins: HashMap<u64, (u64, Option<u64>)> = HashMap::new();
+    let mut origins: HashMap<u32, (u64, u32)> = HashMap::new();
     // Each FUNC with its INLINE records and the sizes of its line records.
     let mut funcs: Vec<(FunctionInfo, Vec<InlineRec>, Vec<u64>)> = Vec::new();
     let mut publics: Vec<(u64, u64)> = Vec::new();
-    let mut uuid: Option<Vec<u8>> = None;
+    let uuid = build_id_prefix(records.module().debug_id.bytes(text));
     let mut code_id: Option<Vec<u8>> = None;
     let mut stats = ConvertStats::default();
-    for (i, raw) in text.split(|&c| c == b'\n').enumerate() {
-        let line = raw.strip_suffix(b"\r").unwrap_or(raw);
-        let bad = |reason: &str| ConvertError::Breakpad {
-            line: i + 1,
-            reason: reason.to_string(),
-        };
-        let s = String::from_utf8_lossy(line);
-        let mut it = s.splitn(2, ' ');
-        let kw = it.next().unwrap_or("");
-        let rest = it.next().unwrap_or("");
-        match kw {
-            "MODULE" => {
-                // MODULE os arch debug_id name
-                let id = rest
-                    .split(' ')
-                    .nth(2)
-                    .ok_or_else(|| bad("MODULE needs a debug ID"))?;
-                uuid = breakpad_id_to_build_id(id);
+    while let Some((line, record)) = records.next() {
+        let record = record.map_err(|reason| ConvertError::Breakpad { line, reason })?;
+        match record {
+            Record::CodeId(id) => code_id = BuildId::from_hex(&lossy(id)).map(|b| b.0),
+            Record::File { id, path } => {
+                let idx = b.insert_file(&lossy(path));
+                files.insert(id, idx);
             }
-            "INFO" => {
-                if let Some(hex) = rest.strip_prefix("CODE_ID ") {
-                    let hex = hex.split(' ').next().unwrap_or("");
-                    code_id = BuildId::from_hex(hex).map(|b| b.0);
-                }
+            Record::InlineOrigin(rec) => {
+                let origin = rec.origin(form);
+                let name = b.insert_string(lossy(origin.name).as_bytes());
+                origins.insert(origin.id, (name, origin.file));
             }
-            "FILE" => {
-                let mut p = rest.splitn(2, ' ');
-                let n = p
-                    .next()
-                    .and_then(|n| n.parse::<u64>().ok())
-                    .ok_or_else(|| bad("bad FILE number"))?;
-                let idx = b.insert_file(p.next().unwrap_or(""));
-                files.insert(n, idx);
-            }
-            "INLINE_ORIGIN" => {
-                let mut p = rest.splitn(2, ' ');
-                let n = p
-                    .next()
-                    .and_then(|n| n.parse::<u64>().ok())
-                    .ok_or_else(|| bad("bad INLINE_ORIGIN number"))?;
-                let rest = p.next().unwrap_or("");
-                let (name, file) = match old_origin(rest) {
-                    Some((file, name)) if old_origins => (name, file),
-                    _ => (rest, None),
-                };
-                let name = b.insert_string(name.as_bytes());
-                origins.insert(n, (name, file));
-            }
-            "FUNC" => {
-                let rest = rest.strip_prefix("m ").unwrap_or(rest);
-                let mut p = rest.splitn(4, ' ');
-                let addr = hex_field(p.next())
-                    .ok_or_else(|| bad("bad FUNC address"))?
-                    .wrapping_add(image_base);
-                let size = hex_field(p.next()).ok_or_else(|| bad("bad FUNC size"))?;
-                let _param = p.next();
-                let name = b.insert_string(p.next().unwrap_or("").as_bytes());
+            Record::Func {
+                address,
+                size,
+                name,
+            } => {
+                let start = address.wrapping_add(image_base);
                 let f = FunctionInfo {
-                    start: addr,
-                    end: addr.saturating_add(size),
-                    name,
+                    start,
+                    end: start.saturating_add(size),
+                    name: b.insert_string(lossy(name).as_bytes()),
                     lines: None,
                     inline: None,
                 };
                 funcs.push((f, Vec::new(), Vec::new()));
             }
-            "INLINE" => {
-                // INLINE level call_line call_file origin [addr size]+, or
-                // the old form without call_file (an odd number of fields).
-                let nums: Vec<&str> = rest.split(' ').filter(|x| !x.is_empty()).collect();
-                let old = !nums.len().is_multiple_of(2);
-                if nums.len() < 6 - usize::from(old) {
-                    return Err(bad("bad INLINE record"));
-                }
-                let dec = |x: &str| x.parse::<u64>().map_err(|_| bad("bad INLINE number"));
-                let level = dec(nums[0])?;
-                let call_line = dec(nums[1])?;
-                let call_file = if old { None } else { Some(dec(nums[2])?) };
-                let (origin, pairs) = if old {
-                    (dec(nums[2])?, &nums[3..])
-                } else {
-                    (dec(nums[3])?, &nums[4..])
-                };
-                let mut ranges = Vec::new();
-                for pair in pairs.chunks_exact(2) {
-                    let a = hex_field(Some(pair[0]))
-                        .ok_or_else(|| bad("bad INLINE address"))?
-                        .wrapping_add(image_base);
-                    let n = hex_field(Some(pair[1])).ok_or_else(|| bad("bad INLINE size"))?;
-                    ranges.push((a, a.saturating_add(n)));
-                }
-                if level > u64::from(MAX_BREAKPAD_INLINE_LEVEL) {
+            Record::Inline(rec) => {
+                if rec.depth > MAX_BREAKPAD_INLINE_LEVEL {
                     continue;
                 }
+                let ranges = records
+                    .inline_ranges()
+                    .get(rec.first_range as usize..rec.end_range as usize)
+                    .unwrap_or_default()
+                    .iter()
+                    .map(|&(a, n)| {
+                        let a = a.wrapping_add(image_base);
+                        (a, a.saturating_add(n))
+                    })
+                    .collect();
                 if let Some((_, recs, _)) = funcs.last_mut() {
-                    let file = |n: u64| files.get(&n).copied().unwrap_or(0);
-                    let (name, origin_file) = origins.get(&origin).copied().unwrap_or_default();
+                    let file = |n: u32| match n {
+                        NO_FILE => 0,
+                        n => files.get(&n).copied().unwrap_or(0),
+                    };
+                    let (name, origin_file) =
+                        origins.get(&rec.origin).copied().unwrap_or((0, NO_FILE));
                     recs.push(InlineRec {
-                        level: level as u32,
-                        call_line: call_line.min(u64::from(u32::MAX)) as u32,
-                        call_file: call_file.map(file),
+                        level: rec.depth,
+                        call_line: rec.call_line,
+                        call_file: rec.has_call_file.then(|| file(rec.call_file)),
                         name,
-                        origin_file: origin_file.map_or(0, file),
+                        origin_file: file(origin_file),
                         ranges,
                     });
                 }
             }
-            "PUBLIC" => {
-                let rest = rest.strip_prefix("m ").unwrap_or(rest);
-                let mut p = rest.splitn(3, ' ');
-                let addr = hex_field(p.next())
-                    .ok_or_else(|| bad("bad PUBLIC address"))?
-                    .wrapping_add(image_base);
-                let _param = p.next();
-                let name = b.insert_string(p.next().unwrap_or("").as_bytes());
-                publics.push((addr, name));
+            Record::Public(p) => {
+                let name = b.insert_string(lossy(p.name).as_bytes());
+                publics.push((p.address.wrapping_add(image_base), name));
             }
-            "STACK" | "" => {}
-            _ if kw.as_bytes().first().is_some_and(u8::is_ascii_hexdigit) => {
-                // Line record: address size line file, for the last FUNC.
-                let mut p = s.split(' ');
-                let addr = hex_field(p.next())
-                    .ok_or_else(|| bad("bad line address"))?
-                    .wrapping_add(image_base);
-                let size = hex_field(p.next()).ok_or_else(|| bad("bad line size"))?;
-                let ln = p
-                    .next()
-                    .and_then(|v| v.parse::<i64>().ok())
-                    .ok_or_else(|| bad("bad line number"))?;
-                let file = p
-                    .next()
-                    .and_then(|v| v.parse::<u64>().ok())
-                    .ok_or_else(|| bad("bad line file number"))?;
+            Record::Line(l) => {
                 if let Some((f, _, sizes)) = funcs.last_mut() {
                     // Breakpad answers with the line and no file name.
-                    let file = match files.get(&file) {
+                    let file = match files.get(&l.file) {
                         Some(&f) => f,
                         None => b.unnamed_file(),
                     };
-                    sizes.push(size);
+                    sizes.push(l.size);
                     f.lines.get_or_insert_with(Vec::new).push(LineEntry {
-                        addr,
+                        addr: l.address.wrapping_add(image_base),
                         file,
-                        line: ln.clamp(0, i64::from(u32::MAX)) as u32,
+                        line: l.line,
                     });
                 }
             }
-            _ => {}
+            Record::Other => {}
         }
     }
     if let Some(id) = code_id.or(uuid) {
@@ -1047,80 +978,11 @@ pub fn from_breakpad(
     Ok(stats)
 }
 
-/// An old-form `INLINE_ORIGIN` after its number: `<file> <name>`, the
-/// file a FILE number or `-1` (none). `None` when `rest` has not that shape.
-fn old_origin(rest: &str) -> Option<(Option<u64>, &str)> {
-    let (file, name) = rest.split_once(' ')?;
-    let file = match file {
-        "-1" => None,
-        _ if !file.is_empty() && file.bytes().all(|c| c.is_ascii_digit()) => {
-            Some(u64::from(file.parse::<u32>().ok()?))
-        }
-        _ => return None,
-    };
-    (!name.is_empty()).then_some((file, name))
-}
-
-/// Whether the file's `INLINE_ORIGIN` records are in the old form: most of
-/// them have its shape (decided once for the file, as
-/// [`crate::breakpad::parser`] does: a current-form name may start with a
-/// number and a space).
-fn old_origin_form(text: &[u8]) -> bool {
-    let (mut all, mut old) = (0usize, 0usize);
-    for raw in text.split(|&c| c == b'\n') {
-        let line = raw.strip_suffix(b"\r").unwrap_or(raw);
-        let Some(rest) = line.strip_prefix(b"INLINE_ORIGIN ") else {
-            continue;
-        };
-        let rest = String::from_utf8_lossy(rest);
-        let Some((n, after)) = rest.split_once(' ') else {
-            continue;
-        };
-        if n.parse::<u64>().is_err() || after.is_empty() {
-            continue;
-        }
-        all += 1;
-        if old_origin(after).is_some() {
-            old += 1;
-        }
-    }
-    old * 2 > all
-}
-
-fn hex_field(s: Option<&str>) -> Option<u64> {
-    u64::from_str_radix(s?, 16).ok()
-}
-
-/// A Breakpad debug ID (GUID with the first three fields byte-swapped,
-/// plus an age) back to the first 16 bytes of the ELF build ID.
-fn breakpad_id_to_build_id(id: &str) -> Option<Vec<u8>> {
-    // `get` refuses a cut inside a multi-byte character (hostile input).
-    let guid = BuildId::from_hex(id.get(..32)?)?.0;
-    let mut out = guid.clone();
-    out[0..4].copy_from_slice(&[guid[3], guid[2], guid[1], guid[0]]);
-    out[4..6].copy_from_slice(&[guid[5], guid[4]]);
-    out[6..8].copy_from_slice(&[guid[7], guid[6]]);
-    Some(out)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::gsym::parser::{GsymView, Layout};
 
-    #[test]
-    fn debug_id_cut_inside_a_character_is_refused() {
-        // Found by cargo fuzz: byte 32 falls inside a 3-byte character.
-        let id = format!("{}\u{fffd}{}", "0".repeat(30), "0".repeat(8));
-        assert_eq!(breakpad_id_to_build_id(&id), None);
-        assert_eq!(
-            breakpad_id_to_build_id("0A0162BCF65D8ACC5BE5FE9C025165F60"),
-            Some(vec![
-                0xbc, 0x62, 0x01, 0x0a, 0x5d, 0xf6, 0xcc, 0x8a, 0x5b, 0xe5, 0xfe, 0x9c, 0x02, 0x51,
-                0x65, 0xf6
-            ])
-        );
-    }
     use crate::gsym::writer::EncodeOptions;
 
     const SYM: &str = "MODULE Linux x86_64 0A0162BCF65D8ACC5BE5FE9C025165F60 t\n\
@@ -1275,11 +1137,41 @@ mod tests {
     fn short_inline_records_are_refused() {
         // (`INLINE 0 9 0 0 1010`, a current-form record without its last
         // size, reads as an old-form one, as in Breakpad's processor.)
-        for rec in ["INLINE 0 9 0 1010", "INLINE 0 9 0", "INLINE 0 9"] {
+        for (rec, reason) in [
+            ("INLINE 0 9 0 1010", "INLINE record without ranges"),
+            ("INLINE 0 9 0", "INLINE record without ranges"),
+            ("INLINE 0 9", "bad INLINE call file"),
+        ] {
             let sym = NESTED.replace("INLINE 0 9 0 0 1010 10", rec);
             let mut b = GsymBuilder::new();
             let e = from_breakpad(sym.as_bytes(), 0, &mut b).unwrap_err();
-            assert_eq!(e.to_string(), "line 9: bad INLINE record", "{rec}");
+            assert_eq!(e.to_string(), format!("line 9: {reason}"), "{rec}");
+        }
+    }
+
+    /// A conversion refuses a file at the first line the store skips as
+    /// corrupt, for the store's reason.
+    #[test]
+    fn refuses_what_the_store_skips() {
+        for (from, to) in [
+            ("FUNC 1000 40 0 outer_fn", "FUNC 1000 40 0"),
+            ("FILE 2 /src/c.h", "FILE two /src/c.h"),
+            ("1014 4 30 2", "1014 4 30 2 9"),
+            ("INLINE 1 4 1 1 1014 4", "INLINE 1 4 1 1 1014 zz"),
+            ("INLINE_ORIGIN 1 deeper", "INLINE_ORIGIN x deeper"),
+            ("1020 20 10 0", "1020 20 10 0\nPUBLIC 2000 0 p\n2000 4 1 0"),
+        ] {
+            let sym = NESTED.replace(from, to);
+            assert_ne!(sym, NESTED);
+            let store = crate::breakpad::parser::parse(sym.as_bytes()).unwrap();
+            let c = store.corruption;
+            assert!(c.count > 0, "{to}");
+            let mut b = GsymBuilder::new();
+            let e = from_breakpad(sym.as_bytes(), 0, &mut b).unwrap_err();
+            assert_eq!(
+                e.to_string(),
+                format!("line {}: {}", c.first_line, c.first_reason)
+            );
         }
     }
 
