@@ -9,7 +9,9 @@ use std::path::Path;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use symfilter::gsym::parser::{GsymView, Layout};
 use symfilter::gsym::types::{Endian, VERSION_1, VERSION_2};
-use symfilter::gsym::writer::{EncodeOptions, FunctionInfo, GsymBuilder, InlineNode, LineEntry};
+use symfilter::gsym_create::writer::{
+    EncodeOptions, FunctionInfo, GsymBuilder, InlineNode, LineEntry,
+};
 
 const N_FUNCS: u64 = 100_000;
 

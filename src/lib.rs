@@ -23,6 +23,7 @@ pub mod elf;
 pub mod escape;
 pub mod filter;
 pub mod gsym;
+pub mod gsym_create;
 mod hex;
 pub mod mapped;
 pub mod markup;

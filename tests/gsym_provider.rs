@@ -273,8 +273,8 @@ fn breakpad_derived_file_matches_by_debug_id_prefix() {
         .filter(|l| !l.starts_with("INFO CODE_ID"))
         .map(|l| format!("{l}\n"))
         .collect();
-    let mut b = symfilter::gsym::writer::GsymBuilder::new();
-    symfilter::gsym::convert::from_breakpad(no_code_id.as_bytes(), 0, &mut b).unwrap();
+    let mut b = symfilter::gsym_create::writer::GsymBuilder::new();
+    symfilter::gsym_create::from_breakpad(no_code_id.as_bytes(), 0, &mut b).unwrap();
     b.finalize();
     let bytes = b.encode(&Default::default()).unwrap();
     let folder = tmp.path().join("store");

@@ -4,7 +4,9 @@
 use proptest::prelude::*;
 use symfilter::gsym::parser::{GsymView, Layout};
 use symfilter::gsym::types::{Endian, VERSION_1, VERSION_2};
-use symfilter::gsym::writer::{EncodeOptions, FunctionInfo, GsymBuilder, InlineNode, LineEntry};
+use symfilter::gsym_create::writer::{
+    EncodeOptions, FunctionInfo, GsymBuilder, InlineNode, LineEntry,
+};
 
 #[derive(Clone, Debug)]
 struct Func {

@@ -4,10 +4,10 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use symfilter::gsym::convert::from_breakpad;
+use symfilter::gsym_create::from_breakpad;
 use symfilter::gsym::parser::{GsymView, Layout};
 use symfilter::gsym::types::{Endian, VERSION_1, VERSION_2};
-use symfilter::gsym::writer::{EncodeOptions, GsymBuilder};
+use symfilter::gsym_create::writer::{EncodeOptions, GsymBuilder};
 
 fn exercise(data: &[u8]) {
     let Ok(layout) = Layout::parse(data) else {

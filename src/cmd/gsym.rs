@@ -7,9 +7,9 @@ use anyhow::{Context, bail};
 use clap::{Args, Subcommand, ValueEnum};
 
 use symfilter::gsym::GsymFile;
-use symfilter::gsym::convert::{self, ConvertStats};
 use symfilter::gsym::types::{Endian, LookupResult, VERSION_1, VERSION_2};
-use symfilter::gsym::writer::{EncodeOptions, GsymBuilder};
+use symfilter::gsym_create::writer::{EncodeOptions, GsymBuilder};
+use symfilter::gsym_create::{self, ConvertStats};
 use symfilter::symbols::BuildId;
 
 #[derive(Subcommand, Debug)]
@@ -82,10 +82,10 @@ fn create(args: CreateArgs) -> anyhow::Result<ExitCode> {
     let mut b = GsymBuilder::new();
     let is_elf = data.starts_with(b"\x7fELF");
     let stats: ConvertStats = if is_elf {
-        convert::from_elf(&data, args.input.parent(), &mut b)
+        gsym_create::from_elf(&data, args.input.parent(), &mut b)
             .with_context(|| format!("converting {}", args.input.display()))?
     } else if data.starts_with(b"MODULE ") {
-        convert::from_breakpad(&data, args.image_base.unwrap_or(0), &mut b)
+        gsym_create::from_breakpad(&data, args.image_base.unwrap_or(0), &mut b)
             .with_context(|| format!("converting {}", args.input.display()))?
     } else {
         bail!(

@@ -30,7 +30,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 pub use search::SYSTEM_DEBUG_DIR;
+pub(crate) use search::bytes_to_path;
 pub use source::ElfSource;
+pub(crate) use source::endian_of;
 
 use crate::symbols::{Attempt, Locator, Miss, ModuleKey, Provider, Refusal, SymbolSource};
 use file::{Mapped, OpenError, Probe};

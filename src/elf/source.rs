@@ -513,7 +513,7 @@ fn load_plain_dwarf<'a>(
     Ok(dwarf)
 }
 
-fn endian_of(obj: &object::File<'_>) -> RunTimeEndian {
+pub(crate) fn endian_of(obj: &object::File<'_>) -> RunTimeEndian {
     if obj.is_little_endian() {
         RunTimeEndian::Little
     } else {

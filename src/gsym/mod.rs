@@ -1,18 +1,14 @@
 //! GSYM symbol source: reads LLVM GSYM files (versions 1 and 2, either byte
-//! order, 1/2/4/8-byte address offsets, line tables and inline info) and
-//! writes them (`symfilter gsym create`).
+//! order, 1/2/4/8-byte address offsets, line tables and inline info).
 //!
 //! Layout follows the other sources: [`parser`] turns bytes into records,
 //! [`resolver`] answers [`SymbolSource`](crate::symbols::SymbolSource)
-//! lookups, [`types`] holds what both share; [`writer`] and [`convert`]
-//! build new files from DWARF or Breakpad `.sym` input.
+//! lookups, [`types`] holds what both share. [`crate::gsym_create`] writes
+//! new files (`symfilter gsym create`).
 
-pub mod convert;
-mod dies;
 pub mod parser;
 pub mod resolver;
 pub mod types;
-pub mod writer;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

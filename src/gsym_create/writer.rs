@@ -6,7 +6,7 @@
 
 use std::collections::HashMap;
 
-use super::types::*;
+use crate::gsym::types::*;
 
 /// Why a GSYM file could not be written.
 #[derive(Debug, thiserror::Error)]
@@ -614,7 +614,7 @@ fn encode_line_table(w: &mut Writer, lines: &[LineEntry], base: u64) {
         let addr_delta = e.addr.wrapping_sub(paddr);
         let line_delta = i64::from(e.line) - i64::from(pline);
         if e.file != pfile {
-            w.u8(super::types::line_op::SET_FILE);
+            w.u8(line_op::SET_FILE);
             w.uleb(u64::from(e.file));
         }
         let special = if line_delta >= min_delta && line_delta <= max_delta {

@@ -1,0 +1,40 @@
+//! `symfilter gsym create`: GSYM files built from an ELF file (DWARF and
+//! symbol table, read with gimli and object directly, see [`dwarf`]) or
+//! from a Breakpad `.sym` file (see [`breakpad`]), encoded by [`writer`].
+//! Reading GSYM files is [`crate::gsym`]'s business.
+//!
+//! Both conversions use the readers the symbol sources use: the ELF
+//! symbol table reader of [`crate::elf`] and the record reader of
+//! [`crate::breakpad::parser`].
+
+mod breakpad;
+mod dies;
+mod dwarf;
+pub mod writer;
+
+pub use breakpad::from_breakpad;
+pub use dwarf::from_elf;
+
+use crate::breakpad::parser::ParseError;
+
+/// Why an input could not be converted.
+#[derive(Debug, thiserror::Error)]
+pub enum ConvertError {
+    #[error("not an ELF file: {0}")]
+    Object(#[from] object::Error),
+    #[error("malformed DWARF: {0}")]
+    Dwarf(#[from] gimli::Error),
+    #[error(transparent)]
+    NotBreakpad(#[from] ParseError),
+    #[error("line {line}: {reason}")]
+    Breakpad { line: u64, reason: &'static str },
+}
+
+/// Counts of what a conversion found (printed by `gsym create`).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ConvertStats {
+    pub from_debug_info: usize,
+    pub from_symbols: usize,
+    /// Bytes of `.debug_*` sections in the input file (as stored).
+    pub dwarf_bytes: u64,
+}
