@@ -30,4 +30,5 @@ pub mod markup;
 pub mod readahead;
 pub mod render;
 pub mod symbols;
+mod walk;
 pub mod xray;

@@ -437,82 +437,30 @@ pub(crate) struct Index {
     pub truncated: bool,
 }
 
-/// Folders deeper than this below a `--symbol-path` root are not scanned.
-const MAX_DEPTH: usize = 32;
-/// At most this many directory entries are examined per run.
-const MAX_ENTRIES: usize = 1_000_000;
-
 impl Index {
     pub(crate) fn build(roots: &[PathBuf]) -> Index {
         let mut index = Index::default();
-        let mut seen = HashSet::new();
-        let mut budget = MAX_ENTRIES;
-        for root in roots {
-            index.visit(root, 0, &mut seen, &mut budget, true);
-        }
-        index
-    }
-
-    fn visit(
-        &mut self,
-        path: &Path,
-        depth: usize,
-        seen: &mut HashSet<(u64, u64)>,
-        budget: &mut usize,
-        root: bool,
-    ) {
-        if *budget == 0 {
-            self.truncated = true;
-            return;
-        }
-        *budget -= 1;
-        // Follows symlinks; loops are cut by the (device, inode) set.
-        let Ok(meta) = std::fs::metadata(path) else {
-            return;
-        };
-        if !seen.insert(file_key(&meta, path)) {
-            return;
-        }
-        if meta.is_dir() {
-            if depth >= MAX_DEPTH {
-                self.truncated = true;
+        index.truncated = crate::walk::files(roots, |found| {
+            // Smaller files cannot be ELF files; a file the user named is
+            // read whatever its size, for the message.
+            if !found.root && found.meta.len() < 52 {
                 return;
             }
-            let Ok(entries) = std::fs::read_dir(path) else {
-                return;
-            };
-            let mut children: Vec<PathBuf> = entries.filter_map(|e| Some(e.ok()?.path())).collect();
-            children.sort();
-            for child in children {
-                self.visit(&child, depth + 1, seen, budget, false);
-            }
-        } else if meta.is_file() && (root || meta.len() >= 52) {
-            match file::read_build_id(path) {
+            match file::read_build_id(found.path) {
                 Ok(Some(id)) => {
-                    self.files += 1;
-                    self.by_id.entry(id).or_default().push(path.to_path_buf());
+                    index.files += 1;
+                    index
+                        .by_id
+                        .entry(id)
+                        .or_default()
+                        .push(found.path.to_path_buf());
                 }
-                Ok(None) => self.files += 1,
+                Ok(None) => index.files += 1,
                 Err(_) => {}
             }
-        }
+        });
+        index
     }
-}
-
-#[cfg(unix)]
-fn file_key(meta: &std::fs::Metadata, _path: &Path) -> (u64, u64) {
-    use std::os::unix::fs::MetadataExt;
-    (meta.dev(), meta.ino())
-}
-
-#[cfg(not(unix))]
-fn file_key(_meta: &std::fs::Metadata, path: &Path) -> (u64, u64) {
-    use std::hash::{Hash, Hasher};
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    std::fs::canonicalize(path)
-        .unwrap_or_else(|_| path.to_path_buf())
-        .hash(&mut h);
-    (0, h.finish())
 }
 
 #[cfg(test)]

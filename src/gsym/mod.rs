@@ -19,8 +19,6 @@ pub use resolver::{GsymFile, OpenError};
 use crate::symbols::{Attempt, BuildId, Locator, Miss, ModuleKey, Provider, SymbolSource};
 
 const PROVIDER: Locator = Locator::Gsym;
-/// How deep a `--gsym` folder is searched.
-const MAX_DEPTH: u32 = 8;
 
 /// The providers for the given options (none when the options are empty).
 pub fn providers(paths: &[PathBuf]) -> Vec<Box<dyn Provider>> {
@@ -56,7 +54,16 @@ impl GsymProvider {
     fn index(&self) -> &FolderIndex {
         self.index.get_or_init(|| {
             let mut idx = FolderIndex::default();
-            scan(&self.path, 0, &mut idx);
+            crate::walk::files(std::slice::from_ref(&self.path), |found| {
+                if !looks_like_gsym(found.path) {
+                    return;
+                }
+                let path = found.path.to_path_buf();
+                match GsymFile::open(&path) {
+                    Ok(f) => idx.by_uuid.entry(f.uuid().to_vec()).or_default().push(path),
+                    Err(e) => idx.broken.push((path, e.to_string())),
+                }
+            });
             idx
         })
     }
@@ -170,33 +177,6 @@ const BREAKPAD_ID_LEN: usize = 16;
 fn uuid_matches(uuid: &[u8], id: &BuildId) -> bool {
     uuid == id.0.as_slice()
         || (uuid.len() == BREAKPAD_ID_LEN && id.0.len() > BREAKPAD_ID_LEN && id.0.starts_with(uuid))
-}
-
-fn scan(dir: &Path, depth: u32, idx: &mut FolderIndex) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut entries: Vec<_> = entries.filter_map(Result::ok).collect();
-    entries.sort_by_key(|e| e.file_name());
-    for e in entries {
-        let path = e.path();
-        let Ok(meta) = std::fs::metadata(&path) else {
-            continue;
-        };
-        if meta.is_dir() {
-            if depth < MAX_DEPTH {
-                scan(&path, depth + 1, idx);
-            }
-            continue;
-        }
-        if !meta.is_file() || !looks_like_gsym(&path) {
-            continue;
-        }
-        match GsymFile::open(&path) {
-            Ok(f) => idx.by_uuid.entry(f.uuid().to_vec()).or_default().push(path),
-            Err(e) => idx.broken.push((path, e.to_string())),
-        }
-    }
 }
 
 /// True when the file starts with the GSYM magic in either byte order.
