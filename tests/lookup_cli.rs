@@ -132,12 +132,58 @@ fn json_output() {
     assert_eq!(
         out,
         concat!(
-            r#"{"address":"0x1150","frames":[{"function":"outer","linkage_name":"outer","file":"/elfsrc/prog.c","line":23,"column":12}],"symbol":{"name":"outer","linkage_name":"outer","address":"0x1140","size":29,"file":null},"error":null}"#,
+            r#"{"address":"0x1150","adjusted":"0x1150","frames":[{"column":12,"file":"/elfsrc/prog.c","function":"outer","inlined":false,"line":23,"mangled":"outer"}],"status":"ok","symbol":{"mangled":"outer","name":"outer","offset":"0x10"}}"#,
             "\n",
-            r#"{"address":"0x0","frames":[],"symbol":null,"error":"no symbol or line information for this address"}"#,
+            r#"{"address":"0x0","adjusted":"0x0","reason":"no symbol or line information for this address","status":"no_info"}"#,
             "\n"
         )
     );
+}
+
+/// `lookup --format=json` speaks the filter's JSON: its object for an
+/// address is the filter's `pc` or `data` object for the same
+/// module-relative address, less the members that come from markup.
+#[test]
+fn json_is_the_filters_vocabulary() {
+    let bin = elf_root().join("bin");
+    let file = bin.join("cpp_O2");
+    let id = build_id("cpp_O2");
+    let log = format!(
+        "{{{{{{module:0:cpp_O2:elf:{id}}}}}}}{{{{{{mmap:0x0:0x100000:load:0:rx:0x0}}}}}}\n\
+         {{{{{{pc:0x1150:pc}}}}}}\n{{{{{{pc:0x0:pc}}}}}}\n{{{{{{data:0x4014}}}}}}\n"
+    );
+    let (filtered, err, code) =
+        common::symfilter(&["--format=json", "--symbol-path", s(&bin)], log.as_bytes());
+    assert_eq!((code, err.as_str()), (0, ""));
+    let from_filter: Vec<serde_json::Value> = filtered
+        .lines()
+        .skip(1)
+        .map(|l| {
+            let line: serde_json::Value = serde_json::from_str(l).unwrap();
+            let mut element = line["spans"][0].clone();
+            let members = element.as_object_mut().unwrap();
+            for markup in ["element", "raw", "module", "offset"] {
+                assert!(members.remove(markup).is_some(), "{markup} in {l}");
+            }
+            element
+        })
+        .collect();
+    let from_lookup: Vec<serde_json::Value> = [&["0x1150", "0x0"][..], &["--data", "0x4014"]]
+        .iter()
+        .flat_map(|args| {
+            let mut all = vec!["--file", s(&file), "--format", "json"];
+            all.extend_from_slice(args);
+            let (out, _, code) = lookup(&all, b"");
+            assert_eq!(code, 0);
+            out.lines()
+                .map(|l| serde_json::from_str(l).unwrap())
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    assert_eq!(from_lookup, from_filter);
+    assert_eq!(from_lookup[0]["frames"].as_array().unwrap().len(), 2);
+    assert_eq!(from_lookup[1]["status"], "no_info");
+    assert_eq!(from_lookup[2]["symbol"]["mangled"], "g_cpp_sink");
 }
 
 #[test]

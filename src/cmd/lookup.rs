@@ -4,12 +4,13 @@ use std::borrow::Cow;
 use std::io::{self, BufRead, BufWriter, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use anyhow::Context as _;
 use clap::{Args, ValueEnum};
-use serde::Serialize;
 
 use super::sources::SourceArgs;
+use symfilter::render::{Lookup, Resolved};
 use symfilter::symbols::{BuildId, CodeInfo, DataInfo, Miss, ModuleKey, SymbolSource};
 
 #[derive(Args, Debug)]
@@ -32,7 +33,7 @@ pub struct LookupArgs {
     /// global object covering each address (declaration file and line).
     #[arg(long)]
     pub data: bool,
-    /// Print raw (mangled) names.
+    /// Print raw (mangled) names (JSON gives both names always).
     #[arg(long)]
     pub no_demangle: bool,
     /// Give the column of a location on line 0 (compiler-generated code) as
@@ -54,7 +55,8 @@ pub struct LookupArgs {
 pub enum Format {
     /// `0xADDR FUNCTION FILE:LINE[:COLUMN]`, one line per frame, innermost first.
     Text,
-    /// One JSON object per address, one per line.
+    /// One JSON object per address, one per line, with the members and
+    /// names of the filter's `pc` and `data` objects (`--format=json`).
     Json,
 }
 
@@ -157,41 +159,6 @@ struct Printer {
     bad: usize,
 }
 
-#[derive(Serialize)]
-struct JsonFrame<'a> {
-    function: Option<Cow<'a, str>>,
-    linkage_name: Option<&'a str>,
-    file: Option<&'a str>,
-    line: u32,
-    column: u32,
-}
-
-#[derive(Serialize)]
-struct JsonSymbol<'a> {
-    name: Cow<'a, str>,
-    linkage_name: &'a str,
-    address: String,
-    size: u64,
-    file: Option<&'a str>,
-}
-
-#[derive(Serialize)]
-struct JsonCode<'a> {
-    address: String,
-    frames: Vec<JsonFrame<'a>>,
-    symbol: Option<JsonSymbol<'a>>,
-    error: Option<String>,
-}
-
-#[derive(Serialize)]
-struct JsonData<'a> {
-    address: String,
-    symbol: Option<JsonSymbol<'a>>,
-    decl_file: Option<&'a str>,
-    decl_line: u32,
-    error: Option<String>,
-}
-
 fn parse_image_base(text: &str) -> Result<u64, String> {
     parse_addr(text).ok_or_else(|| format!("'{text}' is not a hexadecimal address"))
 }
@@ -256,7 +223,13 @@ impl Printer {
             };
             match self.format {
                 Format::Text => self.text_code(addr, &res, out)?,
-                Format::Json => self.json_code(addr, &res, out)?,
+                Format::Json => {
+                    let lookup = match res.into_owned() {
+                        Ok(info) => Lookup::Code(Arc::new(info)),
+                        Err(miss) => Lookup::Failed(miss),
+                    };
+                    self.json(addr, lookup, out)?
+                }
             }
         }
         Ok(())
@@ -309,48 +282,17 @@ impl Printer {
         Ok(())
     }
 
-    fn json_code(
-        &self,
-        addr: u64,
-        res: &Result<CodeInfo, Miss>,
-        out: &mut impl Write,
-    ) -> io::Result<()> {
-        let rec = match res {
-            Ok(info) => JsonCode {
-                address: format!("0x{addr:x}"),
-                frames: info
-                    .frames
-                    .iter()
-                    .map(|f| JsonFrame {
-                        function: f.function.as_deref().map(|r| self.name(r)),
-                        linkage_name: f.function.as_deref(),
-                        file: f.file.as_deref(),
-                        line: f.line,
-                        column: f.column,
-                    })
-                    .collect(),
-                symbol: info.symbol.as_ref().map(|s| self.json_symbol(s)),
-                error: None,
-            },
-            Err(miss) => JsonCode {
-                address: format!("0x{addr:x}"),
-                frames: Vec::new(),
-                symbol: None,
-                error: Some(miss.to_string()),
-            },
+    /// One object of `--format=json`, in the filter's JSON vocabulary.
+    fn json(&self, addr: u64, lookup: Lookup, out: &mut impl Write) -> io::Result<()> {
+        let mut buf = Vec::new();
+        let res = Resolved {
+            addr,
+            adjusted: addr,
+            place: None,
+            lookup,
         };
-        serde_json::to_writer(&mut *out, &rec)?;
-        writeln!(out)
-    }
-
-    fn json_symbol<'a>(&self, s: &'a symfilter::symbols::SymbolHit) -> JsonSymbol<'a> {
-        JsonSymbol {
-            name: self.name(&s.name),
-            linkage_name: &s.name,
-            address: format!("0x{:x}", s.address),
-            size: s.size,
-            file: s.file.as_deref(),
-        }
+        symfilter::render::json::write_lookup(&mut buf, &res);
+        out.write_all(&buf)
     }
 
     fn print_data(
@@ -377,24 +319,11 @@ impl Printer {
                 _ => writeln!(out, "0x{addr:x} ?? ??:0"),
             },
             Format::Json => {
-                let rec = match &res {
-                    Ok(d) => JsonData {
-                        address: format!("0x{addr:x}"),
-                        symbol: d.symbol.as_ref().map(|s| self.json_symbol(s)),
-                        decl_file: d.decl_file.as_deref(),
-                        decl_line: d.decl_line,
-                        error: None,
-                    },
-                    Err(miss) => JsonData {
-                        address: format!("0x{addr:x}"),
-                        symbol: None,
-                        decl_file: None,
-                        decl_line: 0,
-                        error: Some(miss.to_string()),
-                    },
+                let lookup = match res {
+                    Ok(d) => Lookup::Data(Arc::new(d)),
+                    Err(miss) => Lookup::Failed(miss),
                 };
-                serde_json::to_writer(&mut *out, &rec)?;
-                writeln!(out)
+                self.json(addr, lookup, out)
             }
         }
     }

@@ -380,7 +380,8 @@ struct Extra<'a> {
 /// offset, raw, reason, status, symbol, value.
 fn resolved(buf: &mut Vec<u8>, kept: &mut Kept, extra: &Extra<'_>, res: &Resolved) {
     let Kept { answers, module } = kept;
-    let rel = res.place.as_ref().map_or(0, |p| p.rel);
+    // Without a region the address is the module's own (`lookup`).
+    let rel = res.place.as_ref().map_or(res.adjusted, |p| p.rel);
     buf.extend_from_slice(b"{\"address\":");
     hex(buf, res.addr);
     buf.extend_from_slice(b",\"adjusted\":");
@@ -464,6 +465,15 @@ fn resolved(buf: &mut Vec<u8>, kept: &mut Kept, extra: &Extra<'_>, res: &Resolve
         lossy(buf, value);
     }
     buf.push(b'}');
+}
+
+/// The object `symfilter lookup --format=json` writes for one address of
+/// a module (`res.place` is `None`: the address is module-relative), and
+/// a line end: the members of a `pc` or `data` object that do not come from
+/// markup, in the same vocabulary.
+pub fn write_lookup(out: &mut Vec<u8>, res: &Resolved) {
+    resolved(out, &mut Kept::default(), &Extra::default(), res);
+    out.push(b'\n');
 }
 
 /// `"element":KIND,"raw":RAW` (no braces).
@@ -746,7 +756,8 @@ mod tests {
                 );
                 m.insert("offset".into(), hex(p.rel).into());
             }
-            let rel = res.place.as_ref().map_or(0, |p| p.rel);
+            // Without a region the address is the module's own (`lookup`).
+            let rel = res.place.as_ref().map_or(res.adjusted, |p| p.rel);
             let status = match &res.lookup {
                 Lookup::NoRegion => "no_region",
                 Lookup::NoSource | Lookup::Unreadable => "no_symbols",
