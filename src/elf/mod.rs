@@ -30,7 +30,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 pub use search::SYSTEM_DEBUG_DIR;
-pub(crate) use search::bytes_to_path;
+pub(crate) use search::dwo_paths;
 pub use source::ElfSource;
 pub(crate) use source::endian_of;
 

@@ -416,6 +416,25 @@ fn same_file(a: &Path, b: &Path) -> bool {
     }
 }
 
+/// Where the `.dwo` file a skeleton unit names is looked for, in order: the
+/// name joined to the unit's compilation directory (as LLVM does), then its
+/// base name in each of `dirs` (the folders of the module's files).
+pub(crate) fn dwo_paths<'d>(
+    name: &[u8],
+    comp_dir: Option<&[u8]>,
+    dirs: impl IntoIterator<Item = &'d Path>,
+) -> Vec<PathBuf> {
+    let name = bytes_to_path(name);
+    let mut paths = vec![match comp_dir {
+        Some(dir) if name.is_relative() => bytes_to_path(dir).join(&name),
+        _ => name.clone(),
+    }];
+    if let Some(base) = name.file_name() {
+        paths.extend(dirs.into_iter().map(|dir| dir.join(base)));
+    }
+    paths
+}
+
 #[cfg(unix)]
 pub(crate) fn bytes_to_path(b: &[u8]) -> PathBuf {
     use std::os::unix::ffi::OsStrExt;
@@ -484,6 +503,23 @@ mod tests {
         assert_eq!(one[0], Path::new("/d/.build-id/ab/.debug"));
         assert_eq!(one.len(), 2);
         assert!(build_id_paths(Path::new("/d"), &[]).is_empty());
+    }
+
+    #[test]
+    fn dwo_paths_comp_dir_first_then_next_to_the_files() {
+        let dirs = [Path::new("/bin"), Path::new("/lib")];
+        let paths = |name: &str, comp: Option<&str>| {
+            dwo_paths(name.as_bytes(), comp.map(str::as_bytes), dirs)
+        };
+        assert_eq!(
+            paths("obj/a.dwo", Some("/build")),
+            ["/build/obj/a.dwo", "/bin/a.dwo", "/lib/a.dwo"].map(PathBuf::from)
+        );
+        assert_eq!(
+            paths("/abs/a.dwo", Some("/build")),
+            ["/abs/a.dwo", "/bin/a.dwo", "/lib/a.dwo"].map(PathBuf::from)
+        );
+        assert_eq!(paths("a.dwo", None)[0], PathBuf::from("a.dwo"));
     }
 
     #[test]

@@ -19,7 +19,7 @@ use super::globals::Globals;
 use super::guard::{self, DepthGuard, MAX_DEPTH, unit_depth_ok};
 use super::line0::Line0Columns;
 use super::reloc;
-use super::search::bytes_to_path;
+use super::search::dwo_paths;
 use super::symtab::Symbols;
 use crate::symbols::{
     CodeInfo, DataInfo, Frame, Interner, Miss, SymbolHit, SymbolSource, Text, lossy,
@@ -425,21 +425,11 @@ impl<'a> Loaded<'a> {
             };
             return ok.then(|| Arc::new(cu));
         }
-        let name = bytes_to_path(load.path.as_ref()?.slice());
-        let mut candidates = Vec::new();
-        match &load.comp_dir {
-            Some(dir) if name.is_relative() => {
-                candidates.push(bytes_to_path(dir.slice()).join(&name))
-            }
-            _ => candidates.push(name.clone()),
-        }
-        if let Some(base) = name.file_name() {
-            for m in &owner.parts.files {
-                if let Some(dir) = m.path.parent() {
-                    candidates.push(dir.join(base));
-                }
-            }
-        }
+        let candidates = dwo_paths(
+            load.path.as_ref()?.slice(),
+            load.comp_dir.as_ref().map(|d| d.slice()),
+            owner.parts.files.iter().filter_map(|m| m.path.parent()),
+        );
         for path in candidates {
             let Ok(m) = Mapped::open(&path) else { continue };
             owner

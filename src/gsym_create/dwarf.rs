@@ -17,28 +17,20 @@ use super::dies::{Dies, Others, R, Tree};
 use super::writer::{FunctionInfo, GsymBuilder, InlineNode, LineEntry, insert_range};
 use super::{ConvertError, ConvertStats};
 use crate::elf::symtab::{Table, elf_symbols};
-use crate::elf::{bytes_to_path, endian_of};
+use crate::elf::{dwo_paths, endian_of};
 
-/// directory, else to the input's directory).
+/// Reads the .dwo file a skeleton unit names (see [`dwo_paths`]; the
+/// input's folder is where the module's files are).
 fn read_dwo(
     dwarf: &gimli::Dwarf<R<'_>>,
     unit: &gimli::Unit<R<'_>>,
     input_dir: Option<&Path>,
 ) -> Option<Vec<u8>> {
     let name = dwarf.attr_string(unit, unit.dwo_name().ok()??).ok()?;
-    let name = bytes_to_path(name.slice());
-    let mut candidates = Vec::new();
-    if let Some(dir) = unit.comp_dir {
-        candidates.push(bytes_to_path(dir.slice()).join(&name));
-    }
-    candidates.push(name.clone());
-    if let Some(dir) = input_dir {
-        candidates.push(dir.join(&name));
-        if let Some(base) = name.file_name() {
-            candidates.push(dir.join(base));
-        }
-    }
-    candidates.into_iter().find_map(|p| std::fs::read(p).ok())
+    let comp_dir = unit.comp_dir.map(|d| d.slice());
+    dwo_paths(name.slice(), comp_dir, input_dir)
+        .into_iter()
+        .find_map(|p| std::fs::read(p).ok())
 }
 
 fn convert_split_unit<'a>(
