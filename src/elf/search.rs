@@ -534,16 +534,24 @@ mod tests {
         assert_eq!(Searcher::new(&user, false).dirs().count(), 1);
     }
 
+    /// The index has each ELF file once, under its build ID, however many
+    /// links lead to it (a link loop included).
     #[cfg(unix)]
     #[test]
-    fn index_survives_symlink_loops() {
+    fn index_has_each_file_once() {
+        let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/elf/bin/c_O0");
         let dir = tempfile::tempdir().unwrap();
-        let sub = dir.path().join("a");
-        std::fs::create_dir(&sub).unwrap();
-        std::os::unix::fs::symlink(dir.path(), sub.join("loop")).unwrap();
-        std::fs::write(sub.join("junk"), vec![0u8; 100]).unwrap();
+        let a = dir.path().join("a");
+        std::fs::create_dir(&a).unwrap();
+        std::fs::copy(&fixture, a.join("c_O0")).unwrap();
+        std::fs::write(a.join("junk"), vec![0u8; 100]).unwrap();
+        std::os::unix::fs::symlink(dir.path(), a.join("loop")).unwrap();
+        std::os::unix::fs::symlink(&a, dir.path().join("b")).unwrap();
         let index = Index::build(&[dir.path().to_path_buf()]);
-        assert!(index.by_id.is_empty());
-        assert_eq!(index.files, 0);
+        let id = file::read_build_id(&fixture).unwrap().unwrap();
+        assert_eq!(index.files, 1);
+        assert_eq!(index.by_id.len(), 1);
+        assert_eq!(index.by_id[&id], [a.join("c_O0")]);
+        assert!(!index.truncated);
     }
 }
