@@ -15,9 +15,7 @@
 //! state). By default over the committed fixture `testdata/elf/bin/cpp_O2`
 //! and 100,000 lines; set SYMFILTER_BENCH_FILE to a large ELF file with
 //! DWARF (ripgrep, as `scripts/bench-shapes.sh` builds it) and
-//! SYMFILTER_BENCH_LINES to measure at scale. Built with
-//! `--features lookup-experiment`, SYMFILTER_LOOKUP_PATH picks the lookup
-//! path (see `src/elf/experiment.rs`).
+//! SYMFILTER_BENCH_LINES to measure at scale.
 //!
 //! usage: cargo bench --bench allocs
 

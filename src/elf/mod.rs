@@ -11,8 +11,6 @@
 
 mod die_walk;
 mod engine;
-#[cfg(feature = "lookup-experiment")]
-mod experiment;
 mod file;
 mod globals;
 mod guard;

@@ -133,22 +133,6 @@ impl<'a> Debug<'a> {
         let Some(m) = parts.dwarf.and_then(|d| parts.files.get(d)) else {
             return Debug::default();
         };
-        #[cfg(feature = "lookup-experiment")]
-        if super::experiment::path() == super::experiment::Path::Addr2lineUnguarded {
-            return match file::parse(&m.map)
-                .map_err(|e| LoadError(e.to_string()))
-                .and_then(|obj| load_plain_dwarf(owner, &obj))
-            {
-                Ok(dwarf) => Debug {
-                    dwarf: Some(dwarf),
-                    ..Debug::default()
-                },
-                Err(LoadError(e)) => Debug {
-                    error: Some(e),
-                    ..Debug::default()
-                },
-            };
-        }
         let loaded = file::parse(&m.map)
             .map_err(|e| LoadError(e.to_string()))
             .and_then(|obj| load_dwarf(owner, &obj));
@@ -277,10 +261,6 @@ impl ElfSource {
             debug.engine.as_ref()?,
         );
         if addr >= guard::NO_CODE {
-            return None;
-        }
-        #[cfg(feature = "lookup-experiment")]
-        if super::experiment::path() != super::experiment::Path::Engine {
             return None;
         }
         let mut found = engine.find_frames(dwarf, guard, addr).ok()?;
