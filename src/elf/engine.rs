@@ -906,7 +906,7 @@ impl Lines {
 /// A file entry's path: the unit's directory, the entry's directory (index
 /// 0 is the unit's own) and its name, each absolute part replacing what
 /// came before (addr2line's rendering, for the same strings).
-fn file_path<'a>(
+pub(super) fn file_path<'a>(
     unit: UnitRef<'_, R<'a>>,
     file: &gimli::FileEntry<R<'a>>,
     header: &gimli::LineProgramHeader<R<'a>>,
@@ -939,4 +939,30 @@ fn push_path(path: &mut String, part: &str) {
         path.push(separator);
     }
     path.push_str(part);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::push_path;
+
+    /// addr2line's joining rule: an absolute part (either style) replaces
+    /// the path; otherwise the path's own style's separator joins them.
+    #[test]
+    fn paths_join_in_the_style_of_the_directory() {
+        let join = |dir: &str, part: &str| {
+            let mut path = dir.to_owned();
+            push_path(&mut path, part);
+            path
+        };
+        assert_eq!(join("/src", "a.c"), "/src/a.c");
+        assert_eq!(join("/src/", "a.c"), "/src/a.c");
+        assert_eq!(join("", "a.c"), "a.c");
+        assert_eq!(join("/src", "/abs/a.c"), "/abs/a.c");
+        assert_eq!(join("C:\\src", "a.c"), "C:\\src\\a.c");
+        assert_eq!(join("C:\\src\\", "a.c"), "C:\\src\\a.c");
+        assert_eq!(join("\\\\server\\share", "a.c"), "\\\\server\\share\\a.c");
+        assert_eq!(join("C:/src", "a.c"), "C:/src/a.c");
+        assert_eq!(join("/src", "D:\\x\\a.c"), "D:\\x\\a.c");
+        assert_eq!(join("C:\\src", "E:/y/a.c"), "E:/y/a.c");
+    }
 }

@@ -285,37 +285,12 @@ fn type_size(
     }
 }
 
-/// The full path of file `index` of the unit's line table (comp dir joined),
-/// as addr2line and LLVM print it.
+/// The full path of file `index` of the unit's line table, joined as the
+/// frames of code lookups join theirs.
 fn file_path(unit: gimli::UnitRef<'_, R<'_>>, index: u64) -> Option<String> {
     let program = unit.line_program.as_ref()?;
     let header = program.header();
-    let file = header.file(index)?;
-    let mut path = match &unit.comp_dir {
-        Some(dir) => dir.to_string_lossy().into_owned(),
-        None => String::new(),
-    };
-    if file.directory_index() != 0
-        && let Some(dir) = file.directory(header)
-    {
-        path_push(&mut path, &unit.attr_string(dir).ok()?.to_string_lossy());
-    }
-    path_push(
-        &mut path,
-        &unit.attr_string(file.path_name()).ok()?.to_string_lossy(),
-    );
-    Some(path)
-}
-
-fn path_push(path: &mut String, p: &str) {
-    if p.starts_with('/') || p.get(1..3) == Some(":/") || p.get(1..3) == Some(":\\") {
-        *path = p.to_string();
-    } else {
-        if !path.is_empty() && !path.ends_with('/') {
-            path.push('/');
-        }
-        path.push_str(p);
-    }
+    super::engine::file_path(unit, header.file(index)?, header).ok()
 }
 
 #[cfg(test)]
