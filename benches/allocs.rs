@@ -271,10 +271,13 @@ fn main() {
             };
             let opts = Options {
                 format,
-                quiet: true,
                 ..Options::default()
             };
-            let mut filter = Filter::new(opts, Symbolizer::new(config));
+            let mut filter = Filter::new(
+                opts,
+                Symbolizer::new(config),
+                std::sync::Arc::new(symfilter::report::Silent),
+            );
             filter.set_input_never_blocks(true);
             let mut out = std::io::sink();
             // (allocations, bytes, elements) of the first context and of the rest.

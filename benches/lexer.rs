@@ -10,9 +10,11 @@ use std::hint::black_box;
 use std::io;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use symfilter::filter::{Diagnostics, Filter, Options};
+use std::sync::Arc;
+use symfilter::filter::{Filter, Options};
 use symfilter::markup::{Lexer, Node, parse_element};
 use symfilter::render::Format;
+use symfilter::report::Silent;
 use symfilter::symbols::{Symbolizer, SymbolizerConfig};
 
 fn plain_text(size: usize) -> Vec<u8> {
@@ -54,8 +56,11 @@ fn run_filter(input: &[u8], format: Format) -> usize {
         format,
         ..Options::default()
     };
-    let diag = Diagnostics::new(Box::new(io::sink()), true);
-    let mut f = Filter::with_diagnostics(opts, Symbolizer::new(SymbolizerConfig::default()), diag);
+    let mut f = Filter::new(
+        opts,
+        Symbolizer::new(SymbolizerConfig::default()),
+        Arc::new(Silent),
+    );
     let mut out = io::sink();
     f.run("<bench>", input, &mut out).expect("run");
     f.finish(&mut out).expect("finish");

@@ -94,7 +94,7 @@ use crate::context::{Context, Module, Region};
 use crate::demangle::demangle_full;
 use crate::escape;
 use crate::symbols::{ModuleKey, Symbolizer};
-use crate::xray::{self, Mapped, account};
+use crate::xray::{self, Mapped, Summary, account};
 
 /// Most modules written in a human context line.
 const MAX_LISTED_MODULES: usize = 256;
@@ -400,13 +400,10 @@ impl Dumps {
         let keys = module_keys(context);
         let name = String::from_utf8_lossy(dump.name);
         if want == Want::Json {
-            let member = match account_table(bytes, path, &keys, symbolizer, Some(10)) {
+            let member = match Summary::of(bytes, path, &keys, symbolizer, Some(10)) {
                 Ok(t) => {
-                    if let Some(first) = t.problems.first() {
-                        out.diagnostics.push(format!(
-                            "dumpfile xray:{name}: {first}{}",
-                            more_problems(t.problems.len() - 1)
-                        ));
+                    if let Some(d) = problems_diagnostic(&name, &t.problems) {
+                        out.diagnostics.push(d);
                     }
                     (
                         "xray",
@@ -426,24 +423,19 @@ impl Dumps {
             out.json = Some(self.dump_json(dump, context, Place::Json, Some(member)));
         }
         if text {
-            match xray::summarize_bytes(bytes, path, &keys, symbolizer) {
+            match Summary::of(bytes, path, &keys, symbolizer, Some(10)) {
                 Ok(s) => {
                     // Decoding problems go to the diagnostics (one line),
                     // the table to the output.
-                    let mut problems = Vec::new();
-                    for l in s.lines() {
-                        if let Some(w) = l.strip_prefix("warning: ") {
-                            problems.push(w);
-                            continue;
-                        }
+                    let mut text = String::new();
+                    s.write_text(&mut text);
+                    for l in text.lines() {
                         out.text.push_str("    ");
                         out.text.push_str(&escape::controls(l));
                         out.text.push('\n');
                     }
-                    if let Some(first) = problems.first() {
-                        let more = more_problems(problems.len() - 1);
-                        out.diagnostics
-                            .push(format!("dumpfile xray:{name}: {first}{more}"));
+                    if let Some(d) = problems_diagnostic(&name, &s.problems) {
+                        out.diagnostics.push(d);
                     }
                 }
                 Err(e) => {
@@ -454,10 +446,10 @@ impl Dumps {
             }
         }
         if self.reporting() {
-            match account_table(bytes, path, &keys, symbolizer, None) {
+            match Summary::of(bytes, path, &keys, symbolizer, None) {
                 Ok(t) => {
                     let mut table = String::new();
-                    account::write_text(&mut table, t.functions, &t.rows, t.freq, &t.names);
+                    t.write_table(&mut table);
                     *report = format!(
                         "# dumpfile xray:{name} ({}:{})\n{table}\n",
                         dump.input, dump.line
@@ -691,17 +683,6 @@ pub fn resolve_coverage(
     cov
 }
 
-/// An account of a trace, sorted by total time.
-struct Table {
-    rows: Vec<account::Row>,
-    /// Functions in the trace (before `top`).
-    functions: usize,
-    threads: usize,
-    freq: u64,
-    names: xray::Names,
-    problems: Vec<String>,
-}
-
 /// A trace error as a dump reports it: a file that is no FDR trace is
 /// said to be one, without the header values it holds (the dump is named
 /// by an untrusted log; nothing of a file it is not meant to name is shown).
@@ -715,46 +696,16 @@ fn trace_error(e: xray::XrayError) -> String {
     }
 }
 
-fn more_problems(n: usize) -> String {
-    match n {
+/// One diagnostic for a trace's decoding problems: the first, and how
+/// many more there were.
+fn problems_diagnostic(name: &str, problems: &[xray::Diagnostic]) -> Option<String> {
+    let (first, rest) = problems.split_first()?;
+    let more = match rest.len() {
         0 => String::new(),
         1 => " (and 1 more problem)".to_string(),
         n => format!(" (and {n} more problems)"),
-    }
-}
-
-/// Account a trace; names from the first module whose binary carries an
-/// instrumentation map.
-fn account_table(
-    bytes: &[u8],
-    path: &Path,
-    modules: &[ModuleKey],
-    symbolizer: &mut Symbolizer,
-    top: Option<usize>,
-) -> Result<Table, xray::XrayError> {
-    let trace = xray::Trace::parse(bytes).map_err(|source| xray::XrayError::Trace {
-        path: path.display().to_string(),
-        source,
-    })?;
-    let acc = account::Accountant::run(&trace, account::AccountOptions::default());
-    let mut rows = acc.total_rows();
-    let functions = rows.len();
-    let mut names = xray::Names::default();
-    for m in modules {
-        if let Ok(bin) = xray::Binary::find(&m.build_id, &m.name, symbolizer) {
-            names = bin.names_for(Some(symbolizer), rows.iter().map(|r| r.func_id));
-            break;
-        }
-    }
-    account::sort_rows(&mut rows, account::SortField::Sum, true, top, &names);
-    Ok(Table {
-        rows,
-        functions,
-        threads: acc.threads.len(),
-        freq: trace.header.cycle_frequency,
-        names,
-        problems: acc.diagnostics.iter().map(|d| d.to_string()).collect(),
-    })
+    };
+    Some(format!("dumpfile xray:{name}: {first}{more}"))
 }
 
 fn coverage_json(c: &Coverage) -> serde_json::Value {

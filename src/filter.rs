@@ -23,6 +23,7 @@ mod demux;
 
 use std::collections::HashSet;
 use std::io::{self, Read, Write};
+use std::sync::Arc;
 
 use crate::context::{Context, ContextError, MmapAdded, Module, Region};
 use crate::markup::{ESC, Element, Lexer, Node, PcKind, RawElement, parse_element};
@@ -30,6 +31,7 @@ use crate::render::{
     self, ContextEvent, Event, Format, HexValue, Line, Lookup, Place, Render, RenderOptions,
     Resolved,
 };
+use crate::report::{Report, Reporter, Silent};
 use crate::symbols::{BuildId, Locator, Symbolizer};
 
 mod crash;
@@ -43,8 +45,6 @@ pub struct Options {
     /// environment).
     pub color: bool,
     pub keep_context: bool,
-    /// No diagnostics on stderr.
-    pub quiet: bool,
     pub strip_path_prefix: Option<String>,
     /// Human format: no path shortening beyond `strip_path_prefix`.
     pub full_paths: bool,
@@ -71,7 +71,6 @@ impl Default for Options {
             format: Format::Human,
             color: false,
             keep_context: false,
-            quiet: false,
             strip_path_prefix: None,
             full_paths: false,
             explain: false,
@@ -103,46 +102,6 @@ pub enum FilterError {
     Read(io::Error),
     #[error("write error: {0}")]
     Write(io::Error),
-}
-
-/// Where diagnostics go: one line each,
-/// `symfilter: <input>:<line>:<column>: <message>`.
-pub struct Diagnostics {
-    sink: Box<dyn Write + Send>,
-    quiet: bool,
-    /// Number of diagnostics reported (including silenced ones).
-    pub count: u64,
-}
-
-impl Diagnostics {
-    pub fn new(sink: Box<dyn Write + Send>, quiet: bool) -> Diagnostics {
-        Diagnostics {
-            sink,
-            quiet,
-            count: 0,
-        }
-    }
-
-    pub fn stderr(quiet: bool) -> Diagnostics {
-        Diagnostics::new(Box::new(io::stderr()), quiet)
-    }
-
-    /// A located message. Messages quote names from the log and from
-    /// debug info: their control characters are shown escaped.
-    pub fn at(&mut self, input: &str, line: u64, column: usize, msg: &str) {
-        use crate::escape::controls;
-        self.count += 1;
-        if !self.quiet {
-            let (input, msg) = (controls(input), controls(msg));
-            let _ = writeln!(self.sink, "symfilter: {input}:{line}:{column}: {msg}");
-        }
-    }
-
-    /// A message that is not about one place (always printed, even quiet:
-    /// used for `--explain`), control characters escaped.
-    pub fn note(&mut self, msg: &str) {
-        let _ = writeln!(self.sink, "symfilter: {}", crate::escape::controls(msg));
-    }
 }
 
 /// Cached position of the next occurrence of a needle in the input buffer.
@@ -195,7 +154,10 @@ pub struct Filter {
     /// Reads of the input never wait (a regular file): the renderer is not
     /// asked to write out what it holds at read boundaries.
     never_blocks: bool,
-    diag: Diagnostics,
+    /// Where diagnostics and `--explain` notes go.
+    reporter: Arc<dyn Reporter>,
+    /// Number of diagnostics reported.
+    diagnostics: u64,
     nodes: Vec<Node>,
     explained: HashSet<BuildId>,
     input: String,
@@ -225,13 +187,8 @@ pub struct Filter {
 pub const MAX_MISSING_REPORTS: u64 = 100;
 
 impl Filter {
-    /// A filter writing diagnostics to stderr.
-    pub fn new(opts: Options, symbolizer: Symbolizer) -> Filter {
-        let diag = Diagnostics::stderr(opts.quiet);
-        Filter::with_diagnostics(opts, symbolizer, diag)
-    }
-
-    pub fn with_diagnostics(opts: Options, symbolizer: Symbolizer, diag: Diagnostics) -> Filter {
+    /// A filter reporting diagnostics to `reporter`.
+    pub fn new(opts: Options, symbolizer: Symbolizer, reporter: Arc<dyn Reporter>) -> Filter {
         let render = render::renderer(opts.format, &render_options(&opts));
         Filter {
             lexer: Lexer::new(),
@@ -239,7 +196,8 @@ impl Filter {
             symbolizer,
             render,
             never_blocks: false,
-            diag,
+            reporter,
+            diagnostics: 0,
             nodes: Vec::new(),
             explained: HashSet::new(),
             input: String::from("<stdin>"),
@@ -262,11 +220,9 @@ impl Filter {
     /// no dumpfiles.
     pub fn read_ahead(mut opts: Options, symbolizer: Symbolizer) -> Filter {
         // Nothing here may reach a file or a terminal.
-        opts.quiet = true;
         opts.explain = false;
         opts.dumpfile = crate::dumpfile::DumpOptions::default();
-        let diag = Diagnostics::new(Box::new(io::sink()), true);
-        let mut filter = Filter::with_diagnostics(opts, symbolizer, diag);
+        let mut filter = Filter::new(opts, symbolizer, Arc::new(Silent));
         filter.render = Box::new(render::Discard::like(filter.render.as_ref()));
         filter.never_blocks = true;
         filter.looks_ahead = true;
@@ -283,7 +239,7 @@ impl Filter {
 
     /// Number of diagnostics so far.
     pub fn diagnostics(&self) -> u64 {
-        self.diag.count
+        self.diagnostics
     }
 
     /// Filter one input. `input` names it in diagnostics (a path or
@@ -299,14 +255,13 @@ impl Filter {
             line: 1,
             ..Scan::default()
         };
-        let result = self.scan(input, &mut reader, out, &mut st);
+        let result = self.scan(&mut reader, out, &mut st);
         self.lines_before += st.line - 1;
         result
     }
 
     fn scan(
         &mut self,
-        input: &str,
         reader: &mut impl Read,
         out: &mut dyn Write,
         st: &mut Scan,
@@ -336,8 +291,7 @@ impl Filter {
                     let data = &buf[..st.end];
                     if self.lexer.find_open(data).is_some() || memchr::memchr(ESC, data).is_some() {
                         let line = st.line;
-                        self.diag.at(
-                            input,
+                        self.diagnose(
                             line,
                             1,
                             &format!(
@@ -385,10 +339,10 @@ impl Filter {
     /// End of all inputs: close what is open (pending summaries, colour).
     pub fn finish(&mut self, out: &mut dyn Write) -> Result<(), FilterError> {
         let left_out = std::mem::take(&mut self.missing_reports.1);
-        if left_out > 0 && !self.opts.quiet {
-            self.diag.note(&format!(
+        if left_out > 0 {
+            self.reporter.report(&Report::Warning(&format!(
                 "{left_out} more modules without symbols were not reported (the first {MAX_MISSING_REPORTS} were)"
-            ));
+            )));
         }
         self.finish_all(out).map_err(FilterError::Write)?;
         out.flush().map_err(FilterError::Write)
@@ -601,8 +555,18 @@ impl Filter {
 
     fn report(&mut self, bytes: &[u8], number: u64, at: usize, msg: &str) {
         let (line, col) = locate(&self.breaks, bytes, number, at);
-        let input = self.input.clone();
-        self.diag.at(&input, line, col, msg);
+        self.diagnose(line, col, msg);
+    }
+
+    /// Report a problem at `line`:`column` of the current input.
+    fn diagnose(&mut self, line: u64, column: usize, message: &str) {
+        self.diagnostics += 1;
+        self.reporter.report(&Report::Diagnostic {
+            input: &self.input,
+            line,
+            column,
+            message,
+        });
     }
 
     fn element<'a>(
@@ -769,9 +733,8 @@ impl Filter {
         let outcome = self
             .dumps
             .handle(&dump, &self.context, &mut self.symbolizer, want);
-        let input = self.input.clone();
         for msg in &outcome.diagnostics {
-            self.diag.at(&input, line, col, msg);
+            self.diagnose(line, col, msg);
         }
         self.after_line.push_str(&outcome.text);
         if let Some(v) = outcome.json {
@@ -838,10 +801,9 @@ impl Filter {
         if first {
             // Problems the source found in its data but got past (e.g.
             // corrupt Breakpad records): once per module.
-            let input = self.input.clone();
             let (line, col) = self.at;
             for w in &warnings {
-                self.diag.at(&input, line, col, w);
+                self.diagnose(line, col, w);
             }
             if self.explained.len() >= 1 << 14 {
                 self.explained.clear();
@@ -851,7 +813,7 @@ impl Filter {
             }
             if miss_trail_len.is_some() && self.missing_reports.0 >= MAX_MISSING_REPORTS {
                 self.missing_reports.1 += 1;
-                self.diag.count += 1;
+                self.diagnostics += 1;
             } else if let Some(n) = miss_trail_len {
                 self.missing_reports.0 += 1;
                 let how = if n == 0 {
@@ -859,10 +821,8 @@ impl Filter {
                 } else {
                     format!("{n} place(s) tried; --explain lists them")
                 };
-                let input = self.input.clone();
                 let (line, col) = self.at;
-                self.diag.at(
-                    &input,
+                self.diagnose(
                     line,
                     col,
                     &format!(
@@ -876,10 +836,8 @@ impl Filter {
         // A symbol file truncated by another process while mapped reads as
         // zeros from then on (see `mapped`): say which, where it was seen.
         for path in crate::mapped::take_faults() {
-            let input = self.input.clone();
             let (line, col) = self.at;
-            self.diag
-                .at(&input, line, col, &crate::mapped::fault_message(&path));
+            self.diagnose(line, col, &crate::mapped::fault_message(&path));
         }
         result
     }
@@ -949,7 +907,7 @@ impl Filter {
             _ => lines.push("  no symbol source is configured".to_string()),
         }
         for l in lines {
-            self.diag.note(&l);
+            self.reporter.report(&Report::Note(&l));
         }
     }
 

@@ -29,6 +29,7 @@ pub mod mapped;
 pub mod markup;
 pub mod readahead;
 pub mod render;
+pub mod report;
 pub mod symbols;
 mod walk;
 pub mod xray;

@@ -12,9 +12,11 @@ use std::process::Stdio;
 
 use crate::common;
 use proptest::prelude::*;
+use std::sync::Arc;
 use symfilter::demux::{How, Recognizer};
-use symfilter::filter::{DemuxOptions, Diagnostics, Filter, Options};
+use symfilter::filter::{DemuxOptions, Filter, Options};
 use symfilter::render::Format;
+use symfilter::report::Silent;
 use symfilter::symbols::{Symbolizer, SymbolizerConfig};
 
 fn sanitizers() -> PathBuf {
@@ -375,8 +377,11 @@ fn filter_in_process(input: &[u8], format: Format, how: &str) -> Vec<u8> {
         }),
         ..Options::default()
     };
-    let diag = Diagnostics::new(Box::new(io::sink()), true);
-    let mut f = Filter::with_diagnostics(opts, Symbolizer::new(SymbolizerConfig::default()), diag);
+    let mut f = Filter::new(
+        opts,
+        Symbolizer::new(SymbolizerConfig::default()),
+        Arc::new(Silent),
+    );
     let mut out = Vec::new();
     f.run("<test>", input, &mut out).expect("run");
     f.finish(&mut out).expect("finish");

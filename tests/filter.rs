@@ -10,8 +10,10 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use proptest::prelude::*;
-use symfilter::filter::{Diagnostics, Filter, Options};
+use std::sync::Arc;
+use symfilter::filter::{Filter, Options};
 use symfilter::render::Format;
+use symfilter::report::Silent;
 use symfilter::symbols::{Symbolizer, SymbolizerConfig};
 
 fn logs_dir() -> PathBuf {
@@ -137,8 +139,11 @@ fn filter_bytes(input: &[u8], format: Format, step: usize, max_line: usize) -> (
         max_group_lines: 8,
         ..Options::default()
     };
-    let diag = Diagnostics::new(Box::new(io::sink()), true);
-    let mut f = Filter::with_diagnostics(opts, Symbolizer::new(SymbolizerConfig::default()), diag);
+    let mut f = Filter::new(
+        opts,
+        Symbolizer::new(SymbolizerConfig::default()),
+        Arc::new(Silent),
+    );
     let mut out = Vec::new();
     f.run("<test>", Trickle { data: input, step }, &mut out)
         .expect("run");

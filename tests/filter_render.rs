@@ -5,11 +5,12 @@
 //! llvm-symbolizer 22.
 
 use std::collections::BTreeMap;
-use std::io::{self, Write};
+use std::io::Write;
 use std::sync::{Arc, Mutex};
 
-use symfilter::filter::{Diagnostics, Filter, Options};
+use symfilter::filter::{Filter, Options};
 use symfilter::render::Format;
+use symfilter::report::{Report, Reporter};
 use symfilter::symbols::{
     Attempt, BuildId, CodeInfo, DataInfo, Frame, Locator, Miss, ModuleKey, Provider, SymbolHit,
     SymbolSource, Symbolizer, SymbolizerConfig,
@@ -146,13 +147,11 @@ const CONTEXT: &str = "{{{module:0:app_O2:elf:1731f0c2}}}\n\
 #[derive(Clone, Default)]
 struct Shared(Arc<Mutex<Vec<u8>>>);
 
-impl Write for Shared {
-    fn write(&mut self, b: &[u8]) -> io::Result<usize> {
-        self.0.lock().expect("lock").extend_from_slice(b);
-        Ok(b.len())
-    }
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
+/// Reports as the command line prints them.
+impl Reporter for Shared {
+    fn report(&self, r: &Report<'_>) {
+        let mut err = self.0.lock().expect("lock");
+        writeln!(err, "symfilter: {r}").expect("write");
     }
 }
 
@@ -170,8 +169,7 @@ fn run(format: Format, body: &str, explain: bool, ra_step: u64) -> (String, Stri
         ..Options::default()
     };
     let err = Shared::default();
-    let diag = Diagnostics::new(Box::new(err.clone()), false);
-    let mut f = Filter::with_diagnostics(opts, Symbolizer::new(config), diag);
+    let mut f = Filter::new(opts, Symbolizer::new(config), Arc::new(err.clone()));
     let input = format!("{CONTEXT}{body}");
     let mut out = Vec::new();
     f.run("t.log", input.as_bytes(), &mut out).expect("run");

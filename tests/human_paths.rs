@@ -9,8 +9,9 @@ use std::io::{self, Read, Write};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
-use symfilter::filter::{Diagnostics, Filter, Options};
+use symfilter::filter::{Filter, Options};
 use symfilter::render::Format;
+use symfilter::report::Silent;
 use symfilter::symbols::{
     Attempt, BuildId, CodeInfo, DataInfo, Frame, Locator, Miss, ModuleKey, Provider, SymbolHit,
     SymbolSource, Symbolizer, SymbolizerConfig,
@@ -281,8 +282,7 @@ fn run_pieces_until(
     let config = SymbolizerConfig {
         providers: vec![Box::new(Scripted(table()))],
     };
-    let diag = Diagnostics::new(Box::new(io::sink()), true);
-    let mut f = Filter::with_diagnostics(opts, Symbolizer::new(config), diag);
+    let mut f = Filter::new(opts, Symbolizer::new(config), Arc::new(Silent));
     let out = Shared::default();
     let seen = Arc::new(Mutex::new(Vec::new()));
     let mut all = vec![CONTEXT.as_bytes().to_vec()];
@@ -578,8 +578,7 @@ fn module_names_with_invalid_utf8() {
     let config = SymbolizerConfig {
         providers: vec![Box::new(Scripted(table()))],
     };
-    let diag = Diagnostics::new(Box::new(io::sink()), true);
-    let mut f = Filter::with_diagnostics(opts(), Symbolizer::new(config), diag);
+    let mut f = Filter::new(opts(), Symbolizer::new(config), Arc::new(Silent));
     let mut out = Vec::new();
     f.run("t.log", &input[..], &mut out).expect("run");
     f.finish(&mut out).expect("finish");
@@ -793,8 +792,7 @@ mod property {
         let config = SymbolizerConfig {
             providers: vec![Box::new(Many(files.to_vec()))],
         };
-        let diag = Diagnostics::new(Box::new(io::sink()), true);
-        let mut f = Filter::with_diagnostics(opts, Symbolizer::new(config), diag);
+        let mut f = Filter::new(opts, Symbolizer::new(config), Arc::new(Silent));
         let body: String = (0..files.len())
             .map(|i| bt(i as u64, 0x100 * (i as u64 + 1)))
             .collect();
@@ -972,8 +970,7 @@ fn never_blocking_input_holds_the_whole_backtrace() {
         let config = SymbolizerConfig {
             providers: vec![Box::new(Scripted(table()))],
         };
-        let diag = Diagnostics::new(Box::new(io::sink()), true);
-        let mut f = Filter::with_diagnostics(opts(), Symbolizer::new(config), diag);
+        let mut f = Filter::new(opts(), Symbolizer::new(config), Arc::new(Silent));
         f.set_input_never_blocks(never_blocks);
         let out = Shared::default();
         let reader = Pieces {

@@ -468,8 +468,15 @@ fn summarize_for_the_filter() {
             image_base_hint: None,
         },
     ];
-    let text = symfilter::xray::summarize(&dir().join("traces/mt.xray"), &modules, &mut symbolizer)
-        .expect("summary");
+    let summary = symfilter::xray::Summary::open(
+        &dir().join("traces/mt.xray"),
+        &modules,
+        &mut symbolizer,
+        Some(10),
+    )
+    .expect("summary");
+    let mut text = String::new();
+    summary.write_text(&mut text);
     let mut lines = text.lines();
     assert_eq!(
         lines.next(),

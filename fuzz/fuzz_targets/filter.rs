@@ -13,7 +13,9 @@
 use std::io::{self, Read};
 
 use libfuzzer_sys::fuzz_target;
-use symfilter::filter::{DemuxOptions, Diagnostics, Filter, Options};
+use symfilter::filter::{DemuxOptions, Filter, Options};
+use symfilter::report::Silent;
+use std::sync::Arc;
 use symfilter::render::Format;
 use symfilter::symbols::{
     Attempt, CodeInfo, DataInfo, Frame, Locator, Miss, ModuleKey, Provider, SymbolHit,
@@ -116,8 +118,7 @@ fuzz_target!(|data: &[u8]| {
             max_group_bytes: 1024,
             ..Options::default()
         };
-        let diag = Diagnostics::new(Box::new(io::sink()), false);
-        let mut filter = Filter::with_diagnostics(opts, symbolizer(), diag);
+        let mut filter = Filter::new(opts, symbolizer(), Arc::new(Silent));
         let mut out = Vec::new();
         let _ = filter.run("<fuzz>", Trickle { data: input, step }, &mut out);
         let _ = filter.finish(&mut out);

@@ -174,7 +174,6 @@ pub fn run(args: FilterArgs) -> anyhow::Result<ExitCode> {
         format: args.format.into(),
         color,
         keep_context: args.keep_context,
-        quiet: args.quiet,
         strip_path_prefix: args.strip_path_prefix.clone(),
         full_paths: args.full_paths,
         explain: args.explain,
@@ -224,7 +223,7 @@ pub fn run(args: FilterArgs) -> anyhow::Result<ExitCode> {
         None => None,
     };
     let ahead = read_ahead.as_ref().map(|(a, _)| a);
-    let mut filter = Filter::new(opts, symbolizer);
+    let mut filter = Filter::new(opts, symbolizer, super::report::Stderr::new(args.quiet));
     let mut out = io::BufWriter::with_capacity(64 << 10, stdout.lock());
     let mut failed = false;
     for path in files {

@@ -4,6 +4,7 @@
 pub mod filter;
 pub mod gsym;
 pub mod lookup;
+pub mod report;
 pub mod sources;
 pub mod xray;
 

@@ -51,7 +51,7 @@ pub struct SourceArgs {
     /// {{{module}}} lines name, nor in /usr/lib/debug.
     #[arg(long = "no-default-paths")]
     pub no_default_paths: bool,
-    /// Set by the command (`-q`): sources print no warnings or progress.
+    /// Set by the command (`-q`): sources report no warnings or progress.
     #[arg(skip)]
     pub quiet: bool,
 }
@@ -98,7 +98,11 @@ impl SourceArgs {
         };
         let env = |name: &str| std::env::var(name).ok();
         match debuginfod::Config::resolve(&settings, &env) {
-            Some(config) => debuginfod::providers(config, self.places().debug_dirs(), self.quiet),
+            Some(config) => debuginfod::providers(
+                config,
+                self.places().debug_dirs(),
+                super::report::Stderr::new(self.quiet),
+            ),
             None => Vec::new(),
         }
     }

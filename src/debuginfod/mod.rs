@@ -7,8 +7,8 @@
 //! symbols). A download goes to a temporary file, must be an ELF with the
 //! requested build ID, and only then is renamed into the cache and handed
 //! to [`open_elf`]. Every cache probe and server request is recorded as an
-//! [`Attempt`] for `--explain`; server faults are also reported once on
-//! stderr, and symbolization goes on without them.
+//! [`Attempt`] for `--explain`; server faults are also reported once as
+//! warnings (see [`crate::report`]), and symbolization goes on without them.
 
 mod cache;
 mod client;
@@ -17,7 +17,6 @@ mod elfcheck;
 mod progress;
 
 use std::collections::HashMap;
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Once, OnceLock};
@@ -28,6 +27,7 @@ pub use client::{Client, FetchError};
 pub use config::{Config, Settings};
 pub use elfcheck::ElfFacts;
 
+use crate::report::{Report, Reporter, Silent};
 use crate::symbols::{Attempt, BuildId, Locator, Miss, ModuleKey, Provider, SymbolSource};
 
 const PROVIDER: Locator = Locator::Debuginfod;
@@ -38,26 +38,27 @@ pub const MAX_BUILD_ID_BYTES: usize = 64;
 /// The debuginfod provider for `config`, asked after every local source.
 /// Empty when there is neither a server nor a cache directory. Found
 /// files' supplementary and split-DWARF files are looked for in
-/// `debug_dirs`; `quiet` keeps warnings and progress off stderr.
-pub fn providers(config: Config, debug_dirs: Vec<PathBuf>, quiet: bool) -> Vec<Box<dyn Provider>> {
+/// `debug_dirs`. Warnings (the configuration's first) and progress go to
+/// `reporter`.
+pub fn providers(
+    config: Config,
+    debug_dirs: Vec<PathBuf>,
+    reporter: Arc<dyn Reporter>,
+) -> Vec<Box<dyn Provider>> {
     // With no server only an existing cache (filled by an earlier run, gdb
     // or debuginfod-find) can serve anything: don't list a cache that isn't
     // there among the places tried.
     if config.servers.is_empty() && !config.cache_root.as_deref().is_some_and(Path::is_dir) {
         return Vec::new();
     }
-    if !quiet {
-        for w in &config.warnings {
-            eprintln!("symfilter: {w}");
-        }
+    for w in &config.warnings {
+        reporter.report(&Report::Warning(w));
     }
-    let mut provider = DebuginfodProvider::new(config).with_opener(Arc::new(
-        move |path: &Path, extra: &[PathBuf]| open_elf(path, &debug_dirs, extra),
-    ));
-    if quiet {
-        provider = provider.with_warn(Arc::new(|_: &str| {}));
-        provider.progress = false;
-    }
+    let provider = DebuginfodProvider::new(config)
+        .with_reporter(reporter)
+        .with_opener(Arc::new(move |path: &Path, extra: &[PathBuf]| {
+            open_elf(path, &debug_dirs, extra)
+        }));
     vec![Box::new(provider)]
 }
 
@@ -75,8 +76,6 @@ pub fn open_elf(
     Ok(Box::new(crate::elf::open_file(path, &dirs)?))
 }
 
-/// Where diagnostics go: stderr in the binary, a buffer in tests.
-pub type Warn = Arc<dyn Fn(&str) + Send + Sync>;
 /// Turns a verified file into a source, given extra build-ID trees to
 /// look in for its supplementary file; [`open_elf`] unless replaced.
 pub type Opener =
@@ -91,13 +90,13 @@ pub struct DebuginfodProvider {
     /// The run's budget for downloads, counted from the first request.
     budget: Duration,
     first_request: OnceLock<Instant>,
-    warn: Warn,
+    /// Where warnings and download progress go.
+    reporter: Arc<dyn Reporter>,
     cache_warned: AtomicBool,
     /// The cache is cleaned (elfutils' rules) at most once per run, on
     /// first use, and only when servers can refill it.
     cleaned: Once,
     opener: Opener,
-    progress: bool,
 }
 
 impl DebuginfodProvider {
@@ -110,20 +109,24 @@ impl DebuginfodProvider {
             dead: Mutex::new(HashMap::new()),
             budget: config.budget,
             first_request: OnceLock::new(),
-            warn: Arc::new(|msg: &str| eprintln!("symfilter: {msg}")),
+            reporter: Arc::new(Silent),
             cache_warned: AtomicBool::new(false),
             cleaned: Once::new(),
             opener: Arc::new(|path: &Path, extra: &[PathBuf]| {
                 open_elf(path, &[PathBuf::from(crate::elf::SYSTEM_DEBUG_DIR)], extra)
             }),
-            progress: std::io::stderr().is_terminal(),
         }
     }
 
-    /// Send diagnostics somewhere else than stderr.
-    pub fn with_warn(mut self, warn: Warn) -> DebuginfodProvider {
-        self.warn = warn;
+    /// Report warnings and progress to `reporter` (by default they are
+    /// dropped).
+    pub fn with_reporter(mut self, reporter: Arc<dyn Reporter>) -> DebuginfodProvider {
+        self.reporter = reporter;
         self
+    }
+
+    fn warn(&self, message: &str) {
+        self.reporter.report(&Report::Warning(message));
     }
 
     /// Open verified files with something else than [`open_elf`].
@@ -223,17 +226,17 @@ impl DebuginfodProvider {
                             .insert(i, e.to_string());
                     }
                     if !matches!(e, FetchError::NotFound(_)) {
-                        (self.warn)(&format!("debuginfod: {url}: {e}"));
+                        self.warn(&format!("debuginfod: {url}: {e}"));
                     }
                     trail.push(attempt(url, Some(Miss::Download(e.to_string()))));
                 }
                 Err(Failure::Rejected(miss)) => {
-                    (self.warn)(&format!("debuginfod: {url}: {miss}; discarded"));
+                    self.warn(&format!("debuginfod: {url}: {miss}; discarded"));
                     trail.push(attempt(url, Some(miss)));
                 }
                 Err(Failure::Local(why)) => {
                     all_definitive = false;
-                    (self.warn)(&format!("debuginfod: {url}: {why}"));
+                    self.warn(&format!("debuginfod: {url}: {why}"));
                     trail.push(attempt(url, Some(Miss::Download(why))));
                 }
             }
@@ -268,7 +271,7 @@ impl DebuginfodProvider {
         kind: Kind,
         left: Duration,
     ) -> Result<Fetched, Failure> {
-        progress::show(self.progress, hex, url, |report| {
+        progress::show(self.reporter.as_ref(), hex, url, |report| {
             let incoming = client.start(url, Some(left)).map_err(Failure::Fetch)?;
             // Into the cache when it can be written; else into a temporary
             // file that lives as long as the source (a read-only or full
@@ -340,7 +343,7 @@ impl DebuginfodProvider {
     /// Say once per run that the cache cannot be written.
     fn warn_cache(&self, cache: &Cache, e: &std::io::Error) {
         if !self.cache_warned.swap(true, Ordering::Relaxed) {
-            (self.warn)(&format!(
+            self.warn(&format!(
                 "debuginfod: cannot write to the cache {}: {e}; downloads go to temporary files",
                 cache.root().display()
             ));

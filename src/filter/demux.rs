@@ -231,9 +231,7 @@ impl Filter {
             p.render.finish(out)?;
         }
         if t.returned {
-            let input = self.input.clone();
-            self.diag.at(
-                &input,
+            self.diagnose(
                 number,
                 1,
                 &format!(

@@ -186,65 +186,100 @@ pub fn exercise(data: &[u8]) -> usize {
     recs.len()
 }
 
-/// A short account summary of a trace (top functions by total time), for
-/// the filter's handling of `{{{dumpfile}}}` elements. `modules` are the
-/// modules the log announced; the first whose binary carries an XRay
-/// instrumentation map names the functions (IDs are shown as numbers when
-/// none is found). Decoding problems are listed after the table.
-pub fn summarize(
-    trace_path: &Path,
-    modules: &[ModuleKey],
-    symbolizer: &mut Symbolizer,
-) -> Result<String, XrayError> {
-    let mapped = Mapped::open(trace_path)?;
-    summarize_bytes(mapped.bytes(), trace_path, modules, symbolizer)
+/// An account of a trace, its rows sorted by total time, for the
+/// filter's handling of `{{{dumpfile}}}` elements: a short summary (the
+/// top rows) in the output and the whole table in a report file.
+pub struct Summary {
+    pub version: u16,
+    pub threads: usize,
+    /// Functions in the trace (the rows may be fewer).
+    pub functions: usize,
+    pub rows: Vec<account::Row>,
+    /// Cycles per second.
+    pub freq: u64,
+    pub names: Names,
+    /// Function entries and exits without their other half.
+    pub unmatched: (u64, u64),
+    /// Decoding problems, in file order.
+    pub problems: Vec<Diagnostic>,
 }
 
-/// [`summarize`] of a trace read already (`trace_path` names it).
-pub fn summarize_bytes(
-    bytes: &[u8],
-    trace_path: &Path,
-    modules: &[ModuleKey],
-    symbolizer: &mut Symbolizer,
-) -> Result<String, XrayError> {
-    let trace = Trace::parse(bytes).map_err(|source| XrayError::Trace {
-        path: trace_path.display().to_string(),
-        source,
-    })?;
-    let acc = account::Accountant::run(&trace, account::AccountOptions::default());
-    let mut rows = acc.total_rows();
-    let functions = rows.len();
-    let mut names = Names::default();
-    for m in modules {
-        if let Ok(bin) = Binary::find(&m.build_id, &m.name, symbolizer) {
-            names = bin.names_for(Some(symbolizer), rows.iter().map(|r| r.func_id));
-            break;
+impl Summary {
+    /// The summary of the trace at `trace_path`; see [`Summary::of`].
+    pub fn open(
+        trace_path: &Path,
+        modules: &[ModuleKey],
+        symbolizer: &mut Symbolizer,
+        top: Option<usize>,
+    ) -> Result<Summary, XrayError> {
+        let mapped = Mapped::open(trace_path)?;
+        Summary::of(mapped.bytes(), trace_path, modules, symbolizer, top)
+    }
+
+    /// The summary of a trace read already (`trace_path` names it), with
+    /// the `top` rows by total time (all when `None`). `modules` are the
+    /// modules the log announced; the first whose binary carries an XRay
+    /// instrumentation map names the functions (IDs are shown as numbers
+    /// when none is found).
+    pub fn of(
+        bytes: &[u8],
+        trace_path: &Path,
+        modules: &[ModuleKey],
+        symbolizer: &mut Symbolizer,
+        top: Option<usize>,
+    ) -> Result<Summary, XrayError> {
+        let trace = Trace::parse(bytes).map_err(|source| XrayError::Trace {
+            path: trace_path.display().to_string(),
+            source,
+        })?;
+        let acc = account::Accountant::run(&trace, account::AccountOptions::default());
+        let mut rows = acc.total_rows();
+        let functions = rows.len();
+        let mut names = Names::default();
+        for m in modules {
+            if let Ok(bin) = Binary::find(&m.build_id, &m.name, symbolizer) {
+                names = bin.names_for(Some(symbolizer), rows.iter().map(|r| r.func_id));
+                break;
+            }
         }
+        account::sort_rows(&mut rows, account::SortField::Sum, true, top, &names);
+        Ok(Summary {
+            version: trace.header.version,
+            threads: acc.threads.len(),
+            functions,
+            rows,
+            freq: trace.header.cycle_frequency,
+            names,
+            unmatched: acc.unmatched(),
+            problems: acc.diagnostics,
+        })
     }
-    account::sort_rows(&mut rows, account::SortField::Sum, true, Some(10), &names);
-    let mut out = String::new();
-    let (entries, exits) = acc.unmatched();
-    out.push_str(&format!(
-        "XRay FDR trace v{}: {} threads, top {} of {functions} functions by total time",
-        trace.header.version,
-        acc.threads.len(),
-        rows.len()
-    ));
-    if entries + exits > 0 {
-        out.push_str(&format!(
-            ", {entries} unmatched entries, {exits} unmatched exits"
-        ));
+
+    /// A header line (version, threads, rows shown, unmatched events), then
+    /// the table of `symfilter xray account`.
+    pub fn write_text(&self, out: &mut String) {
+        use std::fmt::Write as _;
+        let _ = write!(
+            out,
+            "XRay FDR trace v{}: {} threads, top {} of {} functions by total time",
+            self.version,
+            self.threads,
+            self.rows.len(),
+            self.functions
+        );
+        let (entries, exits) = self.unmatched;
+        if entries + exits > 0 {
+            let _ = write!(
+                out,
+                ", {entries} unmatched entries, {exits} unmatched exits"
+            );
+        }
+        out.push('\n');
+        self.write_table(out);
     }
-    out.push('\n');
-    account::write_text(
-        &mut out,
-        functions,
-        &rows,
-        trace.header.cycle_frequency,
-        &names,
-    );
-    for d in &acc.diagnostics {
-        out.push_str(&format!("warning: {d}\n"));
+
+    /// The table of `symfilter xray account`.
+    pub fn write_table(&self, out: &mut String) {
+        account::write_text(out, self.functions, &self.rows, self.freq, &self.names);
     }
-    Ok(out)
 }

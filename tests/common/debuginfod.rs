@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use symfilter::debuginfod::{Config, DebuginfodProvider};
+use symfilter::report::{Report, Reporter};
 use symfilter::symbols::{BuildId, Frame, ModuleKey, SymbolSource};
 
 pub fn fixture(name: &str) -> PathBuf {
@@ -38,13 +39,22 @@ pub fn config(servers: Vec<String>, cache: Option<&Path>, timeout_s: u64, max_si
     }
 }
 
-/// The provider, and the warnings it prints, collected.
+/// Collects the text of warnings.
+struct Warnings(Arc<Mutex<Vec<String>>>);
+
+impl Reporter for Warnings {
+    fn report(&self, r: &Report<'_>) {
+        if let Report::Warning(m) = r {
+            self.0.lock().expect("warnings").push((*m).to_owned());
+        }
+    }
+}
+
+/// The provider, and the warnings it reports, collected.
 pub fn provider_with(config: Config) -> (DebuginfodProvider, Arc<Mutex<Vec<String>>>) {
     let warnings = Arc::new(Mutex::new(Vec::new()));
     let w = warnings.clone();
-    let provider = DebuginfodProvider::new(config).with_warn(Arc::new(move |m: &str| {
-        w.lock().expect("warnings").push(m.to_owned())
-    }));
+    let provider = DebuginfodProvider::new(config).with_reporter(Arc::new(Warnings(w)));
     (provider, warnings)
 }
 
