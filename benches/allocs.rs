@@ -25,7 +25,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 use object::{Object, ObjectSegment, ObjectSymbol, SegmentFlags, SymbolKind};
-use symfilter::filter::{Filter, Options};
+use symfilter::filter::{Dialect, Filter, Options};
 use symfilter::render::Format;
 use symfilter::symbols::{Symbolizer, SymbolizerConfig};
 
@@ -271,6 +271,7 @@ fn main() {
             };
             let opts = Options {
                 format,
+                dialect: Dialect::usual_for(format),
                 ..Options::default()
             };
             let mut filter = Filter::new(

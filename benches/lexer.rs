@@ -11,7 +11,7 @@ use std::io;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use std::sync::Arc;
-use symfilter::filter::{Filter, Options};
+use symfilter::filter::{Dialect, Filter, Options};
 use symfilter::markup::{Lexer, Node, parse_element};
 use symfilter::render::Format;
 use symfilter::report::Silent;
@@ -54,6 +54,7 @@ fn dense_text(size: usize) -> Vec<u8> {
 fn run_filter(input: &[u8], format: Format) -> usize {
     let opts = Options {
         format,
+        dialect: Dialect::usual_for(format),
         ..Options::default()
     };
     let mut f = Filter::new(

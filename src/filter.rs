@@ -20,6 +20,7 @@
 //! and if it does not close by then its lines are treated as plain lines.
 
 mod demux;
+mod dialect;
 
 use std::collections::HashSet;
 use std::io::{self, Read, Write};
@@ -36,11 +37,16 @@ use crate::symbols::{BuildId, Locator, Symbolizer};
 
 mod crash;
 pub use demux::{DEFAULT_MAX_KEYS, DemuxOptions};
+pub use dialect::Dialect;
 
 /// Filter settings.
 #[derive(Clone, Debug)]
 pub struct Options {
+    /// Which printer.
     pub format: Format,
+    /// How the log is read and resolved (chosen with the printer: see
+    /// [`Dialect::usual_for`]).
+    pub dialect: Dialect,
     /// Colour output (already decided from `--color`, the terminal and the
     /// environment).
     pub color: bool,
@@ -58,9 +64,6 @@ pub struct Options {
     pub max_group_bytes: usize,
     /// `{{{dumpfile}}}` handling (see [`crate::dumpfile`]).
     pub dumpfile: crate::dumpfile::DumpOptions,
-    /// Symbolize crash-report frames in lines without markup (see
-    /// [`crate::crash`]; not in `--format=llvm`).
-    pub crash_frames: bool,
     /// `--demux`: one context per process of an interleaved log.
     pub demux: Option<DemuxOptions>,
 }
@@ -69,6 +72,7 @@ impl Default for Options {
     fn default() -> Self {
         Options {
             format: Format::Human,
+            dialect: Dialect::default(),
             color: false,
             keep_context: false,
             strip_path_prefix: None,
@@ -78,7 +82,6 @@ impl Default for Options {
             max_group_lines: 256,
             max_group_bytes: 256 << 10,
             dumpfile: crate::dumpfile::DumpOptions::default(),
-            crash_frames: true,
             demux: None,
         }
     }
@@ -428,7 +431,7 @@ impl Filter {
             // A multi-line hexdict?
             let mut group_end = None;
             // Under --demux the lines of a dump may be another process's.
-            if self.render.multiline()
+            if self.opts.dialect.multiline_hexdict
                 && self.demux.is_none()
                 && opens_multiline(&self.lexer, &buf[ls..le])
                 && le < end
@@ -509,7 +512,7 @@ impl Filter {
         };
         // Most lines hold a few nodes: no allocation for them.
         let mut events: smallvec::SmallVec<[Event<'_>; 4]> = smallvec::SmallVec::new();
-        let stop_after_context = self.render.context_ends_line();
+        let stop_after_context = self.opts.dialect.context_ends_line;
         for node in &nodes {
             match node {
                 Node::Text(r) if r.start < lead => {
@@ -578,9 +581,9 @@ impl Filter {
     ) -> Event<'a> {
         let tag = raw.tag(bytes);
         let contextual = matches!(tag, b"reset" | b"module" | b"mmap");
-        let llvm_read = match self.opts.format {
-            Format::Llvm => crate::markup::llvm_reading(bytes, raw),
-            _ => None,
+        let llvm_read = match self.opts.dialect.llvm_fields {
+            true => crate::markup::llvm_reading(bytes, raw),
+            false => None,
         };
         let el = match parse_element(bytes, llvm_read.as_ref().unwrap_or(raw)) {
             Ok(el) => el,
@@ -919,8 +922,8 @@ impl Filter {
         };
         let mut adjusted = if ra { addr.wrapping_sub(1) } else { addr };
         // Fixed-width ISAs step back a whole instruction; the source knows
-        // its architecture (LLVM's format always steps back one byte).
-        let step_back = ra && self.opts.format != Format::Llvm;
+        // its architecture (LLVM always steps back one byte).
+        let step_back = ra && self.opts.dialect.instruction_step;
         let mut place = self.place(adjusted);
         // `Some` once the source was asked about `place` (`Some(None)`: there
         // is none).

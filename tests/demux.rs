@@ -14,7 +14,7 @@ use crate::common;
 use proptest::prelude::*;
 use std::sync::Arc;
 use symfilter::demux::{How, Recognizer};
-use symfilter::filter::{DemuxOptions, Filter, Options};
+use symfilter::filter::{DemuxOptions, Dialect, Filter, Options};
 use symfilter::render::Format;
 use symfilter::report::Silent;
 use symfilter::symbols::{Symbolizer, SymbolizerConfig};
@@ -371,6 +371,7 @@ fn new_key_on_every_line_stays_bounded() {
 fn filter_in_process(input: &[u8], format: Format, how: &str) -> Vec<u8> {
     let opts = Options {
         format,
+        dialect: Dialect::usual_for(format),
         demux: Some(DemuxOptions {
             how: how.parse().expect("HOW"),
             max_keys: 3,

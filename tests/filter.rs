@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use proptest::prelude::*;
 use std::sync::Arc;
-use symfilter::filter::{Filter, Options};
+use symfilter::filter::{Dialect, Filter, Options};
 use symfilter::render::Format;
 use symfilter::report::Silent;
 use symfilter::symbols::{Symbolizer, SymbolizerConfig};
@@ -134,6 +134,7 @@ impl Read for Trickle<'_> {
 fn filter_bytes(input: &[u8], format: Format, step: usize, max_line: usize) -> (Vec<u8>, u64) {
     let opts = Options {
         format,
+        dialect: Dialect::usual_for(format),
         max_line,
         max_group_bytes: 256,
         max_group_lines: 8,

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::sync::{Arc, Mutex};
 
-use symfilter::filter::{Filter, Options};
+use symfilter::filter::{Dialect, Filter, Options};
 use symfilter::render::Format;
 use symfilter::report::{Report, Reporter};
 use symfilter::symbols::{
@@ -164,6 +164,7 @@ fn run(format: Format, body: &str, explain: bool, ra_step: u64) -> (String, Stri
     };
     let opts = Options {
         format,
+        dialect: Dialect::usual_for(format),
         explain,
         strip_path_prefix: Some("/src".into()),
         ..Options::default()

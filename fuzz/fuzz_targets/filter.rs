@@ -13,7 +13,7 @@
 use std::io::{self, Read};
 
 use libfuzzer_sys::fuzz_target;
-use symfilter::filter::{DemuxOptions, Filter, Options};
+use symfilter::filter::{DemuxOptions, Dialect, Filter, Options};
 use symfilter::report::Silent;
 use std::sync::Arc;
 use symfilter::render::Format;
@@ -111,6 +111,7 @@ fuzz_target!(|data: &[u8]| {
                 max_keys: 4,
             }),
             format,
+            dialect: Dialect::usual_for(format),
             color: first & 0x80 != 0,
             keep_context: first & 0x40 != 0,
             max_line: if i == 0 { 256 } else { 1 << 16 },

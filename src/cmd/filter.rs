@@ -7,7 +7,7 @@ use std::sync::Arc;
 use clap::{Args, ValueEnum};
 
 use super::sources::SourceArgs;
-use symfilter::filter::{Filter, FilterError, Options};
+use symfilter::filter::{Dialect, Filter, FilterError, Options};
 use symfilter::readahead::{ReadAhead, ReadFrom, counted};
 use symfilter::render::Format;
 use symfilter::symbols::{SharedAnswers, Sharing, Symbolizer};
@@ -170,14 +170,18 @@ pub fn use_color(choice: ColorChoice, is_terminal: bool) -> bool {
 pub fn run(args: FilterArgs) -> anyhow::Result<ExitCode> {
     let stdout = io::stdout();
     let color = use_color(args.color, stdout.is_terminal());
+    let format = Format::from(args.format);
     let opts = Options {
-        format: args.format.into(),
+        format,
+        dialect: Dialect {
+            crash_frames: !args.no_crash_frames && Dialect::usual_for(format).crash_frames,
+            ..Dialect::usual_for(format)
+        },
         color,
         keep_context: args.keep_context,
         strip_path_prefix: args.strip_path_prefix.clone(),
         full_paths: args.full_paths,
         explain: args.explain,
-        crash_frames: !args.no_crash_frames,
         dumpfile: symfilter::dumpfile::DumpOptions {
             dir: args.dumpfile_dir.clone(),
             report: args.dumpfile_report.clone(),

@@ -14,7 +14,7 @@ use super::{Filter, count_lines};
 use crate::context::{Module, Region};
 use crate::crash::{Adjust, Candidates, Recognised};
 use crate::markup::{Mode, RawElement};
-use crate::render::{Event, Format, Line, Lookup, Place, Resolved};
+use crate::render::{Event, Line, Lookup, Place, Resolved};
 use crate::symbols::BuildId;
 
 /// Most module names (and modules) remembered; the tables start over when
@@ -78,7 +78,7 @@ struct Rewrite {
 
 impl Filter {
     fn crash_frames_on(&self) -> bool {
-        self.opts.crash_frames && self.opts.format != Format::Llvm
+        self.opts.dialect.crash_frames
     }
 
     /// Complete lines without markup (the fast path): frames among them are

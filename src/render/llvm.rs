@@ -543,14 +543,6 @@ impl Render for Llvm {
             None => Ok(()),
         }
     }
-
-    fn context_ends_line(&self) -> bool {
-        true
-    }
-
-    fn multiline(&self) -> bool {
-        false
-    }
 }
 
 impl Llvm {

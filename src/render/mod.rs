@@ -174,15 +174,6 @@ pub trait Render: Send {
     }
     /// End of all input.
     fn finish(&mut self, out: &mut dyn Write) -> io::Result<()>;
-    /// LLVM drops everything after a line's first contextual element; the
-    /// filter then does not even apply later ones.
-    fn context_ends_line(&self) -> bool {
-        false
-    }
-    /// Whether multi-line `hexdict` elements are gathered into one group.
-    fn multiline(&self) -> bool {
-        true
-    }
     /// What became of the next `dumpfile` element of the coming line (see
     /// [`crate::dumpfile`]); given before [`Render::line`], in element order.
     fn dumpfile_note(&mut self, _note: serde_json::Value) {}
@@ -193,11 +184,8 @@ pub trait Render: Send {
     }
 }
 
-/// A renderer that writes nothing, lexing lines the way `like` does (the
-/// read-ahead filter's).
+/// A renderer that writes nothing (the read-ahead filter's).
 pub struct Discard {
-    context_ends_line: bool,
-    multiline: bool,
     /// The real renderer's demangler: the names of each code answer are
     /// demangled here once, on the read-ahead thread, into the table the
     /// writing thread's renderer finds them in (see [`crate::demangle`]).
@@ -208,8 +196,6 @@ pub struct Discard {
 impl Discard {
     pub fn like(render: &dyn Render) -> Discard {
         Discard {
-            context_ends_line: render.context_ends_line(),
-            multiline: render.multiline(),
             demangle: render.demangler(),
             warmed: kept::PerAnswer::default(),
         }
@@ -248,12 +234,6 @@ impl Render for Discard {
     }
     fn finish(&mut self, _: &mut dyn Write) -> io::Result<()> {
         Ok(())
-    }
-    fn context_ends_line(&self) -> bool {
-        self.context_ends_line
-    }
-    fn multiline(&self) -> bool {
-        self.multiline
     }
 }
 

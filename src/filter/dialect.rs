@@ -1,0 +1,61 @@
+//! The rules the filter reads and resolves a log by: symfilter's own, or
+//! LLVM's (`llvm-symbolizer --filter-markup`, which `--format=llvm`
+//! matches byte for byte). They are data the caller chooses, not questions
+//! put to the printer: printers print what the filter hands them.
+
+use crate::render::Format;
+
+/// How the filter reads and resolves a log.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Dialect {
+    /// Read `pc` and `bt` fields as LLVM 22 does (see
+    /// [`crate::markup::llvm_reading`]).
+    pub llvm_fields: bool,
+    /// A line ends at its first contextual element: nothing after it is
+    /// printed or applied (LLVM).
+    pub context_ends_line: bool,
+    /// A `hexdict` that spans several lines is read as one group (LLVM
+    /// reads each line alone).
+    pub multiline_hexdict: bool,
+    /// A return address moves back by its architecture's instruction step
+    /// (AArch64 4, RISC-V 2), not always by one byte (LLVM).
+    pub instruction_step: bool,
+    /// Crash-report frames in lines without markup are symbolized (see
+    /// [`crate::crash`]; LLVM leaves them).
+    pub crash_frames: bool,
+}
+
+impl Default for Dialect {
+    /// symfilter's rules.
+    fn default() -> Dialect {
+        Dialect {
+            llvm_fields: false,
+            context_ends_line: false,
+            multiline_hexdict: true,
+            instruction_step: true,
+            crash_frames: true,
+        }
+    }
+}
+
+impl Dialect {
+    /// LLVM 22's rules.
+    pub fn llvm() -> Dialect {
+        Dialect {
+            llvm_fields: true,
+            context_ends_line: true,
+            multiline_hexdict: false,
+            instruction_step: false,
+            crash_frames: false,
+        }
+    }
+
+    /// The rules the command line pairs with `format`: LLVM's for its
+    /// output, symfilter's for the others.
+    pub fn usual_for(format: Format) -> Dialect {
+        match format {
+            Format::Llvm => Dialect::llvm(),
+            Format::Human | Format::Json => Dialect::default(),
+        }
+    }
+}
