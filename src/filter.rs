@@ -167,8 +167,6 @@ pub struct Filter {
     /// Location of the element being resolved (for diagnostics).
     at: (u64, usize),
     dumps: crate::dumpfile::Dumps,
-    /// Lines to print after the current line (dumpfile summaries).
-    after_line: String,
     /// A read-ahead filter (see [`crate::readahead`]): looks addresses up
     /// and nothing else (no output, no diagnostics, no dumpfiles).
     looks_ahead: bool,
@@ -206,7 +204,6 @@ impl Filter {
             input: String::from("<stdin>"),
             at: (0, 0),
             dumps: crate::dumpfile::Dumps::new(opts.dumpfile.clone()),
-            after_line: String::new(),
             looks_ahead: false,
             lines_before: 0,
             crash: crash::CrashState::default(),
@@ -543,13 +540,9 @@ impl Filter {
             lead: &bytes[..lead],
             key: demux::key_bytes(&key, bytes, &current),
         };
-        let mut result = self.render.line(out, &line, &events);
+        let result = self.render.line(out, &line, &events);
         drop(events);
         self.nodes = nodes;
-        if !self.after_line.is_empty() {
-            let after = std::mem::take(&mut self.after_line);
-            result = result.and_then(|()| crate::dumpfile::write_after(out, &line, &after));
-        }
         if let demux::Key::Current = key {
             self.restore_key(current);
         }
@@ -704,19 +697,26 @@ impl Filter {
                 Event::Hexdict(raw, values)
             }
             Element::Dumpfile { kind, id } => {
-                self.dumpfile(bytes, number, raw, kind, id);
-                Event::Dumpfile(raw)
+                let report = self.dumpfile(bytes, number, raw, kind, id);
+                Event::Dumpfile(raw, report.map(Arc::new))
             }
             Element::Unknown => Event::Unknown(raw),
         }
     }
 
-    /// Hand a dumpfile element to [`crate::dumpfile`]; its lines are
-    /// printed after the element's line (human format only).
-    fn dumpfile(&mut self, bytes: &[u8], number: u64, raw: &RawElement, kind: &[u8], id: &[u8]) {
+    /// Hand a dumpfile element to [`crate::dumpfile`]: what became of it,
+    /// for the printer.
+    fn dumpfile(
+        &mut self,
+        bytes: &[u8],
+        number: u64,
+        raw: &RawElement,
+        kind: &[u8],
+        id: &[u8],
+    ) -> Option<crate::dumpfile::DumpReport> {
         use crate::dumpfile::Want;
         if self.looks_ahead {
-            return;
+            return None;
         }
         let want = match self.opts.format {
             Format::Human => Want::Text,
@@ -724,7 +724,7 @@ impl Filter {
             Format::Llvm => Want::Nothing,
         };
         if want == Want::Nothing && !self.dumps.reporting() {
-            return;
+            return None;
         }
         let (line, col) = locate(&self.breaks, bytes, number, raw.fields[1].start);
         let dump = crate::dumpfile::Dump {
@@ -739,10 +739,7 @@ impl Filter {
         for msg in &outcome.diagnostics {
             self.diagnose(line, col, msg);
         }
-        self.after_line.push_str(&outcome.text);
-        if let Some(v) = outcome.json {
-            self.render.dumpfile_note(v);
-        }
+        outcome.report
     }
 
     fn report_unresolved(&mut self, bytes: &[u8], number: u64, at: usize, res: &Resolved) {

@@ -34,6 +34,8 @@
 //! [`BLOCK_MAX`] bytes, then written. Once a part of a backtrace has been written with a common
 //! directory, the rest of it keeps that directory.
 
+mod dump;
+
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::io::{self, Write};
@@ -794,7 +796,7 @@ impl Human {
                         out.extend_from_slice(text);
                     }
                 }
-                Event::Invalid(el) | Event::Unknown(el) | Event::Dumpfile(el) => {
+                Event::Invalid(el) | Event::Unknown(el) | Event::Dumpfile(el, _) => {
                     out.extend_from_slice(el.text(bytes))
                 }
                 Event::Context(el, _) => out.extend_from_slice(el.text(bytes)),
@@ -1054,6 +1056,15 @@ impl Render for Human {
             if let Event::Context(_, ce) = ev {
                 self.note_context(out, ce, line)?;
             }
+        }
+        let mut after = String::new();
+        for ev in events {
+            if let Event::Dumpfile(_, Some(report)) = ev {
+                dump::text(&mut after, report);
+            }
+        }
+        if !after.is_empty() {
+            dump::write_after(out, line, &after)?;
         }
         Ok(())
     }

@@ -53,11 +53,8 @@
 //! buffer: building a `Value` per line cost five times the rest of the
 //! filter. Frames are rendered once per shared answer.
 
-use std::collections::VecDeque;
 use std::io::{self, Write};
 use std::sync::Arc;
-
-use serde_json::Value;
 
 use super::kept::PerAnswer;
 use super::num::Hex;
@@ -72,8 +69,6 @@ const FLUSH_AT: usize = 64 << 10;
 
 pub struct Json {
     _opts: RenderOptions,
-    /// `dumpfile` members for the dumpfile spans of the coming line.
-    dump_notes: VecDeque<Value>,
     /// Output not yet handed to the writer.
     buf: Vec<u8>,
     kept: Kept,
@@ -119,7 +114,6 @@ impl Json {
     pub fn new(opts: RenderOptions) -> Json {
         Json {
             _opts: opts,
-            dump_notes: VecDeque::new(),
             buf: Vec::with_capacity(FLUSH_AT + 4096),
             kept: Kept::default(),
         }
@@ -485,8 +479,8 @@ fn element_raw(buf: &mut Vec<u8>, kind: &[u8], el: &RawElement, line: &[u8]) {
 }
 
 impl Json {
-    /// One span. `note` is the `"dumpfile"` member of a dumpfile span.
-    fn span(&mut self, ev: &Event<'_>, line: &[u8], note: Option<&Value>) -> io::Result<()> {
+    /// One span.
+    fn span(&mut self, ev: &Event<'_>, line: &[u8]) -> io::Result<()> {
         let buf = &mut self.buf;
         let kept = &mut self.kept;
         let element = |kind: &'static str, el: &RawElement| Extra {
@@ -509,11 +503,11 @@ impl Json {
                 element_raw(buf, kind, el, line);
                 buf.push(b'}');
             }
-            Event::Dumpfile(el) => {
+            Event::Dumpfile(el, report) => {
                 buf.push(b'{');
-                if let Some(note) = note {
+                if let Some(report) = report {
                     buf.extend_from_slice(b"\"dumpfile\":");
-                    serde_json::to_writer(&mut *buf, note).map_err(io::Error::other)?;
+                    serde_json::to_writer(&mut *buf, &report.json()).map_err(io::Error::other)?;
                     buf.push(b',');
                 }
                 buf.extend_from_slice(b"\"element\":\"dumpfile\",\"id\":");
@@ -663,26 +657,14 @@ impl Render for Json {
             lossy(&mut self.buf, line.lead);
         }
         self.buf.extend_from_slice(b",\"spans\":[");
-        let mut notes = std::mem::take(&mut self.dump_notes);
         for (i, ev) in events.iter().enumerate() {
             if i > 0 {
                 self.buf.push(b',');
             }
-            let note = match ev {
-                Event::Dumpfile(_) => notes.pop_front(),
-                _ => None,
-            };
-            self.span(ev, line.bytes, note.as_ref())?;
+            self.span(ev, line.bytes)?;
         }
-        notes.clear();
-        // Keep the queue's allocation.
-        self.dump_notes = notes;
         self.buf.extend_from_slice(b"]}\n");
         self.flush_buf(out)
-    }
-
-    fn dumpfile_note(&mut self, note: Value) {
-        self.dump_notes.push_back(note);
     }
 
     fn raw(&mut self, out: &mut dyn Write, bytes: &[u8]) -> io::Result<()> {
@@ -701,6 +683,7 @@ impl Render for Json {
 mod tests {
     use super::*;
     use crate::context::{Module, Region};
+    use crate::dumpfile::DumpReport;
     use crate::markup::{HexPair, Lexer, Mode, Node, Sgr};
     use crate::render::kept::MAX_KEPT;
     use crate::render::{HexValue, Place};
@@ -820,8 +803,11 @@ mod tests {
                 Event::Sgr(_, t) => return json!({ "sgr": lossy(t) }),
                 Event::Invalid(el) => element("invalid", el, line),
                 Event::Unknown(el) => element("unknown", el, line),
-                Event::Dumpfile(el) => {
+                Event::Dumpfile(el, report) => {
                     let mut m = element("dumpfile", el, line);
+                    if let Some(report) = report {
+                        m.insert("dumpfile".into(), report.json());
+                    }
                     m.insert("type".into(), lossy(el.field(line, 0)).into());
                     m.insert("id".into(), lossy(el.field(line, 1)).into());
                     m
@@ -897,17 +883,9 @@ mod tests {
             b
         }
 
-        /// `Render::line`, with the notes for its dumpfile spans.
-        pub fn line(number: u64, bytes: &[u8], events: &[Event<'_>], notes: &[Value]) -> Vec<u8> {
-            let mut notes = notes.iter();
-            let mut spans: Vec<Value> = events.iter().map(|e| span(e, bytes)).collect();
-            for (e, sp) in events.iter().zip(spans.iter_mut()) {
-                if let Event::Dumpfile(_) = e
-                    && let Some(note) = notes.next()
-                {
-                    sp["dumpfile"] = note.clone();
-                }
-            }
+        /// `Render::line`.
+        pub fn line(number: u64, bytes: &[u8], events: &[Event<'_>]) -> Vec<u8> {
+            let spans: Vec<Value> = events.iter().map(|e| span(e, bytes)).collect();
             obj(&json!({ "line": number, "spans": spans }))
         }
 
@@ -1100,8 +1078,9 @@ mod tests {
         events.push(Event::Hexdict(&els[3], vec![]));
         events.push(Event::Symbol(&els[4], b"_ZN3fooC2Ev"));
         events.push(Event::Symbol(&els[5], b"\xff_Z\"\n"));
-        events.push(Event::Dumpfile(&els[6]));
-        events.push(Event::Dumpfile(&els[7]));
+        let (sancov, xray) = dump_reports();
+        events.push(Event::Dumpfile(&els[6], Some(sancov)));
+        events.push(Event::Dumpfile(&els[7], Some(xray)));
         let md = module(7, b"n\x00\xc3");
         events.push(Event::Context(
             &els[8],
@@ -1121,47 +1100,69 @@ mod tests {
         events.push(Event::Unknown(&els[12]));
         events.push(Event::Invalid(&els[13]));
 
-        let notes = [
-            serde_json::json!({"kind": "sancov", "z": [1, 2.5, null], "a": {"y": "\u{1}", "b": true}}),
-            Value::Null,
-        ];
         // Each line twice: the second time from the kept answers.
         let mut r = json();
         for number in [1, u64::MAX] {
-            for n in &notes {
-                r.dumpfile_note(n.clone());
-            }
             let got = render_line(&mut r, number, line, &events);
-            let want = oracle::line(number, line, &events, &notes);
+            let want = oracle::line(number, line, &events);
             assert_eq!(
                 String::from_utf8_lossy(&got),
                 String::from_utf8_lossy(&want)
             );
             assert_eq!(got, want);
         }
-        // One note for two dumpfile elements; and a third note left over,
-        // dropped at the end of the line.
-        let three = [notes[0].clone(), notes[1].clone(), serde_json::json!(3)];
-        r.dumpfile_note(notes[0].clone());
+        // Dumps the printer is not given a report for.
+        let bare: Vec<Event<'_>> = events
+            .iter()
+            .map(|e| match e {
+                Event::Dumpfile(el, _) => Event::Dumpfile(el, None),
+                e => e.clone(),
+            })
+            .collect();
         assert_eq!(
-            render_line(&mut r, 2, line, &events),
-            oracle::line(2, line, &events, &notes[..1])
+            render_line(&mut r, 4, line, &bare),
+            oracle::line(4, line, &bare)
         );
-        for n in &three {
-            r.dumpfile_note(n.clone());
-        }
-        assert_eq!(
-            render_line(&mut r, 3, line, &events),
-            oracle::line(3, line, &events, &three)
-        );
-        assert_eq!(
-            render_line(&mut r, 4, line, &events),
-            oracle::line(4, line, &events, &[])
-        );
-        assert_eq!(
-            render_line(&mut r, 5, b"", &[]),
-            oracle::line(5, b"", &[], &[])
-        );
+        assert_eq!(render_line(&mut r, 5, b"", &[]), oracle::line(5, b"", &[]));
+    }
+
+    /// A sancov report with a described context and names to escape, and
+    /// an XRay dump that could not be read.
+    fn dump_reports() -> (Arc<DumpReport>, Arc<DumpReport>) {
+        use crate::dumpfile::{
+            Content, ContextShown, Coverage, Described, DescribedModule, DumpError,
+        };
+        let sancov = DumpReport {
+            kind: b"sancov".to_vec(),
+            name: b"a\\b\x02".to_vec(),
+            context: Some(ContextShown {
+                number: 1,
+                empty: false,
+                described: Some(Described {
+                    modules: vec![DescribedModule {
+                        module: (*module(7, b"n\x00\xc3")).clone(),
+                        regions: vec![region(7)],
+                        regions_omitted: 2,
+                    }],
+                    modules_omitted: 3,
+                }),
+            }),
+            content: Content::Sancov(Ok(Coverage {
+                pcs: 3,
+                bits: 64,
+                unresolved: 1,
+                functions: [("f\u{1}\"".to_string(), 2)].into_iter().collect(),
+            })),
+        };
+        let xray = DumpReport {
+            kind: b"xray".to_vec(),
+            name: b"c".to_vec(),
+            context: None,
+            content: Content::Xray(Err(DumpError::NotATrace {
+                path: "d/c\u{7f}".into(),
+            })),
+        };
+        (Arc::new(sancov), Arc::new(xray))
     }
 
     #[test]
@@ -1187,7 +1188,7 @@ mod tests {
             let events = [Event::Pc(&els[0], res)];
             assert_eq!(
                 render_line(&mut r, i, line, &events),
-                oracle::line(i, line, &events, &[])
+                oracle::line(i, line, &events)
             );
             assert!(r.kept.answers.len() <= MAX_KEPT);
         }

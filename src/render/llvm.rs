@@ -283,7 +283,7 @@ impl Llvm {
                 out.write_all(el.text(bytes))
             }
             Event::Invalid(_) | Event::Context(..) => Ok(()),
-            Event::Unknown(el) | Event::Dumpfile(el) | Event::Hexdict(el, _) => {
+            Event::Unknown(el) | Event::Dumpfile(el, _) | Event::Hexdict(el, _) => {
                 out.write_all(el.text(bytes))
             }
             Event::Symbol(_, name) => {

@@ -23,6 +23,7 @@ use std::io::{self, Write};
 use std::sync::Arc;
 
 use crate::context::{Module, Region};
+use crate::dumpfile::DumpReport;
 use crate::markup::{HexPair, RawElement, Sgr};
 use crate::symbols::{CodeInfo, DataInfo, Miss};
 
@@ -144,8 +145,9 @@ pub enum Event<'a> {
     Data(&'a RawElement, Resolved),
     /// `{{{hexdict}}}` with its values that fall in a region.
     Hexdict(&'a RawElement, Vec<HexValue<'a>>),
-    /// `{{{dumpfile:TYPE:ID}}}`
-    Dumpfile(&'a RawElement),
+    /// `{{{dumpfile:TYPE:ID}}}`, with what became of the dump when the
+    /// printer shows it (see [`crate::dumpfile`]).
+    Dumpfile(&'a RawElement, Option<Arc<DumpReport>>),
 }
 
 /// A printer. The filter calls `plain` for runs of complete lines that hold
@@ -174,9 +176,6 @@ pub trait Render: Send {
     }
     /// End of all input.
     fn finish(&mut self, out: &mut dyn Write) -> io::Result<()>;
-    /// What became of the next `dumpfile` element of the coming line (see
-    /// [`crate::dumpfile`]); given before [`Render::line`], in element order.
-    fn dumpfile_note(&mut self, _note: serde_json::Value) {}
     /// How this renderer demangles the names in code answers (their frames'
     /// functions and symbol), if it does.
     fn demangler(&self) -> Option<fn(&str) -> String> {

@@ -189,6 +189,7 @@ pub fn exercise(data: &[u8]) -> usize {
 /// An account of a trace, its rows sorted by total time, for the
 /// filter's handling of `{{{dumpfile}}}` elements: a short summary (the
 /// top rows) in the output and the whole table in a report file.
+#[derive(Debug)]
 pub struct Summary {
     pub version: u16,
     pub threads: usize,
