@@ -13,9 +13,20 @@ fn dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/llvm-diff")
 }
 
+/// Plain text the writing filter is held up in: its output fills the pipe
+/// a [`slowly_read`] run does not read yet, while the read-ahead, which
+/// prints nothing, goes on to the elements after it and claims their
+/// address regions first (a fast writer may otherwise meet every region
+/// first, and then nothing is handed over).
+fn pause() -> Vec<u8> {
+    let line = b"plain text before the next log, passed through as it is\n";
+    line.repeat((512 << 10) / line.len())
+}
+
 /// The concatenated log in `tmp`, its expected LLVM output, and where its
-/// second copy of the suite starts in the log and in the output.
-fn big_log(tmp: &Path) -> (PathBuf, Vec<u8>, (u64, usize)) {
+/// second copy of the suite starts in the log, with the output expected
+/// from there. A [`pause`] comes before the first and the second copy.
+fn big_log(tmp: &Path) -> (PathBuf, Vec<u8>, (u64, Vec<u8>)) {
     let mut names: Vec<PathBuf> = std::fs::read_dir(dir())
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -26,16 +37,20 @@ fn big_log(tmp: &Path) -> (PathBuf, Vec<u8>, (u64, usize)) {
         .collect();
     names.sort();
     assert!(names.len() >= 7, "the app logs of the suite");
+    let pause = pause();
     let (mut log, mut expected, mut second) = (Vec::new(), Vec::new(), (0, 0));
+    let mut context_before = false;
     for copy in 0..70 {
         for (i, name) in names.iter().enumerate() {
             let text = std::fs::read(name).unwrap();
             assert!(text.starts_with(b"{{{reset}}}\n") && text.ends_with(b"\n"));
-            if copy == 1 && i == 0 {
+            if copy < 2 && i == 0 {
                 second.0 = log.len() as u64;
+                log.extend_from_slice(&pause);
+                expected.extend_from_slice(&pause);
             }
             log.extend_from_slice(&text);
-            if !expected.is_empty() {
+            if context_before {
                 expected.extend_from_slice(b"[[[reset]]]\n");
             }
             if copy == 1 && i == 0 {
@@ -43,31 +58,29 @@ fn big_log(tmp: &Path) -> (PathBuf, Vec<u8>, (u64, usize)) {
                 second.1 = expected.len();
             }
             expected.extend(std::fs::read(name.with_extension("llvm.out")).unwrap());
+            context_before = true;
         }
     }
     assert!(log.len() > 2 << 20, "large enough for a read-ahead");
     let path = tmp.join("big.log");
     std::fs::write(&path, &log).unwrap();
-    (path, expected, second)
+    let mut from_second = pause;
+    from_second.extend_from_slice(&expected[second.1..]);
+    (path, expected, (second.0, from_second))
 }
 
 fn symfilter(args: &[&str], stdin: Stdio) -> Output {
     run(args, stdin, false)
 }
 
-/// [`symfilter`] with a writer that leaves every region to the read-ahead
-/// until it has passed: answers are then handed over whatever the
-/// scheduling (a fast writer may otherwise meet every region first).
-fn symfilter_patient(args: &[&str], stdin: Stdio) -> Output {
+/// [`symfilter`] with its output left unread for a while at first, so
+/// that the writing filter waits in the log's first [`pause`].
+fn slowly_read(args: &[&str], stdin: Stdio) -> Output {
     run(args, stdin, true)
 }
 
-fn run(args: &[&str], stdin: Stdio, patient: bool) -> Output {
-    let mut command = common::command();
-    if patient {
-        command.env("SYMFILTER_TEST_PATIENT_WRITER", "1");
-    }
-    let out = command
+fn run(args: &[&str], stdin: Stdio, slowly: bool) -> Output {
+    let child = common::command()
         .current_dir(dir())
         .env_remove("DEBUGINFOD_URLS")
         .env("SYMFILTER_READ_AHEAD_STATS", "1")
@@ -79,8 +92,14 @@ fn run(args: &[&str], stdin: Stdio, patient: bool) -> Output {
         ])
         .args(args)
         .stdin(stdin)
-        .output()
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
         .unwrap();
+    if slowly {
+        std::thread::sleep(std::time::Duration::from_secs(1));
+    }
+    let out = child.wait_with_output().unwrap();
     assert!(out.status.success(), "symfilter {args:?} failed");
     out
 }
@@ -109,7 +128,7 @@ fn read_ahead_output_is_llvms_for_a_named_file_and_for_standard_input() {
     let (log, expected, second) = big_log(tmp.path());
     let log_arg = log.to_str().unwrap();
 
-    let named = symfilter_patient(&["--format=llvm", log_arg], Stdio::null());
+    let named = slowly_read(&["--format=llvm", log_arg], Stdio::null());
     assert!(
         named.stdout == expected,
         "named file: output differs from LLVM's"
@@ -118,17 +137,17 @@ fn read_ahead_output_is_llvms_for_a_named_file_and_for_standard_input() {
     assert!(handed > 0, "the read-ahead handed over no answers");
 
     let file = std::fs::File::open(&log).unwrap();
-    let piped = symfilter_patient(&["--format=llvm"], Stdio::from(file));
+    let piped = slowly_read(&["--format=llvm"], Stdio::from(file));
     assert!(piped.stdout == expected, "standard input: output differs");
     assert!(handed_over(&piped).is_some_and(|n| n > 0));
 
     // Standard input already read from: both threads start where it is.
     let mut file = std::fs::File::open(&log).unwrap();
     file.seek(SeekFrom::Start(second.0)).unwrap();
-    let rest = symfilter_patient(&["--format=llvm", "-"], Stdio::from(file));
+    let rest = slowly_read(&["--format=llvm", "-"], Stdio::from(file));
     assert!(handed_over(&rest).is_some_and(|n| n > 0));
     assert!(
-        rest.stdout == expected[second.1..],
+        rest.stdout == second.1,
         "standard input read from: output differs"
     );
 }
@@ -139,7 +158,7 @@ fn read_ahead_changes_nothing_in_the_human_and_json_formats() {
     let (log, _, _) = big_log(tmp.path());
     let log_arg = log.to_str().unwrap();
     for format in ["--format=human", "--format=json"] {
-        let ahead = symfilter_patient(&[format, log_arg], Stdio::null());
+        let ahead = slowly_read(&[format, log_arg], Stdio::null());
         let alone = symfilter(&[format, "--no-read-ahead", log_arg], Stdio::null());
         assert!(handed_over(&ahead).is_some_and(|n| n > 0), "{format}");
         assert_eq!(handed_over(&alone), None);

@@ -212,9 +212,6 @@ pub fn run(args: FilterArgs) -> anyhow::Result<ExitCode> {
     let read_ahead = match read_ahead_inputs(&args, files) {
         Some(inputs) => {
             let shared = Arc::new(SharedAnswers::default());
-            if std::env::var_os("SYMFILTER_TEST_PATIENT_WRITER").is_some() {
-                shared.patient_writer();
-            }
             let mut behind = sources.local_symbolizer()?;
             configure(&mut behind);
             behind.share(Sharing::Ahead(Arc::clone(&shared)));

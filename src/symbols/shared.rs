@@ -98,9 +98,6 @@ pub struct SharedAnswers {
     writer_hungry: AtomicBool,
     /// New regions met while the writer was hungry.
     given: AtomicU64,
-    /// The writer leaves every new region to the read-ahead until it has
-    /// passed (see [`SharedAnswers::patient_writer`]).
-    patient_writer: AtomicBool,
     /// Answers taken by the writer, and its time spent waiting (for
     /// `SYMFILTER_READ_AHEAD_STATS`).
     taken: AtomicU64,
@@ -190,7 +187,7 @@ impl Sharing {
                 (Side::Writer, Some(Side::Writer)) => return Ticket::Compute { publish: false },
                 // The read-ahead went past without it: it will not come.
                 (Side::Writer, _) if passed() => return Ticket::Compute { publish: false },
-                (Side::Writer, None) if !shared.patient_writer.load(Ordering::Relaxed) => {
+                (Side::Writer, None) => {
                     // The writer caught up: this region is its own now.
                     if tables.owners.len() < MAX_REGIONS {
                         tables.owners.insert(region, Side::Writer);
@@ -198,8 +195,7 @@ impl Sharing {
                     return Ticket::Compute { publish: false };
                 }
                 (Side::Writer, _) => {
-                    // The read-ahead is on it (or about to be; or, for a
-                    // patient writer, will meet it).
+                    // The read-ahead is on it (or about to be).
                     waited = true;
                     shared.writer_hungry.store(true, Ordering::Relaxed);
                     shared.writer_waits.store(true, Ordering::Release);
@@ -250,13 +246,6 @@ impl SharedAnswers {
         if let Some(_tables) = self.lock() {
             self.published.notify_all();
         }
-    }
-
-    /// Tests only (`SYMFILTER_TEST_PATIENT_WRITER`): the writer never
-    /// claims a region the read-ahead has not passed, so that answers are
-    /// handed over however the two threads happen to be scheduled.
-    pub fn patient_writer(&self) {
-        self.patient_writer.store(true, Ordering::Relaxed);
     }
 
     /// What the read-ahead did for the writer: answers taken, and
