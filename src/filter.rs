@@ -66,6 +66,9 @@ pub struct Options {
     pub dumpfile: crate::dumpfile::DumpOptions,
     /// `--demux`: one context per process of an interleaved log.
     pub demux: Option<DemuxOptions>,
+    /// Names demangled by this filter and the filters that share the
+    /// table (a read-ahead made with a clone of these options).
+    pub demangled: crate::demangle::Shared,
 }
 
 impl Default for Options {
@@ -83,6 +86,7 @@ impl Default for Options {
             max_group_bytes: 256 << 10,
             dumpfile: crate::dumpfile::DumpOptions::default(),
             demux: None,
+            demangled: crate::demangle::Shared::default(),
         }
     }
 }
@@ -95,6 +99,7 @@ fn render_options(opts: &Options) -> RenderOptions {
         strip_path_prefix: opts.strip_path_prefix.clone(),
         full_paths: opts.full_paths,
         whole_lines: opts.demux.is_some(),
+        demangled: opts.demangled.clone(),
     }
 }
 
@@ -223,7 +228,10 @@ impl Filter {
         opts.explain = false;
         opts.dumpfile = crate::dumpfile::DumpOptions::default();
         let mut filter = Filter::new(opts, symbolizer, Arc::new(Silent));
-        filter.render = Box::new(render::Discard::like(filter.render.as_ref()));
+        filter.render = Box::new(render::Discard::like(
+            filter.render.as_ref(),
+            filter.opts.demangled.clone(),
+        ));
         filter.never_blocks = true;
         filter.looks_ahead = true;
         filter

@@ -1,5 +1,6 @@
 //! The one demangling service of the program, full (human) and
-//! LLVM-compatible, with one cache shared by all threads.
+//! LLVM-compatible, with a cache per thread and, for the threads of one
+//! filter run, a [`Shared`] table.
 //!
 //! * [`demangle_llvm`]: what `llvm::demangle` (LLVM 22) prints. Itanium C++
 //!   names (`_Z`, `__Z`, `___Z..._block_invoke`, each also with one more
@@ -22,7 +23,7 @@ mod itanium;
 mod msvc;
 
 use std::fmt::Write;
-use std::sync::{LazyLock, Mutex};
+use std::sync::{Arc, Mutex};
 
 /// Longest demangled name we accept before falling back to the raw name.
 pub const MAX_DEMANGLED: usize = 64 * 1024;
@@ -38,42 +39,74 @@ thread_local! {
     static REMEMBERED: std::cell::RefCell<[Remembered; 2]> = std::cell::RefCell::default();
 }
 
-/// Names demangled by any thread, asked when a thread's own table misses:
-/// the read-ahead demangles the names in the answers it hands over (see
-/// [`crate::render::Discard`]), so the writing thread finds them done.
-static SHARED: LazyLock<Mutex<[Remembered; 2]>> = LazyLock::new(Mutex::default);
+/// Names demangled by any of the threads that hold it, asked when a
+/// thread's own table misses: the filter's read-ahead demangles the names
+/// in the answers it hands over (see [`crate::render::Discard`]), so the
+/// writing thread finds them done. Clones share one table.
+#[derive(Clone, Default)]
+pub struct Shared(Arc<Mutex<[Remembered; 2]>>);
 
-fn remembered(style: usize, name: &str, demangle: fn(&str) -> String) -> String {
+impl std::fmt::Debug for Shared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Shared(..)")
+    }
+}
+
+impl Shared {
+    /// [`demangle_full`], through this table.
+    pub fn full(&self, name: &str) -> String {
+        remembered(FULL, name, full_uncached, Some(self))
+    }
+
+    /// [`demangle_llvm`], through this table.
+    pub fn llvm(&self, name: &str) -> String {
+        remembered(LLVM, name, llvm_uncached, Some(self))
+    }
+
+    /// `name` demangled, from the table when it is there.
+    fn get(&self, style: usize, name: &str, demangle: fn(&str) -> String) -> String {
+        // Demangling cannot panic with the lock held: a poisoned table is
+        // still a table of finished entries.
+        let lock = || self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(hit) = lock()[style].get(name) {
+            return hit.to_string();
+        }
+        let out = demangle(name);
+        keep(&mut lock()[style], name, &out);
+        out
+    }
+
+    /// The table's [`demangle_full`] entry for `name`, if it has one.
+    #[cfg(test)]
+    pub(crate) fn has_full(&self, name: &str) -> Option<String> {
+        let tables = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        tables[FULL].get(name).map(|s| s.to_string())
+    }
+}
+
+/// Index of each style's table.
+const FULL: usize = 0;
+const LLVM: usize = 1;
+
+fn remembered(
+    style: usize,
+    name: &str,
+    demangle: fn(&str) -> String,
+    shared: Option<&Shared>,
+) -> String {
     REMEMBERED.with(|tables| {
         let mut tables = tables.borrow_mut();
         let table = &mut tables[style];
         if let Some(hit) = table.get(name) {
             return hit.to_string();
         }
-        let out = shared(style, name, demangle);
+        let out = match shared {
+            Some(shared) => shared.get(style, name, demangle),
+            None => demangle(name),
+        };
         keep(table, name, &out);
         out
     })
-}
-
-/// `name` demangled, from the table all threads share when it is there.
-fn shared(style: usize, name: &str, demangle: fn(&str) -> String) -> String {
-    // Demangling cannot panic with the lock held: a poisoned table is
-    // still a table of finished entries.
-    let lock = || SHARED.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(hit) = lock()[style].get(name) {
-        return hit.to_string();
-    }
-    let out = demangle(name);
-    keep(&mut lock()[style], name, &out);
-    out
-}
-
-/// The shared table's [`demangle_full`] entry for `name`, if it has one.
-#[cfg(test)]
-pub(crate) fn shared_full(name: &str) -> Option<String> {
-    let tables = SHARED.lock().unwrap_or_else(|e| e.into_inner());
-    tables[0].get(name).map(|s| s.to_string())
 }
 
 fn keep(table: &mut Remembered, name: &str, demangled: &str) {
@@ -85,12 +118,12 @@ fn keep(table: &mut Remembered, name: &str, demangled: &str) {
 
 /// Demangle for people (see the module docs).
 pub fn demangle_full(name: &str) -> String {
-    remembered(0, name, full_uncached)
+    remembered(FULL, name, full_uncached, None)
 }
 
 /// Demangle as `llvm::demangle` does (see the module docs).
 pub fn demangle_llvm(name: &str) -> String {
-    remembered(1, name, llvm_uncached)
+    remembered(LLVM, name, llvm_uncached, None)
 }
 
 /// [`demangle_llvm`] without the cache: what a name costs the first time
@@ -199,10 +232,16 @@ mod tests {
     #[test]
     fn a_name_demangled_on_one_thread_is_shared_with_the_others() {
         let name = "_ZN4test13one_thread_ok17h0123456789abcdefE";
-        std::thread::spawn(move || demangle_full(name))
-            .join()
-            .unwrap();
-        assert_eq!(shared_full(name).as_deref(), Some("test::one_thread_ok"));
+        let shared = Shared::default();
+        let other = shared.clone();
+        std::thread::spawn(move || other.full(name)).join().unwrap();
+        assert_eq!(
+            shared.has_full(name).as_deref(),
+            Some("test::one_thread_ok")
+        );
+        // Another run's table, and the free functions, have none of it.
+        demangle_full(name);
+        assert_eq!(Shared::default().has_full(name), None);
     }
 
     #[test]

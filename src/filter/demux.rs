@@ -262,7 +262,10 @@ impl Filter {
     /// A renderer for a new process, like the first one.
     fn make_render(&self) -> Box<dyn Render> {
         if self.looks_ahead {
-            Box::new(crate::render::Discard::like(self.render.as_ref()))
+            Box::new(crate::render::Discard::like(
+                self.render.as_ref(),
+                self.opts.demangled.clone(),
+            ))
         } else {
             crate::render::renderer(self.opts.format, &super::render_options(&self.opts))
         }

@@ -48,7 +48,7 @@ use super::num::Hex;
 use super::paths::{self, Class, Token};
 use super::{ContextEvent, Event, Line, Lookup, Place, Render, RenderOptions, Resolved};
 use crate::context::{Module, Region};
-use crate::demangle::demangle_full;
+use crate::demangle;
 use crate::markup::Sgr;
 use crate::symbols::{CodeInfo, Frame, Text};
 
@@ -220,7 +220,7 @@ impl Human {
                 .map(|f| {
                     let Some(p) = f.file.as_deref() else {
                         return Shown {
-                            name: Self::function_of(f),
+                            name: self.function_of(f),
                             path: None,
                             located: None,
                         };
@@ -244,7 +244,7 @@ impl Human {
                     let path_len = text.len();
                     push_line_column(&mut text, f.line, f.column);
                     Shown {
-                        name: Self::function_of(f),
+                        name: self.function_of(f),
                         path,
                         located: Some((text, path_len)),
                     }
@@ -579,17 +579,17 @@ impl Human {
         }
     }
 
-    fn function_of(f: &Frame) -> String {
+    fn function_of(&self, f: &Frame) -> String {
         f.function
             .as_deref()
-            .map_or_else(|| "??".to_string(), demangle_full)
+            .map_or_else(|| "??".to_string(), |n| self.opts.demangled.full(n))
     }
 
     /// `function+0xoff` from the symbol table, if any.
-    fn symbol_offset(info: &CodeInfo, rel: u64) -> Option<String> {
+    fn symbol_offset(&self, info: &CodeInfo, rel: u64) -> Option<String> {
         let sym = info.symbol.as_ref()?;
         Some(with_offset(
-            demangle_full(&sym.name),
+            self.opts.demangled.full(&sym.name),
             rel.wrapping_sub(sym.address),
         ))
     }
@@ -629,8 +629,9 @@ impl Human {
                         out.extend_from_slice(b", inlined into ");
                     }
                     if i == info.frames.len() - 1 && f.function.is_none() {
-                        let name =
-                            Self::symbol_offset(info, place.rel).unwrap_or_else(|| "??".into());
+                        let name = self
+                            .symbol_offset(info, place.rel)
+                            .unwrap_or_else(|| "??".into());
                         self.paint(out, FUNC, &name);
                     } else {
                         self.paint(out, FUNC, &sh.name);
@@ -642,7 +643,7 @@ impl Human {
                 }
             }
             Lookup::Code(info) if info.symbol.is_some() => {
-                let s = Self::symbol_offset(info, place.rel).unwrap_or_default();
+                let s = self.symbol_offset(info, place.rel).unwrap_or_default();
                 self.paint(out, FUNC, &s);
                 out.extend_from_slice(b" (");
                 self.module_offset(out, place)?;
@@ -663,7 +664,7 @@ impl Human {
         if let Lookup::Data(d) = &res.lookup
             && let Some(sym) = &d.symbol
         {
-            let name = demangle_full(&sym.name);
+            let name = self.opts.demangled.full(&sym.name);
             let s = with_offset(name, place.rel.wrapping_sub(sym.address));
             self.paint(out, FUNC, &s);
             if let Some(file) = &d.decl_file {
@@ -729,9 +730,9 @@ impl Human {
                     out.extend_from_slice(b" in ");
                     if i == n - 1 && f.function.is_none() {
                         let name = match &res.lookup {
-                            Lookup::Code(info) => {
-                                Self::symbol_offset(info, place.rel).unwrap_or_else(|| "??".into())
-                            }
+                            Lookup::Code(info) => self
+                                .symbol_offset(info, place.rel)
+                                .unwrap_or_else(|| "??".into()),
                             _ => "??".into(),
                         };
                         self.paint(out, FUNC, &name);
@@ -747,7 +748,7 @@ impl Human {
                 }
                 None => {
                     if let Lookup::Code(info) = &res.lookup
-                        && let Some(s) = Self::symbol_offset(info, place.rel)
+                        && let Some(s) = self.symbol_offset(info, place.rel)
                     {
                         out.extend_from_slice(b" in ");
                         self.paint(out, FUNC, &s);
@@ -801,7 +802,10 @@ impl Human {
                 }
                 Event::Context(el, _) => out.extend_from_slice(el.text(bytes)),
                 Event::Symbol(_, name) => match std::str::from_utf8(name) {
-                    Ok(name) => self.paint(out, FUNC, &demangle_full(name)),
+                    Ok(name) => {
+                        let name = self.opts.demangled.full(name);
+                        self.paint(out, FUNC, &name)
+                    }
                     Err(_) => crate::escape::push_bytes(out, name),
                 },
                 Event::Pc(el, res) => match &res.place {
@@ -989,8 +993,8 @@ fn has_relative_path(events: &[Event<'_>]) -> bool {
 }
 
 impl Render for Human {
-    fn demangler(&self) -> Option<fn(&str) -> String> {
-        Some(demangle_full)
+    fn demangler(&self) -> Option<super::Demangler> {
+        Some(demangle::Shared::full)
     }
     fn plain(&mut self, out: &mut dyn Write, text: &[u8], _first_line: u64) -> io::Result<()> {
         self.end_backtrace(out)?;

@@ -60,7 +60,7 @@ use super::kept::PerAnswer;
 use super::num::Hex;
 use super::{ContextEvent, Event, Line, Lookup, Render, RenderOptions, Resolved};
 use crate::context::Module;
-use crate::demangle::demangle_full;
+use crate::demangle;
 use crate::markup::RawElement;
 use crate::symbols::{CodeInfo, SymbolHit};
 
@@ -68,7 +68,7 @@ use crate::symbols::{CodeInfo, SymbolHit};
 const FLUSH_AT: usize = 64 << 10;
 
 pub struct Json {
-    _opts: RenderOptions,
+    opts: RenderOptions,
     /// Output not yet handed to the writer.
     buf: Vec<u8>,
     kept: Kept,
@@ -82,6 +82,8 @@ struct Kept {
     /// The last module written and its `"module"` object: elements mostly
     /// fall in the module the one before fell in.
     module: Option<(Arc<Module>, Box<[u8]>)>,
+    /// Names demangled by the run's threads.
+    demangled: demangle::Shared,
 }
 
 /// `{"build_id":...,"id":...,"name":...}` for `m`, made again only when
@@ -113,9 +115,12 @@ struct Rendered {
 impl Json {
     pub fn new(opts: RenderOptions) -> Json {
         Json {
-            _opts: opts,
+            kept: Kept {
+                demangled: opts.demangled.clone(),
+                ..Kept::default()
+            },
+            opts,
             buf: Vec::with_capacity(FLUSH_AT + 4096),
-            kept: Kept::default(),
         }
     }
 
@@ -315,15 +320,15 @@ fn text_span(buf: &mut Vec<u8>, t: &[u8]) {
 }
 
 /// `{"mangled":...,"name":...,"offset":` for a symbol-table hit.
-fn symbol_head(buf: &mut Vec<u8>, s: &SymbolHit) {
+fn symbol_head(demangled: &demangle::Shared, buf: &mut Vec<u8>, s: &SymbolHit) {
     buf.extend_from_slice(b"{\"mangled\":");
     string(buf, &s.name);
     buf.extend_from_slice(b",\"name\":");
-    string(buf, &demangle_full(&s.name));
+    string(buf, &demangled.full(&s.name));
     buf.extend_from_slice(b",\"offset\":");
 }
 
-fn render(info: &CodeInfo) -> Rendered {
+fn render(demangled: &demangle::Shared, info: &CodeInfo) -> Rendered {
     let mut b = Vec::new();
     b.push(b'[');
     let n = info.frames.len();
@@ -336,8 +341,8 @@ fn render(info: &CodeInfo) -> Rendered {
         b.extend_from_slice(b",\"file\":");
         opt_string(&mut b, f.file.as_deref());
         b.extend_from_slice(b",\"function\":");
-        let demangled = f.function.as_deref().map(demangle_full);
-        opt_string(&mut b, demangled.as_deref());
+        let function = f.function.as_deref().map(|n| demangled.full(n));
+        opt_string(&mut b, function.as_deref());
         b.extend_from_slice(b",\"inlined\":");
         boolean(&mut b, i + 1 != n);
         b.extend_from_slice(b",\"line\":");
@@ -349,7 +354,7 @@ fn render(info: &CodeInfo) -> Rendered {
     b.push(b']');
     let symbol = info.symbol.as_ref().map(|s| {
         let mut h = Vec::new();
-        symbol_head(&mut h, s);
+        symbol_head(demangled, &mut h, s);
         (h.into_boxed_slice(), s.address)
     });
     Rendered {
@@ -373,7 +378,11 @@ struct Extra<'a> {
 /// adjusted, decl_file, decl_line, element, frame, frames, key, module,
 /// offset, raw, reason, status, symbol, value.
 fn resolved(buf: &mut Vec<u8>, kept: &mut Kept, extra: &Extra<'_>, res: &Resolved) {
-    let Kept { answers, module } = kept;
+    let Kept {
+        answers,
+        module,
+        demangled,
+    } = kept;
     // Without a region the address is the module's own (`lookup`).
     let rel = res.place.as_ref().map_or(res.adjusted, |p| p.rel);
     buf.extend_from_slice(b"{\"address\":");
@@ -397,7 +406,7 @@ fn resolved(buf: &mut Vec<u8>, kept: &mut Kept, extra: &Extra<'_>, res: &Resolve
         num(buf, frame);
     }
     let code = match &res.lookup {
-        Lookup::Code(info) => Some(answers.get_or_make(info, render)),
+        Lookup::Code(info) => Some(answers.get_or_make(info, |info| render(demangled, info))),
         _ => None,
     };
     if let Some(code) = code {
@@ -447,7 +456,7 @@ fn resolved(buf: &mut Vec<u8>, kept: &mut Kept, extra: &Extra<'_>, res: &Resolve
         (Lookup::Data(d), _) => {
             if let Some(s) = &d.symbol {
                 buf.extend_from_slice(b",\"symbol\":");
-                symbol_head(buf, s);
+                symbol_head(demangled, buf, s);
                 hex(buf, rel.wrapping_sub(s.address));
                 buf.push(b'}');
             }
@@ -521,7 +530,7 @@ impl Json {
             Event::Symbol(el, name) => {
                 let raw = String::from_utf8_lossy(name);
                 buf.extend_from_slice(b"{\"demangled\":");
-                string(buf, &demangle_full(&raw));
+                string(buf, &self.opts.demangled.full(&raw));
                 buf.extend_from_slice(b",\"element\":\"symbol\",\"name\":");
                 string(buf, &raw);
                 buf.extend_from_slice(b",\"raw\":");
@@ -611,8 +620,8 @@ fn element_raw_split(
 }
 
 impl Render for Json {
-    fn demangler(&self) -> Option<fn(&str) -> String> {
-        Some(demangle_full)
+    fn demangler(&self) -> Option<super::Demangler> {
+        Some(demangle::Shared::full)
     }
     fn plain(&mut self, out: &mut dyn Write, text: &[u8], first_line: u64) -> io::Result<()> {
         let mut n = itoa::Buffer::new();

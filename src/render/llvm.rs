@@ -15,7 +15,7 @@ use super::kept::PerAnswer;
 use super::num::Hex;
 use super::{ContextEvent, Event, Line, Lookup, Render, Resolved};
 use crate::context::{Module, Region};
-use crate::demangle::demangle_llvm;
+use crate::demangle;
 use crate::markup::{RawElement, Sgr};
 use crate::symbols::{BuildId, CodeInfo, Text};
 
@@ -39,6 +39,8 @@ pub struct Llvm {
     last_crlf: bool,
     /// Frames as LLVM prints them, per shared answer.
     kept: PerAnswer<Arc<[LFrame]>>,
+    /// Names demangled by the run's threads.
+    demangled: demangle::Shared,
     /// Modules whose file was found unreadable by an element printed
     /// already: LLVM has cached them as bad since (see [`Llvm::bad_module`]).
     bad_modules: HashSet<BuildId>,
@@ -95,12 +97,15 @@ impl LFrame {
 /// The frames LLVM's symbolizer would give for `info`: DWARF frames
 /// innermost first (one empty frame when none), the outermost one named from
 /// the symbol table when a symbol covers the address.
-fn llvm_frames(info: &CodeInfo) -> Vec<LFrame> {
+fn llvm_frames(demangled: &demangle::Shared, info: &CodeInfo) -> Vec<LFrame> {
     let mut frames: Vec<LFrame> = info
         .frames
         .iter()
         .map(|f| LFrame {
-            function: f.function.as_deref().map_or(BAD.into(), demangle_llvm),
+            function: f
+                .function
+                .as_deref()
+                .map_or(BAD.into(), |n| demangled.llvm(n)),
             file: f.file.clone().unwrap_or_else(|| BAD.into()),
             line: f.line,
             column: f.column,
@@ -111,7 +116,7 @@ fn llvm_frames(info: &CodeInfo) -> Vec<LFrame> {
         frames.push(LFrame::bad());
     }
     if let (Some(sym), Some(last)) = (&info.symbol, frames.last_mut()) {
-        last.function = demangle_llvm(&sym.name);
+        last.function = demangled.llvm(&sym.name);
         if &*last.file == BAD
             && let Some(file) = &sym.file
         {
@@ -141,7 +146,14 @@ impl Llvm {
             bad_modules: HashSet::new(),
             line_buf: Vec::new(),
             unfinished: None,
+            demangled: demangle::Shared::default(),
         }
+    }
+
+    /// Demangle through `demangled`, the table of the run's threads.
+    pub fn demangling_into(mut self, demangled: demangle::Shared) -> Llvm {
+        self.demangled = demangled;
+        self
     }
 
     /// Write only whole lines, holding an unfinished one.
@@ -167,7 +179,7 @@ impl Llvm {
     /// [`llvm_frames`], computed once per distinct answer.
     fn frames(&mut self, info: &Arc<CodeInfo>) -> Arc<[LFrame]> {
         Arc::clone(self.kept.get_or_make(info, |info| {
-            let mut frames = llvm_frames(info);
+            let mut frames = llvm_frames(&self.demangled, info);
             for f in &mut frames {
                 f.body = f.plain_body();
             }
@@ -289,7 +301,7 @@ impl Llvm {
             Event::Symbol(_, name) => {
                 self.highlight(out)?;
                 match std::str::from_utf8(name) {
-                    Ok(name) => out.write_all(demangle_llvm(name).as_bytes())?,
+                    Ok(name) => out.write_all(self.demangled.llvm(name).as_bytes())?,
                     Err(_) => out.write_all(name)?,
                 }
                 self.restore(out)
@@ -475,7 +487,7 @@ impl Llvm {
             Lookup::Data(d) => d
                 .symbol
                 .as_ref()
-                .map_or(BAD.to_string(), |s| demangle_llvm(&s.name)),
+                .map_or(BAD.to_string(), |s| self.demangled.llvm(&s.name)),
             Lookup::Failed(_) => BAD.to_string(),
             Lookup::Unreadable if self.bad_module(res) => BAD.to_string(),
             _ => return self.raw_element(out, line, el),
@@ -487,8 +499,8 @@ impl Llvm {
 }
 
 impl Render for Llvm {
-    fn demangler(&self) -> Option<fn(&str) -> String> {
-        Some(demangle_llvm)
+    fn demangler(&self) -> Option<super::Demangler> {
+        Some(demangle::Shared::llvm)
     }
     fn plain(&mut self, out: &mut dyn Write, text: &[u8], _first_line: u64) -> io::Result<()> {
         if text.is_empty() {

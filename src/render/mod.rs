@@ -23,6 +23,7 @@ use std::io::{self, Write};
 use std::sync::Arc;
 
 use crate::context::{Module, Region};
+use crate::demangle;
 use crate::dumpfile::DumpReport;
 use crate::markup::{HexPair, RawElement, Sgr};
 use crate::symbols::{CodeInfo, DataInfo, Miss};
@@ -178,7 +179,7 @@ pub trait Render: Send {
     fn finish(&mut self, out: &mut dyn Write) -> io::Result<()>;
     /// How this renderer demangles the names in code answers (their frames'
     /// functions and symbol), if it does.
-    fn demangler(&self) -> Option<fn(&str) -> String> {
+    fn demangler(&self) -> Option<Demangler> {
         None
     }
 }
@@ -188,13 +189,16 @@ pub struct Discard {
     /// The real renderer's demangler: the names of each code answer are
     /// demangled here once, on the read-ahead thread, into the table the
     /// writing thread's renderer finds them in (see [`crate::demangle`]).
-    demangle: Option<fn(&str) -> String>,
+    demangle: Option<Demangler>,
+    demangled: demangle::Shared,
     warmed: kept::PerAnswer<()>,
 }
 
 impl Discard {
-    pub fn like(render: &dyn Render) -> Discard {
+    /// A renderer demangling as `render` does, into `demangled`.
+    pub fn like(render: &dyn Render, demangled: demangle::Shared) -> Discard {
         Discard {
+            demangled,
             demangle: render.demangler(),
             warmed: kept::PerAnswer::default(),
         }
@@ -204,11 +208,12 @@ impl Discard {
         let (Some(demangle), Lookup::Code(info)) = (self.demangle, &resolved.lookup) else {
             return;
         };
+        let demangled = &self.demangled;
         self.warmed.get_or_make(info, |info| {
             let functions = info.frames.iter().filter_map(|f| f.function.as_deref());
             let symbol = info.symbol.as_ref().map(|s| &*s.name);
             for name in functions.chain(symbol) {
-                demangle(name);
+                demangle(demangled, name);
             }
         });
     }
@@ -261,14 +266,25 @@ pub struct RenderOptions {
     /// Write only whole lines, holding an unfinished one until it ends
     /// (under `--demux`, other processes' lines may come between).
     pub whole_lines: bool,
+    /// Names demangled by the run's threads.
+    pub demangled: demangle::Shared,
 }
+
+/// A demangling style, through a run's table.
+pub type Demangler = fn(&demangle::Shared, &str) -> String;
 
 /// Build the renderer for `format`.
 pub fn renderer(format: Format, opts: &RenderOptions) -> Box<dyn Render> {
     match format {
         Format::Human => Box::new(human::Human::new(opts.clone())),
-        Format::Llvm if opts.whole_lines => Box::new(llvm::Llvm::new(opts.color).whole_lines()),
-        Format::Llvm => Box::new(llvm::Llvm::new(opts.color)),
+        Format::Llvm if opts.whole_lines => Box::new(
+            llvm::Llvm::new(opts.color)
+                .demangling_into(opts.demangled.clone())
+                .whole_lines(),
+        ),
+        Format::Llvm => {
+            Box::new(llvm::Llvm::new(opts.color).demangling_into(opts.demangled.clone()))
+        }
         Format::Json => Box::new(json::Json::new(opts.clone())),
     }
 }
@@ -308,20 +324,21 @@ mod tests {
             lead: b"",
             key: None,
         };
-        let llvm = renderer(Format::Llvm, &RenderOptions::default());
-        let mut discard = Discard::like(llvm.as_ref());
+        let opts = RenderOptions::default();
+        let llvm = renderer(Format::Llvm, &opts);
+        let mut discard = Discard::like(llvm.as_ref(), opts.demangled.clone());
         discard
             .line(&mut io::sink(), &line, &[Event::Pc(&raw, resolved.clone())])
             .unwrap();
         // The llvm renderer's demangling is not the human one's.
-        assert_eq!(crate::demangle::shared_full(name), None);
-        let human = renderer(Format::Human, &RenderOptions::default());
-        let mut discard = Discard::like(human.as_ref());
+        assert_eq!(opts.demangled.has_full(name), None);
+        let human = renderer(Format::Human, &opts);
+        let mut discard = Discard::like(human.as_ref(), opts.demangled.clone());
         discard
             .line(&mut io::sink(), &line, &[Event::Pc(&raw, resolved)])
             .unwrap();
         assert_eq!(
-            crate::demangle::shared_full(name).as_deref(),
+            opts.demangled.has_full(name).as_deref(),
             Some("test::warmed_by_read::ahead")
         );
     }
