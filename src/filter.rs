@@ -228,7 +228,7 @@ impl Filter {
         opts.explain = false;
         opts.dumpfile = crate::dumpfile::DumpOptions::default();
         let mut filter = Filter::new(opts, symbolizer, Arc::new(Silent));
-        filter.render = Box::new(render::Discard::like(
+        filter.render = Box::new(crate::readahead::Discard::like(
             filter.render.as_ref(),
             filter.opts.demangled.clone(),
         ));

@@ -4,7 +4,7 @@
 //! It does the expensive part of first lookups (parsing units' functions
 //! and line programs) while the writing thread renders earlier lines, and
 //! hands each answer over through
-//! [`SharedAnswers`](crate::symbols::SharedAnswers), which also decides
+//! [`SharedAnswers`], which also decides
 //! which thread looks up what (by address region, so that no unit is parsed
 //! by both).
 //!
@@ -14,17 +14,24 @@
 //! DWARF is not shared between threads), reads the files by position
 //! (`pread`, so a shared standard input's offset is untouched), stays at
 //! most [`LEAD`] bytes in front, and stops when the writing side is done.
+//!
+//! Here are its setup ([`ReadAhead::start`]), its reader and its renderer
+//! ([`Discard`]); the hand-over of answers is in
+//! [`crate::symbols::SharedAnswers`] and the symbol front's memo.
 
 use std::fs::File;
-use std::io::{self, Read};
+use std::io::{self, Read, Write};
 use std::os::unix::fs::FileExt;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::thread;
 use std::time::Duration;
 
-use crate::filter::Filter;
-use crate::symbols::SharedAnswers;
+use crate::demangle;
+use crate::filter::{Filter, Options};
+use crate::render::kept;
+use crate::render::{Demangler, Event, Line, Lookup, Render, Resolved};
+use crate::symbols::{SharedAnswers, Sharing, Symbolizer};
 
 /// How far the read-ahead may run in front of the writing filter, in input
 /// bytes: far enough to stay ahead through a stretch of new addresses,
@@ -43,6 +50,7 @@ struct Progress {
 /// it stops the thread.
 pub struct ReadAhead {
     progress: Arc<Progress>,
+    answers: Arc<SharedAnswers>,
 }
 
 /// A reader that tells the read-ahead, if there is one, how far the writing
@@ -112,17 +120,26 @@ impl Read for Behind {
 }
 
 impl ReadAhead {
-    /// Start `filter` (made with [`Filter::read_ahead`]) over `inputs` in
-    /// order, on its own thread. The files must be regular files holding
-    /// what the writing filter will read, in the same order.
+    /// Start a read-ahead for the writing filter that will be built with
+    /// `opts` and `writer` (which from now on takes answers from it), over
+    /// `inputs` in order, on its own thread. `behind` is the read-ahead's
+    /// own symbolizer over the same local sources (no network: a download
+    /// is the writing side's to make and report). The files must be
+    /// regular files holding what the writing filter will read, in the
+    /// same order.
     pub fn start(
-        mut filter: Filter,
+        opts: &Options,
+        writer: &mut Symbolizer,
+        mut behind: Symbolizer,
         inputs: Vec<ReadFrom>,
-        answers: Arc<SharedAnswers>,
     ) -> io::Result<ReadAhead> {
+        let answers = Arc::new(SharedAnswers::default());
+        behind.share(Sharing::Ahead(Arc::clone(&answers)));
+        let mut filter = Filter::read_ahead(opts.clone(), behind);
         let progress = Arc::new(Progress::default());
         let shared = Arc::clone(&progress);
         let on_failure = Arc::clone(&answers);
+        let handed = Arc::clone(&answers);
         let spawned = thread::Builder::new()
             .name("read-ahead".into())
             .spawn(move || {
@@ -154,7 +171,17 @@ impl ReadAhead {
             on_failure.ahead_done();
             return Err(e);
         }
-        Ok(ReadAhead { progress })
+        writer.share(Sharing::Writer(Arc::clone(&handed)));
+        Ok(ReadAhead {
+            progress,
+            answers: handed,
+        })
+    }
+
+    /// What the read-ahead did for the writer: answers taken, and
+    /// milliseconds spent waiting for them.
+    pub fn stats(&self) -> (u64, u64) {
+        self.answers.stats()
     }
 }
 
@@ -171,5 +198,120 @@ impl Drop for ReadAhead {
         // Not joined: the thread may be inside one long lookup, and nothing
         // it holds needs an orderly end.
         self.progress.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+/// The read-ahead filter's renderer: writes nothing, and demangles the
+/// names of each code answer as the writing filter's renderer will.
+pub struct Discard {
+    /// The real renderer's demangler: the names of each code answer are
+    /// demangled here once, on the read-ahead thread, into the table the
+    /// writing thread's renderer finds them in (see [`crate::demangle`]).
+    demangle: Option<Demangler>,
+    demangled: demangle::Shared,
+    warmed: kept::PerAnswer<()>,
+}
+
+impl Discard {
+    /// A renderer demangling as `render` does, into `demangled`.
+    pub fn like(render: &dyn Render, demangled: demangle::Shared) -> Discard {
+        Discard {
+            demangled,
+            demangle: render.demangler(),
+            warmed: kept::PerAnswer::default(),
+        }
+    }
+
+    fn warm(&mut self, resolved: &Resolved) {
+        let (Some(demangle), Lookup::Code(info)) = (self.demangle, &resolved.lookup) else {
+            return;
+        };
+        let demangled = &self.demangled;
+        self.warmed.get_or_make(info, |info| {
+            let functions = info.frames.iter().filter_map(|f| f.function.as_deref());
+            let symbol = info.symbol.as_ref().map(|s| &*s.name);
+            for name in functions.chain(symbol) {
+                demangle(demangled, name);
+            }
+        });
+    }
+}
+
+impl Render for Discard {
+    fn plain(&mut self, _: &mut dyn Write, _: &[u8], _: u64) -> io::Result<()> {
+        Ok(())
+    }
+    fn line(&mut self, _: &mut dyn Write, _: &Line<'_>, events: &[Event<'_>]) -> io::Result<()> {
+        for event in events {
+            match event {
+                Event::Pc(_, resolved) | Event::Bt(_, _, resolved) => self.warm(resolved),
+                Event::Hexdict(_, values) => values.iter().for_each(|v| self.warm(&v.resolved)),
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+    fn raw(&mut self, _: &mut dyn Write, _: &[u8]) -> io::Result<()> {
+        Ok(())
+    }
+    fn finish(&mut self, _: &mut dyn Write) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::markup::RawElement;
+    use crate::render::{Format, RenderOptions, renderer};
+    use crate::symbols::{CodeInfo, Frame};
+
+    /// The read-ahead's renderer demangles the names in code answers, as
+    /// the real renderer would, into the table all threads share.
+    #[test]
+    fn discard_demangles_code_answers_for_the_writer() {
+        let name = "_ZN4test14warmed_by_read5ahead17h0123456789abcdefE";
+        let info = CodeInfo {
+            frames: vec![Frame {
+                function: Some(name.into()),
+                ..Frame::default()
+            }],
+            symbol: None,
+        };
+        let resolved = Resolved {
+            addr: 1,
+            adjusted: 1,
+            place: None,
+            lookup: Lookup::Code(Arc::new(info)),
+        };
+        let raw = RawElement {
+            span: 0..0,
+            tag: 0..0,
+            fields: Default::default(),
+        };
+        let line = Line {
+            bytes: b"",
+            ending: b"\n",
+            number: 1,
+            lead: b"",
+            key: None,
+        };
+        let opts = RenderOptions::default();
+        let llvm = renderer(Format::Llvm, &opts);
+        let mut discard = Discard::like(llvm.as_ref(), opts.demangled.clone());
+        discard
+            .line(&mut io::sink(), &line, &[Event::Pc(&raw, resolved.clone())])
+            .unwrap();
+        // The llvm renderer's demangling is not the human one's.
+        assert_eq!(opts.demangled.has_full(name), None);
+        let human = renderer(Format::Human, &opts);
+        let mut discard = Discard::like(human.as_ref(), opts.demangled.clone());
+        discard
+            .line(&mut io::sink(), &line, &[Event::Pc(&raw, resolved)])
+            .unwrap();
+        assert_eq!(
+            opts.demangled.has_full(name).as_deref(),
+            Some("test::warmed_by_read::ahead")
+        );
     }
 }

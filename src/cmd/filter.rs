@@ -2,7 +2,6 @@ use std::fs::File;
 use std::io::{self, IsTerminal, Seek, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
 
 use clap::{Args, ValueEnum};
 
@@ -10,7 +9,7 @@ use super::sources::SourceArgs;
 use symfilter::filter::{Dialect, Filter, FilterError, Options};
 use symfilter::readahead::{ReadAhead, ReadFrom, counted};
 use symfilter::render::Format;
-use symfilter::symbols::{SharedAnswers, Sharing, Symbolizer};
+use symfilter::symbols::Symbolizer;
 
 /// When to colour the output.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -211,19 +210,13 @@ pub fn run(args: FilterArgs) -> anyhow::Result<ExitCode> {
     };
     let read_ahead = match read_ahead_inputs(&args, files) {
         Some(inputs) => {
-            let shared = Arc::new(SharedAnswers::default());
             let mut behind = sources.local_symbolizer()?;
             configure(&mut behind);
-            behind.share(Sharing::Ahead(Arc::clone(&shared)));
-            symbolizer.share(Sharing::Writer(Arc::clone(&shared)));
-            let ahead = Filter::read_ahead(opts.clone(), behind);
-            ReadAhead::start(ahead, inputs, Arc::clone(&shared))
-                .ok()
-                .map(|r| (r, shared))
+            ReadAhead::start(&opts, &mut symbolizer, behind, inputs).ok()
         }
         None => None,
     };
-    let ahead = read_ahead.as_ref().map(|(a, _)| a);
+    let ahead = read_ahead.as_ref();
     let mut filter = Filter::new(opts, symbolizer, super::report::Stderr::new(args.quiet));
     let mut out = io::BufWriter::with_capacity(64 << 10, stdout.lock());
     let mut failed = false;
@@ -267,10 +260,10 @@ pub fn run(args: FilterArgs) -> anyhow::Result<ExitCode> {
     // diagnostics and dumpfile reports are written as they happen, and
     // debuginfod's temporary downloads are deleted once mapped).
     std::mem::forget(filter);
-    if let Some((_, shared)) = &read_ahead
+    if let Some(ahead) = &read_ahead
         && std::env::var_os("SYMFILTER_READ_AHEAD_STATS").is_some()
     {
-        let (taken, waited_ms) = shared.stats();
+        let (taken, waited_ms) = ahead.stats();
         eprintln!(
             "symfilter: read-ahead: {taken} answers handed over, {waited_ms} ms spent waiting for them"
         );

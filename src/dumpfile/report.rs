@@ -40,8 +40,8 @@ pub struct ContextShown {
     pub described: Option<Described>,
 }
 
-/// A context's modules by ID, at most [`MAX_DESCRIBED_MODULES`] modules
-/// and [`MAX_DESCRIBED_REGIONS`] regions in all.
+/// A context's modules by ID, at most 4096 modules
+/// and 65536 regions in all.
 #[derive(Debug, Default)]
 pub struct Described {
     pub modules: Vec<DescribedModule>,

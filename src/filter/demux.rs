@@ -262,7 +262,7 @@ impl Filter {
     /// A renderer for a new process, like the first one.
     fn make_render(&self) -> Box<dyn Render> {
         if self.looks_ahead {
-            Box::new(crate::render::Discard::like(
+            Box::new(crate::readahead::Discard::like(
                 self.render.as_ref(),
                 self.opts.demangled.clone(),
             ))

@@ -14,7 +14,7 @@
 
 pub mod human;
 pub mod json;
-mod kept;
+pub(crate) mod kept;
 pub mod llvm;
 mod num;
 pub mod paths;
@@ -184,63 +184,6 @@ pub trait Render: Send {
     }
 }
 
-/// A renderer that writes nothing (the read-ahead filter's).
-pub struct Discard {
-    /// The real renderer's demangler: the names of each code answer are
-    /// demangled here once, on the read-ahead thread, into the table the
-    /// writing thread's renderer finds them in (see [`crate::demangle`]).
-    demangle: Option<Demangler>,
-    demangled: demangle::Shared,
-    warmed: kept::PerAnswer<()>,
-}
-
-impl Discard {
-    /// A renderer demangling as `render` does, into `demangled`.
-    pub fn like(render: &dyn Render, demangled: demangle::Shared) -> Discard {
-        Discard {
-            demangled,
-            demangle: render.demangler(),
-            warmed: kept::PerAnswer::default(),
-        }
-    }
-
-    fn warm(&mut self, resolved: &Resolved) {
-        let (Some(demangle), Lookup::Code(info)) = (self.demangle, &resolved.lookup) else {
-            return;
-        };
-        let demangled = &self.demangled;
-        self.warmed.get_or_make(info, |info| {
-            let functions = info.frames.iter().filter_map(|f| f.function.as_deref());
-            let symbol = info.symbol.as_ref().map(|s| &*s.name);
-            for name in functions.chain(symbol) {
-                demangle(demangled, name);
-            }
-        });
-    }
-}
-
-impl Render for Discard {
-    fn plain(&mut self, _: &mut dyn Write, _: &[u8], _: u64) -> io::Result<()> {
-        Ok(())
-    }
-    fn line(&mut self, _: &mut dyn Write, _: &Line<'_>, events: &[Event<'_>]) -> io::Result<()> {
-        for event in events {
-            match event {
-                Event::Pc(_, resolved) | Event::Bt(_, _, resolved) => self.warm(resolved),
-                Event::Hexdict(_, values) => values.iter().for_each(|v| self.warm(&v.resolved)),
-                _ => {}
-            }
-        }
-        Ok(())
-    }
-    fn raw(&mut self, _: &mut dyn Write, _: &[u8]) -> io::Result<()> {
-        Ok(())
-    }
-    fn finish(&mut self, _: &mut dyn Write) -> io::Result<()> {
-        Ok(())
-    }
-}
-
 /// Which renderer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Format {
@@ -286,60 +229,5 @@ pub fn renderer(format: Format, opts: &RenderOptions) -> Box<dyn Render> {
             Box::new(llvm::Llvm::new(opts.color).demangling_into(opts.demangled.clone()))
         }
         Format::Json => Box::new(json::Json::new(opts.clone())),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::symbols::Frame;
-
-    /// The read-ahead's renderer demangles the names in code answers, as
-    /// the real renderer would, into the table all threads share.
-    #[test]
-    fn discard_demangles_code_answers_for_the_writer() {
-        let name = "_ZN4test14warmed_by_read5ahead17h0123456789abcdefE";
-        let info = CodeInfo {
-            frames: vec![Frame {
-                function: Some(name.into()),
-                ..Frame::default()
-            }],
-            symbol: None,
-        };
-        let resolved = Resolved {
-            addr: 1,
-            adjusted: 1,
-            place: None,
-            lookup: Lookup::Code(Arc::new(info)),
-        };
-        let raw = RawElement {
-            span: 0..0,
-            tag: 0..0,
-            fields: Default::default(),
-        };
-        let line = Line {
-            bytes: b"",
-            ending: b"\n",
-            number: 1,
-            lead: b"",
-            key: None,
-        };
-        let opts = RenderOptions::default();
-        let llvm = renderer(Format::Llvm, &opts);
-        let mut discard = Discard::like(llvm.as_ref(), opts.demangled.clone());
-        discard
-            .line(&mut io::sink(), &line, &[Event::Pc(&raw, resolved.clone())])
-            .unwrap();
-        // The llvm renderer's demangling is not the human one's.
-        assert_eq!(opts.demangled.has_full(name), None);
-        let human = renderer(Format::Human, &opts);
-        let mut discard = Discard::like(human.as_ref(), opts.demangled.clone());
-        discard
-            .line(&mut io::sink(), &line, &[Event::Pc(&raw, resolved)])
-            .unwrap();
-        assert_eq!(
-            opts.demangled.has_full(name).as_deref(),
-            Some("test::warmed_by_read::ahead")
-        );
     }
 }
