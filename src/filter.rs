@@ -18,22 +18,29 @@
 //! markup); a multi-line `hexdict` is gathered up to
 //! [`Options::max_group_lines`] lines / [`Options::max_group_bytes`] bytes,
 //! and if it does not close by then its lines are treated as plain lines.
+//!
+//! Here: the filter's options and state, and each line's lexing, context
+//! and rendering. Apart: the byte scanner (`filter/scan.rs`), resolving
+//! addresses and opening modules (`filter/resolve.rs`), the llvm dialect's
+//! rules (`filter/dialect.rs`), crash frames (`filter/crash.rs`) and
+//! `--demux` (`filter/demux.rs`).
 
 mod demux;
 mod dialect;
+mod resolve;
+mod scan;
+
+use scan::Scan;
 
 use std::collections::HashSet;
 use std::io::{self, Read, Write};
 use std::sync::Arc;
 
 use crate::context::{Context, ContextError, MmapAdded, Module, Region};
-use crate::markup::{ESC, Element, Lexer, Node, PcKind, RawElement, parse_element};
-use crate::render::{
-    self, ContextEvent, Event, Format, HexValue, Line, Lookup, Place, Render, RenderOptions,
-    Resolved,
-};
+use crate::markup::{Element, Lexer, Node, PcKind, RawElement, parse_element};
+use crate::render::{self, ContextEvent, Event, Format, HexValue, Line, Render, RenderOptions};
 use crate::report::{Report, Reporter, Silent};
-use crate::symbols::{BuildId, Locator, Symbolizer};
+use crate::symbols::{BuildId, Symbolizer};
 
 mod crash;
 pub use demux::{DEFAULT_MAX_KEYS, DemuxOptions};
@@ -110,44 +117,6 @@ pub enum FilterError {
     Read(io::Error),
     #[error("write error: {0}")]
     Write(io::Error),
-}
-
-/// Cached position of the next occurrence of a needle in the input buffer.
-#[derive(Clone, Copy, Default)]
-struct Hit {
-    found: Option<usize>,
-    scanned_to: usize,
-}
-
-impl Hit {
-    fn next(
-        &mut self,
-        len: usize,
-        pos: usize,
-        end: usize,
-        find: impl Fn(usize) -> Option<usize>,
-    ) -> Option<usize> {
-        if let Some(f) = self.found {
-            if f >= pos {
-                return Some(f);
-            }
-            self.scanned_to = pos;
-        }
-        let from = pos.max(self.scanned_to.saturating_sub(len - 1));
-        if from >= end {
-            self.found = None;
-            self.scanned_to = end;
-            return None;
-        }
-        self.found = find(from).map(|i| from + i);
-        self.scanned_to = end;
-        self.found
-    }
-
-    fn shift(&mut self, d: usize) {
-        self.found = self.found.and_then(|f| f.checked_sub(d));
-        self.scanned_to = self.scanned_to.saturating_sub(d);
-    }
 }
 
 /// The symbolizing filter. Build it once; call [`Filter::run`] for each
@@ -259,89 +228,10 @@ impl Filter {
         out: &mut dyn Write,
     ) -> Result<(), FilterError> {
         self.input = input.to_string();
-        let mut st = Scan {
-            line: 1,
-            ..Scan::default()
-        };
+        let mut st = Scan::at_line(1);
         let result = self.scan(&mut reader, out, &mut st);
         self.lines_before += st.line - 1;
         result
-    }
-
-    fn scan(
-        &mut self,
-        reader: &mut impl Read,
-        out: &mut dyn Write,
-        st: &mut Scan,
-    ) -> Result<(), FilterError> {
-        let chunk = (256 << 10).min(self.opts.max_line.max(16));
-        let mut buf = vec![0u8; chunk];
-        loop {
-            self.process(&buf, st, out)?;
-            if st.eof {
-                break;
-            }
-            if st.pos > 0 {
-                buf.copy_within(st.pos..st.end, 0);
-                st.end -= st.pos;
-                st.open.shift(st.pos);
-                st.esc.shift(st.pos);
-                st.nl.shift(st.pos);
-                st.pos = 0;
-            }
-            if st.end == buf.len() {
-                if buf.len() < self.opts.max_line {
-                    let n = (buf.len() * 2).min(self.opts.max_line.max(16));
-                    buf.resize(n, 0);
-                } else {
-                    // An over-long line: pass what we have through untouched
-                    // and the rest of the line after it.
-                    let data = &buf[..st.end];
-                    if self.lexer.find_open(data).is_some() || memchr::memchr(ESC, data).is_some() {
-                        let line = st.line;
-                        self.diagnose(
-                            line,
-                            1,
-                            &format!(
-                                "line longer than {} bytes: passed through without symbolizing",
-                                self.opts.max_line
-                            ),
-                        );
-                    }
-                    self.render.raw(out, data).map_err(FilterError::Write)?;
-                    st.long_line = true;
-                    st.end = 0;
-                    st.open = Hit::default();
-                    st.esc = Hit::default();
-                    st.nl = Hit::default();
-                    continue;
-                }
-            }
-            // About to read, which may block: the renderer writes out what
-            // it holds back (Render::idle), then everything is flushed.
-            if !self.never_blocks {
-                self.idle_all(out).map_err(FilterError::Write)?;
-            }
-            out.flush().map_err(FilterError::Write)?;
-            let n = loop {
-                match reader.read(&mut buf[st.end..]) {
-                    Ok(n) => break n,
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                    Err(e) => {
-                        // Keep what was read so far.
-                        st.eof = true;
-                        self.process(&buf, st, out)?;
-                        return Err(FilterError::Read(e));
-                    }
-                }
-            };
-            if n == 0 {
-                st.eof = true;
-            } else {
-                st.end += n;
-            }
-        }
-        Ok(())
     }
 
     /// End of all inputs: close what is open (pending summaries, colour).
@@ -354,141 +244,6 @@ impl Filter {
         }
         self.finish_all(out).map_err(FilterError::Write)?;
         out.flush().map_err(FilterError::Write)
-    }
-
-    /// Process everything complete in `buf[st.pos..st.end]` (and, at EOF,
-    /// everything).
-    fn process(
-        &mut self,
-        buf: &[u8],
-        st: &mut Scan,
-        out: &mut dyn Write,
-    ) -> Result<(), FilterError> {
-        let w = FilterError::Write;
-        while st.pos < st.end {
-            let end = st.end;
-            if st.long_line {
-                let rest = &buf[st.pos..end];
-                match memchr::memchr(b'\n', rest) {
-                    Some(i) => {
-                        self.render.raw(out, &rest[..=i]).map_err(w)?;
-                        st.pos += i + 1;
-                        st.line += 1;
-                        st.long_line = false;
-                        continue;
-                    }
-                    None => {
-                        self.render.raw(out, rest).map_err(w)?;
-                        st.pos = end;
-                        return Ok(());
-                    }
-                }
-            }
-            let lexer = &self.lexer;
-            let pos = st.pos;
-            let open = st
-                .open
-                .next(3, pos, end, |from| lexer.find_open(&buf[from..end]));
-            let esc = st
-                .esc
-                .next(1, pos, end, |from| memchr::memchr(ESC, &buf[from..end]));
-            let special = match (open, esc) {
-                (Some(a), Some(b)) => Some(a.min(b)),
-                (a, b) => a.or(b),
-            };
-            let Some(s) = special else {
-                // No markup in the rest: pass complete lines through.
-                let rest = &buf[pos..end];
-                let first_nl = st
-                    .nl
-                    .next(1, pos, end, |from| memchr::memchr(b'\n', &buf[from..end]));
-                if first_nl.is_some()
-                    && let Some(nl) = memchr::memrchr(b'\n', rest)
-                {
-                    let text = &rest[..=nl];
-                    self.plain(out, text, st.line).map_err(w)?;
-                    st.line += count_lines(text);
-                    st.pos += nl + 1;
-                }
-                if st.eof && st.pos < end {
-                    let line = &buf[st.pos..end];
-                    self.unended_line(line, st.line, out).map_err(w)?;
-                    st.pos = end;
-                }
-                return Ok(());
-            };
-            let line_start = memchr::memrchr(b'\n', &buf[pos..s]).map_or(pos, |i| pos + i + 1);
-            if line_start > pos {
-                let text = &buf[pos..line_start];
-                self.plain(out, text, st.line).map_err(w)?;
-                st.line += count_lines(text);
-                st.pos = line_start;
-            }
-            let ls = st.pos;
-            let le = match st
-                .nl
-                .next(1, s, end, |from| memchr::memchr(b'\n', &buf[from..end]))
-            {
-                Some(i) => i,
-                None if st.eof => end,
-                None => return Ok(()),
-            };
-            // A multi-line hexdict?
-            let mut group_end = None;
-            // Under --demux the lines of a dump may be another process's.
-            if self.opts.dialect.multiline_hexdict
-                && self.demux.is_none()
-                && opens_multiline(&self.lexer, &buf[ls..le])
-                && le < end
-            {
-                // The dump ends at the first `}}}`; a `{{{` before it means
-                // it never closed (its lines are then plain lines).
-                let next_open = self.lexer.find_open(&buf[le..end]).map(|o| le + o);
-                let search_end = next_open.unwrap_or(end);
-                match self.lexer.find_close(&buf[le..search_end]) {
-                    None if next_open.is_some() => {}
-                    Some(c) => {
-                        let close = le + c;
-                        let ge = match memchr::memchr(b'\n', &buf[close..end]) {
-                            Some(i) => Some(close + i),
-                            None if st.eof => Some(end),
-                            None => None,
-                        };
-                        match ge {
-                            Some(ge) => {
-                                let lines = count_lines(&buf[ls..ge]);
-                                if lines < self.opts.max_group_lines as u64
-                                    && ge - ls <= self.opts.max_group_bytes
-                                {
-                                    group_end = Some(ge);
-                                }
-                            }
-                            None => {
-                                if end - ls <= self.opts.max_group_bytes {
-                                    return Ok(());
-                                }
-                            }
-                        }
-                    }
-                    None => {
-                        let lines = count_lines(&buf[ls..end]);
-                        if !st.eof
-                            && end - ls <= self.opts.max_group_bytes
-                            && lines < self.opts.max_group_lines as u64
-                        {
-                            return Ok(());
-                        }
-                    }
-                }
-            }
-            let le = group_end.unwrap_or(le);
-            let ending: &[u8] = if le < end { b"\n" } else { b"" };
-            let number = st.line;
-            self.line(&buf[ls..le], ending, number, out).map_err(w)?;
-            st.line += count_lines(&buf[ls..le]) + 1;
-            st.pos = (le + 1).min(end);
-        }
-        Ok(())
     }
 
     /// Lex, apply and resolve one line (or hexdict group), then render it.
@@ -749,273 +504,6 @@ impl Filter {
         }
         outcome.report
     }
-
-    fn report_unresolved(&mut self, bytes: &[u8], number: u64, at: usize, res: &Resolved) {
-        if let Lookup::NoRegion = res.lookup {
-            let msg = if res.adjusted != res.addr {
-                format!(
-                    "no mmap covers address {:#x} (return address {:#x} minus {})",
-                    res.adjusted,
-                    res.addr,
-                    res.addr.wrapping_sub(res.adjusted)
-                )
-            } else {
-                format!("no mmap covers address {:#x}", res.addr)
-            };
-            self.report(bytes, number, at, &msg);
-        }
-    }
-
-    /// Opening a module may take long (a debuginfod download): write out
-    /// what earlier lines produced first, so a reader sees them meanwhile.
-    /// A write error shows up again at the next write and is handled there.
-    fn flush_before_first_open(&mut self, addr: u64, out: &mut dyn Write) {
-        if let Some(loc) = self.context.lookup(addr)
-            && !self.symbolizer.is_opened(&loc.module.build_id)
-        {
-            let _ = out.flush();
-        }
-    }
-
-    /// Find the place of `addr` and open its module's source, reporting a
-    /// missing module once per build ID.
-    fn place(&mut self, addr: u64) -> Option<Place> {
-        let loc = self.context.lookup(addr)?;
-        Some(Place {
-            module: std::sync::Arc::clone(loc.module),
-            region: *loc.region,
-            rel: loc.rel,
-        })
-    }
-
-    fn with_source<T>(
-        &mut self,
-        module: &Module,
-        f: impl FnOnce(&crate::symbols::Memo) -> T,
-    ) -> Option<T> {
-        let explain = self.opts.explain;
-        let context = &self.context;
-        let opened = self
-            .symbolizer
-            .open_with(&module.build_id, || context.key_of(module));
-        let first = opened.first_time;
-        let (result, miss_trail_len, warnings) = match opened.source {
-            Ok(src) => {
-                let warnings = if first { src.warnings() } else { Vec::new() };
-                (Some(f(src)), None, warnings)
-            }
-            Err(trail) => (None, Some(trail.len()), Vec::new()),
-        };
-        if first {
-            // Problems the source found in its data but got past (e.g.
-            // corrupt Breakpad records): once per module.
-            let (line, col) = self.at;
-            for w in &warnings {
-                self.diagnose(line, col, w);
-            }
-            if self.explained.len() >= 1 << 14 {
-                self.explained.clear();
-            }
-            if explain && self.explained.insert(module.build_id.clone()) {
-                self.explain(module);
-            }
-            if miss_trail_len.is_some() && self.missing_reports.0 >= MAX_MISSING_REPORTS {
-                self.missing_reports.1 += 1;
-                self.diagnostics += 1;
-            } else if let Some(n) = miss_trail_len {
-                self.missing_reports.0 += 1;
-                let how = if n == 0 {
-                    "no symbol source is configured (see --build-id-dir, --symbol-path)".to_string()
-                } else {
-                    format!("{n} place(s) tried; --explain lists them")
-                };
-                let (line, col) = self.at;
-                self.diagnose(
-                    line,
-                    col,
-                    &format!(
-                        "no symbols for module {} (build ID {}): {how}",
-                        self.module_label(module),
-                        module.build_id
-                    ),
-                );
-            }
-        }
-        // A symbol file truncated by another process while mapped reads as
-        // zeros from then on (see `mapped`): say which, where it was seen.
-        for path in crate::mapped::take_faults() {
-            let (line, col) = self.at;
-            self.diagnose(line, col, &crate::mapped::fault_message(&path));
-        }
-        result
-    }
-
-    /// Why `module` has no source: none found, or the file LLVM would have
-    /// read for it could not be read. LLVM reads the first
-    /// `DIR/.build-id/xx/rest.debug` that exists and looks nowhere else; a
-    /// valid object there with another build ID is used, not refused.
-    fn no_source(&self, module: &Module) -> Lookup {
-        use crate::symbols::Miss;
-        let llvm_file = self.symbolizer.trail(&module.build_id).and_then(|trail| {
-            trail.iter().find(|a| {
-                matches!(a.provider, Locator::BuildIdDir | Locator::SystemDebugDir)
-                    && a.place.ends_with(".debug")
-                    && a.place.contains("/.build-id/")
-                    && !matches!(a.failure, Some(Miss::NotFound))
-            })
-        });
-        match llvm_file.and_then(|a| a.failure.as_ref()) {
-            Some(Miss::Unreadable { .. }) => Lookup::Unreadable,
-            _ => Lookup::NoSource,
-        }
-    }
-
-    /// `#ID "NAME"`; a crash frame's module has no ID (`"NAME"`).
-    fn module_label(&self, module: &Module) -> String {
-        if self.crash.opening {
-            format!("\"{}\"", module.name_lossy())
-        } else {
-            format!("#{} \"{}\"", module.id, module.name_lossy())
-        }
-    }
-
-    fn explain(&mut self, module: &Module) {
-        let mut lines = vec![format!(
-            "explain: module {} build ID {}:",
-            self.module_label(module),
-            module.build_id
-        )];
-        match self.symbolizer.trail(&module.build_id) {
-            Some(trail) if !trail.is_empty() => {
-                for a in trail {
-                    let what = match (&a.failure, a.note) {
-                        (None, Some(note)) => format!("found; {note}"),
-                        (None, None) => "found".to_string(),
-                        // These name their file: the place, printed already.
-                        (
-                            Some(crate::symbols::Miss::BuildIdMismatch {
-                                path,
-                                found,
-                                expected,
-                            }),
-                            _,
-                        ) if *path == a.place => {
-                            format!("build ID is {found}, expected {expected}")
-                        }
-                        (Some(crate::symbols::Miss::Unreadable { path, reason }), _)
-                            if *path == a.place =>
-                        {
-                            reason.clone()
-                        }
-                        (Some(m), _) => m.to_string(),
-                    };
-                    lines.push(format!("  [{}] {}: {}", a.provider, a.place, what));
-                }
-            }
-            _ => lines.push("  no symbol source is configured".to_string()),
-        }
-        for l in lines {
-            self.reporter.report(&Report::Note(&l));
-        }
-    }
-
-    fn resolve_code(&mut self, addr: u64, kind: PcKind, default_ra: bool) -> Resolved {
-        let ra = match kind {
-            PcKind::ReturnAddress => true,
-            PcKind::Precise => false,
-            PcKind::Unspecified => default_ra,
-        };
-        let mut adjusted = if ra { addr.wrapping_sub(1) } else { addr };
-        // Fixed-width ISAs step back a whole instruction; the source knows
-        // its architecture (LLVM always steps back one byte).
-        let step_back = ra && self.opts.dialect.instruction_step;
-        let mut place = self.place(adjusted);
-        // `Some` once the source was asked about `place` (`Some(None)`: there
-        // is none).
-        let mut answer = None;
-        if let Some(p) = &place {
-            let rel = p.rel;
-            // One opening of the source for the step and the lookup, unless
-            // the step is not one byte (then the address moves).
-            let first = self.with_source(&p.module, |src| {
-                let step = if step_back {
-                    src.return_address_step()
-                } else {
-                    1
-                };
-                (step <= 1).then(|| src.lookup_code(rel)).ok_or(step)
-            });
-            match first {
-                Some(Err(step)) => {
-                    adjusted = addr.wrapping_sub(step);
-                    place = self.place(adjusted);
-                }
-                Some(Ok(found)) => answer = Some(Some(found)),
-                None => answer = Some(None),
-            }
-        }
-        let Some(place) = place else {
-            return Resolved {
-                addr,
-                adjusted,
-                place: None,
-                lookup: Lookup::NoRegion,
-            };
-        };
-        let rel = place.rel;
-        let answer = match answer {
-            Some(answer) => answer,
-            None => self.with_source(&place.module, |src| src.lookup_code(rel)),
-        };
-        let lookup = match answer {
-            None => self.no_source(&place.module),
-            Some(Ok(info)) => Lookup::Code(info),
-            Some(Err(miss)) => Lookup::Failed(miss),
-        };
-        Resolved {
-            addr,
-            adjusted,
-            place: Some(place),
-            lookup,
-        }
-    }
-
-    fn resolve_data(&mut self, addr: u64) -> Resolved {
-        let Some(place) = self.place(addr) else {
-            return Resolved {
-                addr,
-                adjusted: addr,
-                place: None,
-                lookup: Lookup::NoRegion,
-            };
-        };
-        let rel = place.rel;
-        let lookup = match self.with_source(&place.module, |src| src.lookup_data(rel)) {
-            None => self.no_source(&place.module),
-            Some(Ok(info)) => Lookup::Data(info),
-            Some(Err(miss)) => Lookup::Failed(miss),
-        };
-        Resolved {
-            addr,
-            adjusted: addr,
-            place: Some(place),
-            lookup,
-        }
-    }
-}
-
-#[derive(Default)]
-struct Scan {
-    pos: usize,
-    end: usize,
-    eof: bool,
-    long_line: bool,
-    /// Number of the line at `pos`.
-    line: u64,
-    open: Hit,
-    esc: Hit,
-    /// Next `\n`: a long line arriving in small reads is not rescanned.
-    nl: Hit,
 }
 
 /// Line and 1-based byte column of offset `at` in `bytes` (a line, or a
@@ -1026,31 +514,4 @@ fn locate(breaks: &[usize], bytes: &[u8], number: u64, at: usize) -> (u64, usize
     let extra = breaks.partition_point(|&b| b < at);
     let start = extra.checked_sub(1).map_or(0, |i| breaks[i] + 1);
     (number + extra as u64, at - start + 1)
-}
-
-/// Number of `\n` bytes (SIMD count: this runs over every byte of plain
-/// text).
-fn count_lines(b: &[u8]) -> u64 {
-    bytecount::count(b, b'\n') as u64
-}
-
-/// LLVM's rule for the start of a multi-line element: the last `{{{` on the
-/// line, no `}}}` after it, and the tag before the first `:` is `hexdict`.
-fn opens_multiline(lexer: &Lexer, line: &[u8]) -> bool {
-    // Most markup lines end with an element: a `{{{` before their last
-    // `}}}` cannot be the start of a dump (nor overlap it).
-    if line.ends_with(b"}}}") {
-        return false;
-    }
-    let Some(begin) = lexer.rfind_open(line) else {
-        return false;
-    };
-    let after = &line[begin + 3..];
-    if lexer.find_close(after).is_some() {
-        return false;
-    }
-    match memchr::memchr(b':', after) {
-        Some(i) => &after[..i] == b"hexdict",
-        None => false,
-    }
 }

@@ -10,7 +10,8 @@ use std::sync::Arc;
 
 use rustc_hash::FxHashMap as HashMap;
 
-use super::{Filter, count_lines};
+use super::Filter;
+use super::scan::count_lines;
 use crate::context::{Module, Region};
 use crate::crash::{Adjust, Candidates, Recognised};
 use crate::markup::{Mode, RawElement};

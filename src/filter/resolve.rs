@@ -1,0 +1,273 @@
+//! Resolving addresses: the place an address falls in, opening its
+//! module's symbols (with the diagnostics and `--explain` notes that go
+//! with a first opening), return-address adjustment, and the lookups.
+
+use std::io::Write;
+
+use super::{Filter, MAX_MISSING_REPORTS};
+use crate::context::Module;
+use crate::markup::PcKind;
+use crate::render::{Lookup, Place, Resolved};
+use crate::report::Report;
+use crate::symbols::Locator;
+
+impl Filter {
+    pub(super) fn report_unresolved(
+        &mut self,
+        bytes: &[u8],
+        number: u64,
+        at: usize,
+        res: &Resolved,
+    ) {
+        if let Lookup::NoRegion = res.lookup {
+            let msg = if res.adjusted != res.addr {
+                format!(
+                    "no mmap covers address {:#x} (return address {:#x} minus {})",
+                    res.adjusted,
+                    res.addr,
+                    res.addr.wrapping_sub(res.adjusted)
+                )
+            } else {
+                format!("no mmap covers address {:#x}", res.addr)
+            };
+            self.report(bytes, number, at, &msg);
+        }
+    }
+
+    /// Opening a module may take long (a debuginfod download): write out
+    /// what earlier lines produced first, so a reader sees them meanwhile.
+    /// A write error shows up again at the next write and is handled there.
+    pub(super) fn flush_before_first_open(&mut self, addr: u64, out: &mut dyn Write) {
+        if let Some(loc) = self.context.lookup(addr)
+            && !self.symbolizer.is_opened(&loc.module.build_id)
+        {
+            let _ = out.flush();
+        }
+    }
+
+    /// Find the place of `addr` and open its module's source, reporting a
+    /// missing module once per build ID.
+    pub(super) fn place(&mut self, addr: u64) -> Option<Place> {
+        let loc = self.context.lookup(addr)?;
+        Some(Place {
+            module: std::sync::Arc::clone(loc.module),
+            region: *loc.region,
+            rel: loc.rel,
+        })
+    }
+
+    pub(super) fn with_source<T>(
+        &mut self,
+        module: &Module,
+        f: impl FnOnce(&crate::symbols::Memo) -> T,
+    ) -> Option<T> {
+        let explain = self.opts.explain;
+        let context = &self.context;
+        let opened = self
+            .symbolizer
+            .open_with(&module.build_id, || context.key_of(module));
+        let first = opened.first_time;
+        let (result, miss_trail_len, warnings) = match opened.source {
+            Ok(src) => {
+                let warnings = if first { src.warnings() } else { Vec::new() };
+                (Some(f(src)), None, warnings)
+            }
+            Err(trail) => (None, Some(trail.len()), Vec::new()),
+        };
+        if first {
+            // Problems the source found in its data but got past (e.g.
+            // corrupt Breakpad records): once per module.
+            let (line, col) = self.at;
+            for w in &warnings {
+                self.diagnose(line, col, w);
+            }
+            if self.explained.len() >= 1 << 14 {
+                self.explained.clear();
+            }
+            if explain && self.explained.insert(module.build_id.clone()) {
+                self.explain(module);
+            }
+            if miss_trail_len.is_some() && self.missing_reports.0 >= MAX_MISSING_REPORTS {
+                self.missing_reports.1 += 1;
+                self.diagnostics += 1;
+            } else if let Some(n) = miss_trail_len {
+                self.missing_reports.0 += 1;
+                let how = if n == 0 {
+                    "no symbol source is configured (see --build-id-dir, --symbol-path)".to_string()
+                } else {
+                    format!("{n} place(s) tried; --explain lists them")
+                };
+                let (line, col) = self.at;
+                self.diagnose(
+                    line,
+                    col,
+                    &format!(
+                        "no symbols for module {} (build ID {}): {how}",
+                        self.module_label(module),
+                        module.build_id
+                    ),
+                );
+            }
+        }
+        // A symbol file truncated by another process while mapped reads as
+        // zeros from then on (see `mapped`): say which, where it was seen.
+        for path in crate::mapped::take_faults() {
+            let (line, col) = self.at;
+            self.diagnose(line, col, &crate::mapped::fault_message(&path));
+        }
+        result
+    }
+
+    /// Why `module` has no source: none found, or the file LLVM would have
+    /// read for it could not be read. LLVM reads the first
+    /// `DIR/.build-id/xx/rest.debug` that exists and looks nowhere else; a
+    /// valid object there with another build ID is used, not refused.
+    pub(super) fn no_source(&self, module: &Module) -> Lookup {
+        use crate::symbols::Miss;
+        let llvm_file = self.symbolizer.trail(&module.build_id).and_then(|trail| {
+            trail.iter().find(|a| {
+                matches!(a.provider, Locator::BuildIdDir | Locator::SystemDebugDir)
+                    && a.place.ends_with(".debug")
+                    && a.place.contains("/.build-id/")
+                    && !matches!(a.failure, Some(Miss::NotFound))
+            })
+        });
+        match llvm_file.and_then(|a| a.failure.as_ref()) {
+            Some(Miss::Unreadable { .. }) => Lookup::Unreadable,
+            _ => Lookup::NoSource,
+        }
+    }
+
+    /// `#ID "NAME"`; a crash frame's module has no ID (`"NAME"`).
+    pub(super) fn module_label(&self, module: &Module) -> String {
+        if self.crash.opening {
+            format!("\"{}\"", module.name_lossy())
+        } else {
+            format!("#{} \"{}\"", module.id, module.name_lossy())
+        }
+    }
+
+    pub(super) fn explain(&mut self, module: &Module) {
+        let mut lines = vec![format!(
+            "explain: module {} build ID {}:",
+            self.module_label(module),
+            module.build_id
+        )];
+        match self.symbolizer.trail(&module.build_id) {
+            Some(trail) if !trail.is_empty() => {
+                for a in trail {
+                    let what = match (&a.failure, a.note) {
+                        (None, Some(note)) => format!("found; {note}"),
+                        (None, None) => "found".to_string(),
+                        // These name their file: the place, printed already.
+                        (
+                            Some(crate::symbols::Miss::BuildIdMismatch {
+                                path,
+                                found,
+                                expected,
+                            }),
+                            _,
+                        ) if *path == a.place => {
+                            format!("build ID is {found}, expected {expected}")
+                        }
+                        (Some(crate::symbols::Miss::Unreadable { path, reason }), _)
+                            if *path == a.place =>
+                        {
+                            reason.clone()
+                        }
+                        (Some(m), _) => m.to_string(),
+                    };
+                    lines.push(format!("  [{}] {}: {}", a.provider, a.place, what));
+                }
+            }
+            _ => lines.push("  no symbol source is configured".to_string()),
+        }
+        for l in lines {
+            self.reporter.report(&Report::Note(&l));
+        }
+    }
+
+    pub(super) fn resolve_code(&mut self, addr: u64, kind: PcKind, default_ra: bool) -> Resolved {
+        let ra = match kind {
+            PcKind::ReturnAddress => true,
+            PcKind::Precise => false,
+            PcKind::Unspecified => default_ra,
+        };
+        let mut adjusted = if ra { addr.wrapping_sub(1) } else { addr };
+        // Fixed-width ISAs step back a whole instruction; the source knows
+        // its architecture (LLVM always steps back one byte).
+        let step_back = ra && self.opts.dialect.instruction_step;
+        let mut place = self.place(adjusted);
+        // `Some` once the source was asked about `place` (`Some(None)`: there
+        // is none).
+        let mut answer = None;
+        if let Some(p) = &place {
+            let rel = p.rel;
+            // One opening of the source for the step and the lookup, unless
+            // the step is not one byte (then the address moves).
+            let first = self.with_source(&p.module, |src| {
+                let step = if step_back {
+                    src.return_address_step()
+                } else {
+                    1
+                };
+                (step <= 1).then(|| src.lookup_code(rel)).ok_or(step)
+            });
+            match first {
+                Some(Err(step)) => {
+                    adjusted = addr.wrapping_sub(step);
+                    place = self.place(adjusted);
+                }
+                Some(Ok(found)) => answer = Some(Some(found)),
+                None => answer = Some(None),
+            }
+        }
+        let Some(place) = place else {
+            return Resolved {
+                addr,
+                adjusted,
+                place: None,
+                lookup: Lookup::NoRegion,
+            };
+        };
+        let rel = place.rel;
+        let answer = match answer {
+            Some(answer) => answer,
+            None => self.with_source(&place.module, |src| src.lookup_code(rel)),
+        };
+        let lookup = match answer {
+            None => self.no_source(&place.module),
+            Some(Ok(info)) => Lookup::Code(info),
+            Some(Err(miss)) => Lookup::Failed(miss),
+        };
+        Resolved {
+            addr,
+            adjusted,
+            place: Some(place),
+            lookup,
+        }
+    }
+
+    pub(super) fn resolve_data(&mut self, addr: u64) -> Resolved {
+        let Some(place) = self.place(addr) else {
+            return Resolved {
+                addr,
+                adjusted: addr,
+                place: None,
+                lookup: Lookup::NoRegion,
+            };
+        };
+        let rel = place.rel;
+        let lookup = match self.with_source(&place.module, |src| src.lookup_data(rel)) {
+            None => self.no_source(&place.module),
+            Some(Ok(info)) => Lookup::Data(info),
+            Some(Err(miss)) => Lookup::Failed(miss),
+        };
+        Resolved {
+            addr,
+            adjusted: addr,
+            place: Some(place),
+            lookup,
+        }
+    }
+}
