@@ -35,6 +35,11 @@
 //! directory, the rest of it keeps that directory.
 
 mod dump;
+mod names;
+mod summary;
+
+use names::{BaseName, base_name};
+use summary::Summary;
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -47,7 +52,6 @@ use super::kept::PerAnswer;
 use super::num::Hex;
 use super::paths::{self, Class, Token};
 use super::{ContextEvent, Event, Line, Lookup, Place, Render, RenderOptions, Resolved};
-use crate::context::{Module, Region};
 use crate::demangle;
 use crate::markup::Sgr;
 use crate::symbols::{CodeInfo, Frame, Text};
@@ -65,13 +69,6 @@ const AS_GIVEN: &str = "[paths as in the debug info]";
 const FUNC: &str = "\x1b[1m";
 const LOC: &str = "\x1b[32m";
 const RESET: &str = "\x1b[0m";
-
-struct Summary {
-    module: Module,
-    regions: Vec<Region>,
-    /// The lead of the line that started it (see [`Line::lead`]).
-    lead: Vec<u8>,
-}
 
 /// What the reader has been told about paths, and the project paths of the
 /// text being rendered.
@@ -174,25 +171,6 @@ impl PathCache {
     }
 }
 
-/// Who uses a module base name.
-enum BaseName {
-    /// Modules of this one full name (the IDs it was declared with).
-    One(Vec<u8>, Vec<u64>),
-    /// Modules of different full names: all shown in full.
-    Shared,
-}
-
-/// Most module base names remembered (more are shown in full).
-const SHORT_NAMES_MAX: usize = 1 << 16;
-
-/// The last component of a module name (`/lib/libc.so.6` -> `libc.so.6`).
-fn base_name(name: &[u8]) -> &[u8] {
-    match name.iter().rposition(|&b| b == b'/' || b == b'\\') {
-        Some(i) => &name[i + 1..],
-        None => name,
-    }
-}
-
 impl Human {
     pub fn new(opts: RenderOptions) -> Human {
         Human {
@@ -251,43 +229,6 @@ impl Human {
                 })
                 .collect()
         }))
-    }
-
-    /// Remember a declared module's base name (see `short_names`).
-    fn learn_name(&mut self, m: &Module) {
-        let base = base_name(&m.name);
-        if self.opts.full_paths || base.is_empty() || base.len() == m.name.len() {
-            return;
-        }
-        let room = self.short_names.len() < SHORT_NAMES_MAX;
-        let short = match self.short_names.get_mut(base) {
-            Some(BaseName::One(full, ids)) if *full == m.name => {
-                ids.push(m.id);
-                true
-            }
-            Some(entry @ BaseName::One(..)) => {
-                // A second full name: the first one's modules go back to
-                // full names (once).
-                if let BaseName::One(_, ids) = std::mem::replace(entry, BaseName::Shared) {
-                    for id in ids {
-                        if let Ok(i) = self.short_ids.binary_search(&id) {
-                            self.short_ids.remove(i);
-                        }
-                    }
-                }
-                false
-            }
-            Some(BaseName::Shared) => false,
-            None if room => {
-                self.short_names
-                    .insert(base.to_vec(), BaseName::One(m.name.clone(), vec![m.id]));
-                true
-            }
-            None => false,
-        };
-        if short && let Err(i) = self.short_ids.binary_search(&m.id) {
-            self.short_ids.insert(i, m.id);
-        }
     }
 
     /// Path `p` as the options alone have it shown, when they do: under
@@ -429,88 +370,6 @@ impl Human {
             b.prefix = None;
             b.last_frame = None;
             b.relative = false;
-        }
-        Ok(())
-    }
-
-    fn flush_summary(&mut self, out: &mut dyn Write, crlf: bool) -> io::Result<()> {
-        let Some(s) = self.pending.take() else {
-            return Ok(());
-        };
-        let m = &s.module;
-        out.write_all(&s.lead)?;
-        write!(
-            out,
-            "[module #{} \"{}\" build-id {}",
-            m.id,
-            crate::escape::bytes(&m.name),
-            m.build_id
-        )?;
-        let mut regions = s.regions;
-        regions.sort_by_key(|r| r.start);
-        for (i, r) in regions.iter().enumerate() {
-            let sep = if i == 0 { ": " } else { ", " };
-            let mode = if r.mode.as_str().is_empty() {
-                "-"
-            } else {
-                r.mode.as_str()
-            };
-            if r.size == 0 {
-                write!(out, "{sep}{:#x} (size 0) {mode}", r.start)?;
-            } else {
-                write!(out, "{sep}{:#x}-{:#x} {mode}", r.start, r.last())?;
-            }
-        }
-        out.write_all(b"]")?;
-        out.write_all(if crlf { b"\r\n" } else { b"\n" })
-    }
-
-    fn note_context(
-        &mut self,
-        out: &mut dyn Write,
-        ev: &ContextEvent,
-        line: &Line<'_>,
-    ) -> io::Result<()> {
-        let crlf = line.crlf();
-        match ev {
-            ContextEvent::Module(m) => {
-                self.learn_name(m);
-                self.flush_summary(out, crlf)?;
-                self.pending = Some(Summary {
-                    module: m.clone(),
-                    regions: Vec::new(),
-                    lead: line.lead.to_vec(),
-                });
-            }
-            ContextEvent::Mmap {
-                duplicate: true, ..
-            } => {}
-            ContextEvent::Mmap { module, region, .. } => {
-                if self.pending.as_ref().map(|s| s.module.id) != Some(module.id) {
-                    self.flush_summary(out, crlf)?;
-                    self.pending = Some(Summary {
-                        module: module.clone(),
-                        regions: Vec::new(),
-                        lead: line.lead.to_vec(),
-                    });
-                }
-                if let Some(s) = &mut self.pending {
-                    s.regions.push(*region);
-                }
-            }
-            ContextEvent::Reset { had_state } => {
-                self.flush_summary(out, crlf)?;
-                // A new process: its toolchain roots are stated afresh.
-                self.st.stated = Default::default();
-                self.short_names.clear();
-                self.short_ids.clear();
-                if *had_state {
-                    out.write_all(line.lead)?;
-                    out.write_all(b"[reset]")?;
-                    out.write_all(if crlf { b"\r\n" } else { b"\n" })?;
-                }
-            }
-            ContextEvent::Refused => {}
         }
         Ok(())
     }
