@@ -8,8 +8,11 @@
 //! lines without markup (sanitizers, Android, systemd, LLVM); the filter
 //! resolves and renders them as `bt` elements.
 //!
-//! The command line (argument parsing, error reports, exit codes) lives in
-//! the binary (`src/main.rs`, `src/cmd/`), a client of this library.
+//! The library writes nothing to the terminal: diagnostics, warnings,
+//! `--explain` notes and download progress go to the [`report::Reporter`]
+//! its caller gives. The command line (argument parsing, error reports,
+//! exit codes, the reporter on standard error) lives in the binary
+//! (`src/main.rs`, `src/cmd/`), a client of this library.
 
 pub mod breakpad;
 pub mod confined;
