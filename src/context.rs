@@ -11,8 +11,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Bound;
 use std::sync::Arc;
 
+use crate::base::BuildId;
 use crate::markup::Mode;
-use crate::symbols::{BuildId, ModuleKey};
 
 /// A module as declared by `{{{module:ID:NAME:elf:BUILDID}}}`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -27,15 +27,6 @@ impl Module {
     /// The name as text (lossy for invalid UTF-8).
     pub fn name_lossy(&self) -> std::borrow::Cow<'_, str> {
         String::from_utf8_lossy(&self.name)
-    }
-
-    /// The key symbol providers are asked with.
-    pub fn key(&self) -> ModuleKey {
-        ModuleKey {
-            build_id: self.build_id.clone(),
-            name: self.name_lossy().into_owned(),
-            image_base_hint: None,
-        }
     }
 }
 
@@ -179,14 +170,10 @@ impl Context {
         self.modules.values().map(|m| &**m)
     }
 
-    /// The key to ask symbol providers for `module` with, with the start
-    /// of its image as far as this context knows it (the lowest
-    /// module-relative address mapped): Breakpad addresses of non-PIE
-    /// executables are relative to it.
-    pub fn key_of(&self, module: &Module) -> ModuleKey {
-        let mut key = module.key();
-        key.image_base_hint = self.regions_of(module.id).map(|r| r.rel).min();
-        key
+    /// The start of `module`'s image as far as this context knows it: the
+    /// lowest module-relative address mapped.
+    pub fn image_base_of(&self, module: &Module) -> Option<u64> {
+        self.regions_of(module.id).map(|r| r.rel).min()
     }
 
     /// Regions of one module, by start address.

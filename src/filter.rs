@@ -40,7 +40,7 @@ use crate::context::{Context, ContextError, MmapAdded, Module, Region};
 use crate::markup::{Element, Lexer, Node, PcKind, RawElement, parse_element};
 use crate::render::{self, ContextEvent, Event, Format, HexValue, Line, Render, RenderOptions};
 use crate::report::{Report, Reporter, Silent};
-use crate::symbols::{BuildId, Symbolizer};
+use crate::symbols::{BuildId, ModuleKey, Symbolizer};
 
 mod crash;
 pub use demux::{DEFAULT_MAX_KEYS, DemuxOptions};
@@ -396,7 +396,8 @@ impl Filter {
                             && !self.looks_ahead
                         {
                             let context = &self.context;
-                            self.symbolizer.prefetch(&m.build_id, || context.key_of(m));
+                            self.symbolizer
+                                .prefetch(&m.build_id, || ModuleKey::of(context, m));
                         }
                         match self.context.module(module) {
                             Some(m) => Event::Context(

@@ -14,6 +14,7 @@
 //! exit codes, the reporter on standard error) lives in the binary
 //! (`src/main.rs`, `src/cmd/`), a client of this library.
 
+pub mod base;
 pub mod breakpad;
 pub mod confined;
 pub mod context;
@@ -27,8 +28,6 @@ pub mod escape;
 pub mod filter;
 pub mod gsym;
 pub mod gsym_create;
-mod hex;
-pub mod mapped;
 pub mod markup;
 pub mod readahead;
 pub mod render;

@@ -19,7 +19,7 @@ use std::ops::Range;
 
 use memchr::memmem;
 
-use crate::symbols::BuildId;
+use crate::base::BuildId;
 
 /// ANSI escape byte.
 pub const ESC: u8 = 0x1b;
@@ -546,7 +546,8 @@ fn parse_radix(s: &[u8], radix: u32) -> Option<u64> {
 /// [`parse_radix`] in base 16, written out: every address of a log goes
 /// through it.
 fn parse_hex(s: &[u8]) -> Option<u64> {
-    s.iter().try_fold(0, |v, &c| crate::hex::push_digit(v, c))
+    s.iter()
+        .try_fold(0, |v, &c| crate::base::hex::push_digit(v, c))
 }
 
 /// `%x`: hex bytes; an odd count reads as if it had a leading `0` (LLVM).

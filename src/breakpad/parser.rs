@@ -112,7 +112,7 @@ impl<'a> Fields<'a> {
             if c == b' ' {
                 break;
             }
-            v = crate::hex::push_digit(v, c)?;
+            v = crate::base::hex::push_digit(v, c)?;
             self.pos += 1;
         }
         (self.pos > start).then_some(v)

@@ -6,7 +6,7 @@ use std::fs::File;
 use std::ops::Deref;
 use std::path::{Path, PathBuf};
 
-use crate::mapped::FileMap;
+use crate::base::mapped::FileMap;
 
 use super::parser::{self, Corruption, ParseError, SymIndex};
 use super::types::{Func, Inline, Origin, Span};

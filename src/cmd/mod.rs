@@ -49,8 +49,11 @@ pub fn main() -> ExitCode {
         Some(Command::Xray(cmd)) => xray::run(cmd),
     };
     // Files truncated under their mapping that no diagnostic named yet.
-    for path in symfilter::mapped::take_faults() {
-        eprintln!("symfilter: {}", symfilter::mapped::fault_message(&path));
+    for path in symfilter::base::mapped::take_faults() {
+        eprintln!(
+            "symfilter: {}",
+            symfilter::base::mapped::fault_message(&path)
+        );
     }
     match result {
         Ok(code) => code,

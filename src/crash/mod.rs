@@ -178,7 +178,7 @@ mod lex {
         }
         let mut v = 0u64;
         for &c in &s[..n] {
-            v = crate::hex::push_digit(v, c)?;
+            v = crate::base::hex::push_digit(v, c)?;
         }
         Some((v, &s[n..]))
     }

@@ -29,7 +29,8 @@ pub fn check(path: &Path, expected: &BuildId, shown: &str) -> Result<ElfFacts, M
         reason,
     };
     let file = File::open(path).map_err(|e| unreadable(e.to_string()))?;
-    let map = crate::mapped::FileMap::open(&file, path).map_err(|e| unreadable(e.to_string()))?;
+    let map =
+        crate::base::mapped::FileMap::open(&file, path).map_err(|e| unreadable(e.to_string()))?;
     let obj =
         object::File::parse(&*map).map_err(|e| unreadable(format!("not an object file: {e}")))?;
     if obj.format() != object::BinaryFormat::Elf {

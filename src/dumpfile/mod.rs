@@ -326,7 +326,9 @@ impl Dumps {
 fn module_keys(context: &Context) -> Vec<ModuleKey> {
     let mut mods: Vec<&Module> = context.modules().collect();
     mods.sort_by_key(|m| m.id);
-    mods.into_iter().map(Module::key).collect()
+    mods.into_iter()
+        .map(|m| ModuleKey::new(m.build_id.clone(), m.name_lossy()))
+        .collect()
 }
 
 /// One diagnostic for a trace's decoding problems: the first, and how

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use crate::context::{Context, Module};
 use crate::demangle::demangle_full;
-use crate::symbols::Symbolizer;
+use crate::symbols::{ModuleKey, Symbolizer};
 
 /// SanitizerCoverage magic for 64-bit PCs.
 pub const SANCOV_MAGIC_64: u64 = 0xC0BF_FFFF_FFFF_FF64;
@@ -152,7 +152,7 @@ pub fn resolve_coverage(
             continue;
         };
         rels.sort_unstable();
-        let src = symbolizer.open(&context.key_of(module)).source.ok();
+        let src = symbolizer.open(&ModuleKey::of(context, module)).source.ok();
         for run in rels.chunk_by(|a, b| a == b) {
             let name = src.and_then(|src| match src.lookup_code(run[0]) {
                 Ok(info) => info

@@ -7,7 +7,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, Weak};
 
-use crate::mapped::FileMap;
+use crate::base::mapped::FileMap;
 use object::{Architecture, Object, ObjectSection, SectionKind};
 
 use crate::symbols::Miss;

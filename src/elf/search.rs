@@ -9,7 +9,8 @@ use std::path::{Path, PathBuf};
 
 use super::file::{self, Mapped, Probe};
 use super::source::Parts;
-use crate::symbols::{Attempt, BuildId, Locator, Miss, Note};
+use crate::base::{BuildId, bytes_to_path};
+use crate::symbols::{Attempt, Locator, Miss, Note};
 
 /// The system's debug directory: searched by build ID and by debug link
 /// after the user's own trees, unless the user asks for none.
@@ -433,17 +434,6 @@ pub(crate) fn dwo_paths<'d>(
         paths.extend(dirs.into_iter().map(|dir| dir.join(base)));
     }
     paths
-}
-
-#[cfg(unix)]
-pub(crate) fn bytes_to_path(b: &[u8]) -> PathBuf {
-    use std::os::unix::ffi::OsStrExt;
-    PathBuf::from(std::ffi::OsStr::from_bytes(b))
-}
-
-#[cfg(not(unix))]
-pub(crate) fn bytes_to_path(b: &[u8]) -> PathBuf {
-    PathBuf::from(String::from_utf8_lossy(b).into_owned())
 }
 
 /// Build-ID index of `--symbol-path` entries, built on first use.

@@ -7,7 +7,7 @@ use std::borrow::Cow;
 use std::cell::{OnceCell, RefCell};
 use std::sync::Arc;
 
-use crate::mapped::FileMap;
+use crate::base::mapped::FileMap;
 use addr2line::{Context, LookupContinuation, LookupResult, SplitDwarfLoad};
 use gimli::{EndianSlice, RunTimeEndian};
 use object::{CompressionFormat, Object, ObjectSection};

@@ -9,7 +9,7 @@ use crate::context::Module;
 use crate::markup::PcKind;
 use crate::render::{Lookup, Place, Resolved};
 use crate::report::Report;
-use crate::symbols::Locator;
+use crate::symbols::{Locator, ModuleKey};
 
 impl Filter {
     pub(super) fn report_unresolved(
@@ -65,7 +65,7 @@ impl Filter {
         let context = &self.context;
         let opened = self
             .symbolizer
-            .open_with(&module.build_id, || context.key_of(module));
+            .open_with(&module.build_id, || ModuleKey::of(context, module));
         let first = opened.first_time;
         let (result, miss_trail_len, warnings) = match opened.source {
             Ok(src) => {
@@ -111,9 +111,9 @@ impl Filter {
         }
         // A symbol file truncated by another process while mapped reads as
         // zeros from then on (see `mapped`): say which, where it was seen.
-        for path in crate::mapped::take_faults() {
+        for path in crate::base::mapped::take_faults() {
             let (line, col) = self.at;
-            self.diagnose(line, col, &crate::mapped::fault_message(&path));
+            self.diagnose(line, col, &crate::base::mapped::fault_message(&path));
         }
         result
     }

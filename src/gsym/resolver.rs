@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::mapped::FileMap;
+use crate::base::mapped::FileMap;
 
 use super::parser::{GsymView, Layout};
 use super::types::{GsymError, LookupResult};

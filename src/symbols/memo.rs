@@ -117,7 +117,7 @@ impl Memo {
     fn checked<T>(&self, ask: impl FnOnce() -> Result<T, Miss>) -> Result<T, Miss> {
         let truncated = |path| Miss::Unreadable {
             path,
-            reason: crate::mapped::TRUNCATED.to_string(),
+            reason: crate::base::mapped::TRUNCATED.to_string(),
         };
         if let Some(path) = self.inner.truncated() {
             return Err(truncated(path));

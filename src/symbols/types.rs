@@ -1,64 +1,8 @@
 use std::fmt;
 
 use super::text::Text;
-
-/// An ELF build ID (the payload of the `NT_GNU_BUILD_ID` note).
-#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct BuildId(pub Vec<u8>);
-
-impl BuildId {
-    /// Parse lowercase/uppercase hex; odd lengths are read with a leading `0`
-    /// (as LLVM does). Returns `None` for empty or non-hex input.
-    pub fn from_hex(s: &str) -> Option<BuildId> {
-        let s = s.as_bytes();
-        if s.is_empty() {
-            return None;
-        }
-        let mut out = Vec::with_capacity(s.len().div_ceil(2));
-        let (head, rest) = if s.len() % 2 == 1 {
-            s.split_at(1)
-        } else {
-            s.split_at(0)
-        };
-        if let [c] = head {
-            out.push(hex_val(*c)?);
-        }
-        for pair in rest.chunks_exact(2) {
-            out.push(hex_val(pair[0])? << 4 | hex_val(pair[1])?);
-        }
-        Some(BuildId(out))
-    }
-
-    pub fn to_hex(&self) -> String {
-        let mut s = String::with_capacity(self.0.len() * 2);
-        for b in &self.0 {
-            use std::fmt::Write;
-            let _ = write!(s, "{b:02x}");
-        }
-        s
-    }
-}
-
-fn hex_val(c: u8) -> Option<u8> {
-    match c {
-        b'0'..=b'9' => Some(c - b'0'),
-        b'a'..=b'f' => Some(c - b'a' + 10),
-        b'A'..=b'F' => Some(c - b'A' + 10),
-        _ => None,
-    }
-}
-
-impl fmt::Display for BuildId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.to_hex())
-    }
-}
-
-impl fmt::Debug for BuildId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "BuildId({})", self.to_hex())
-    }
-}
+pub use crate::base::BuildId;
+use crate::context::{Context, Module};
 
 /// What a provider is asked to find: a module as the log names it.
 #[derive(Clone, Debug)]
@@ -82,6 +26,17 @@ impl ModuleKey {
             build_id,
             name: name.into(),
             image_base_hint: None,
+        }
+    }
+
+    /// The key of a module of `context`, with the start of its image as the
+    /// context knows it (Breakpad addresses of non-PIE executables are
+    /// relative to it).
+    pub fn of(context: &Context, module: &Module) -> ModuleKey {
+        ModuleKey {
+            build_id: module.build_id.clone(),
+            name: module.name_lossy().into_owned(),
+            image_base_hint: context.image_base_of(module),
         }
     }
 }
@@ -368,7 +323,7 @@ pub trait SymbolSource: Send {
         false
     }
     /// A file of this source that another process truncated while it was
-    /// mapped (see [`crate::mapped`]): its bytes now read as zeros, so no
+    /// mapped (see [`crate::base::mapped`]): its bytes now read as zeros, so no
     /// answer from the source can be trusted any more.
     fn truncated(&self) -> Option<String> {
         None

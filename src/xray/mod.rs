@@ -13,7 +13,7 @@ pub mod stack;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
-use crate::mapped::FileMap;
+use crate::base::mapped::FileMap;
 
 pub use fdr::{Diagnostic, Event, FnKind, Header, ThreadKey, Trace, TraceError};
 pub use instr_map::{InstrMap, InstrMapError};
