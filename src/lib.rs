@@ -6,7 +6,8 @@
 //! nothing of ELF; sources know nothing of markup; renderers know nothing of
 //! file formats. [`crash`] is a second lexer, for crash-report frames in
 //! lines without markup (sanitizers, Android, systemd, LLVM); the filter
-//! resolves and renders them as `bt` elements.
+//! resolves and renders them as `bt` elements. Every layer stands on
+//! [`base`] (build IDs, hex, byte paths, file maps), which depends on none.
 //!
 //! The library writes nothing to the terminal: diagnostics, warnings,
 //! `--explain` notes and download progress go to the [`report::Reporter`]
