@@ -333,10 +333,17 @@ impl Functions {
         let mut addresses = Vec::new();
         let header = &unit.header;
         let input = header.range_from(gimli::UnitOffset(header.header_size())..)?;
-        // Most DIEs are not subprograms: the fast walk steps over them,
-        // gimli reads the few wanted.
+        // Most DIEs are not subprograms with code: the fast walk steps over
+        // them, gimli reads the few wanted. A subprogram whose abbreviation
+        // has no address attribute (a declaration) has no ranges to read.
         let mut walk = DieWalk::new(header, &unit.abbreviations, input.slice(), |abbrev| {
             abbrev.tag() == gimli::DW_TAG_subprogram
+                && abbrev.attributes().iter().any(|spec| {
+                    matches!(
+                        spec.name(),
+                        gimli::DW_AT_low_pc | gimli::DW_AT_high_pc | gimli::DW_AT_ranges
+                    )
+                })
         });
         while let Some(die) = walk.next_wanted() {
             let offset = gimli::UnitOffset(die.offset);
