@@ -596,9 +596,9 @@ impl State {
     }
 }
 
-/// Read the prelude of a block starting at `start` (NewBuffer, Walltime,
-/// Pid) without validating the rest.
-fn prelude(data: &[u8], h: &Header, start: usize, end: usize) -> (ThreadKey, u64, u32) {
+/// The block from `start` to `end`. Its thread and wall clock come from its
+/// prelude (NewBuffer, Walltime, Pid), read without validating the rest.
+fn block(data: &[u8], h: &Header, start: usize, end: usize) -> Block {
     let e = h.endian;
     let mut thread = ThreadKey::default();
     let (mut secs, mut micros) = (0, 0);
@@ -632,7 +632,13 @@ fn prelude(data: &[u8], h: &Header, start: usize, end: usize) -> (ThreadKey, u64
         }
         off += METADATA_SIZE;
     }
-    (thread, secs, micros)
+    Block {
+        start,
+        end,
+        thread,
+        wall_seconds: secs,
+        wall_micros: micros,
+    }
 }
 
 /// Versions 2+: `BufferExtents(size) <size bytes>` repeated. Garbage between
@@ -700,14 +706,7 @@ fn index_extents(data: &[u8], h: &Header, diags: &mut DiagSink) -> Vec<Block> {
             );
         }
         if end - start >= 3 * METADATA_SIZE {
-            let (thread, wall_seconds, wall_micros) = prelude(data, h, start, end);
-            blocks.push(Block {
-                start,
-                end,
-                thread,
-                wall_seconds,
-                wall_micros,
-            });
+            blocks.push(block(data, h, start, end));
         }
         off = end;
     }
@@ -793,14 +792,7 @@ fn index_v1(data: &[u8], h: &Header, diags: &mut DiagSink) -> Vec<Block> {
             }
             None => find_end_of_buffer(data, e, start),
         };
-        let (thread, wall_seconds, wall_micros) = prelude(data, h, start, end);
-        blocks.push(Block {
-            start,
-            end,
-            thread,
-            wall_seconds,
-            wall_micros,
-        });
+        blocks.push(block(data, h, start, end));
         off = end;
     }
     blocks
