@@ -271,6 +271,24 @@ impl Llvm {
         self.restore(out)
     }
 
+    /// Ends the open module line, then starts `line` anew: its lead and
+    /// the nodes of `events` (those before a context element, or all of a
+    /// line that has none).
+    fn lead_and_nodes(
+        &mut self,
+        out: &mut Vec<u8>,
+        crlf: bool,
+        line: &Line<'_>,
+        events: &[Event<'_>],
+    ) -> io::Result<()> {
+        self.end_info(out, crlf)?;
+        out.write_all(line.lead)?;
+        for ev in events {
+            self.node(out, line, ev)?;
+        }
+        Ok(())
+    }
+
     fn raw_element(&self, out: &mut Vec<u8>, line: &[u8], el: &RawElement) -> io::Result<()> {
         self.highlight(out)?;
         out.write_all(b"[[[")?;
@@ -605,32 +623,20 @@ impl Llvm {
                 ContextEvent::Refused => {}
                 ContextEvent::Reset { had_state } => {
                     if *had_state {
-                        self.end_info(out, crlf)?;
-                        out.write_all(line.lead)?;
-                        for d in deferred {
-                            self.node(out, line, d)?;
-                        }
+                        self.lead_and_nodes(out, crlf, line, deferred)?;
                         self.raw_element(out, line.bytes, el)?;
                         out.write_all(Self::ending(crlf))?;
                     }
                 }
                 ContextEvent::Module(m) => {
-                    self.end_info(out, crlf)?;
-                    out.write_all(line.lead)?;
-                    for d in deferred {
-                        self.node(out, line, d)?;
-                    }
+                    self.lead_and_nodes(out, crlf, line, deferred)?;
                     self.begin_info(out, m)?;
                     out.write_all(b"; BuildID=")?;
                     self.value(out, m.build_id.to_hex().as_bytes())?;
                 }
                 ContextEvent::Mmap { module, region, .. } => {
                     if self.info.as_ref().map(|i| i.module) != Some(module.id) {
-                        self.end_info(out, crlf)?;
-                        out.write_all(line.lead)?;
-                        for d in deferred {
-                            self.node(out, line, d)?;
-                        }
+                        self.lead_and_nodes(out, crlf, line, deferred)?;
                         self.begin_info(out, module)?;
                         out.write_all(b"; adds")?;
                     }
@@ -641,11 +647,7 @@ impl Llvm {
             }
             return Ok(());
         }
-        self.end_info(out, crlf)?;
-        out.write_all(line.lead)?;
-        for ev in events {
-            self.node(out, line, ev)?;
-        }
+        self.lead_and_nodes(out, crlf, line, events)?;
         out.write_all(b"\n")
     }
 }
