@@ -325,11 +325,7 @@ mod tests {
             start,
             size,
             module,
-            mode: Mode {
-                read: true,
-                write: false,
-                exec: true,
-            },
+            mode: Mode::RX,
             rel: 0x1000,
         }
     }

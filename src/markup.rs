@@ -253,6 +253,13 @@ pub struct Mode {
 }
 
 impl Mode {
+    /// Read and execute: the mode of a code segment.
+    pub const RX: Mode = Mode {
+        read: true,
+        write: false,
+        exec: true,
+    };
+
     /// Lowercase letters in `rwx` order, e.g. `"rx"`.
     pub fn as_str(&self) -> &'static str {
         match (self.read, self.write, self.exec) {

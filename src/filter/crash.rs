@@ -192,11 +192,7 @@ impl Filter {
             start: addr.wrapping_sub(offset),
             size: 0,
             module: module.id,
-            mode: Mode {
-                read: true,
-                write: false,
-                exec: true,
-            },
+            mode: Mode::RX,
             rel: 0,
         };
         Some(Rewrite {

@@ -954,11 +954,7 @@ mod tests {
             start: 0x5555_0000,
             size: 0x2000,
             module,
-            mode: Mode {
-                read: true,
-                write: false,
-                exec: true,
-            },
+            mode: Mode::RX,
             rel: 0x1000,
         }
     }
