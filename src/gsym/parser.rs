@@ -525,6 +525,15 @@ impl<'a> GsymView<'a> {
         Err(GsymError::NotFound(addr))
     }
 
+    /// Reads the head of a FunctionInfo: its size and name offset.
+    fn function_head(&self, c: &mut Cursor<'a>) -> Result<(u32, u64), GsymError> {
+        let size = c.u32().ok_or(GsymError::FunctionTruncated)?;
+        let name = c
+            .uint(usize::from(self.layout.strp_size))
+            .ok_or(GsymError::FunctionTruncated)?;
+        Ok((size, name))
+    }
+
     /// Looks up `addr` the way `llvm-gsymutil --address` does.
     pub fn lookup(&self, addr: u64) -> Result<LookupResult, GsymError> {
         let (data, start) = self.function_data_for(addr)?;
@@ -547,10 +556,7 @@ impl<'a> GsymView<'a> {
     ) -> Result<LookupResult, GsymError> {
         let endian = self.layout.endian;
         let mut c = Cursor::new(data, endian);
-        let size = c.u32().ok_or(GsymError::FunctionTruncated)?;
-        let name = c
-            .uint(usize::from(self.layout.strp_size))
-            .ok_or(GsymError::FunctionTruncated)?;
+        let (size, name) = self.function_head(&mut c)?;
         if size > 0 && addr.wrapping_sub(start) >= u64::from(size) {
             return Err(GsymError::NotFound(addr));
         }
@@ -576,19 +582,16 @@ impl<'a> GsymView<'a> {
         }
         let mut line_entry = None;
         let mut inline_data = None;
-        loop {
-            let ty = c.u32().ok_or(GsymError::FunctionTruncated)?;
-            let len = c.u32().ok_or(GsymError::FunctionTruncated)?;
-            let chunk = c.bytes(len as usize).ok_or(GsymError::FunctionTruncated)?;
+        for_each_chunk(&mut c, |ty, chunk| {
             match ty {
-                info_type::END_OF_LIST => break,
                 info_type::LINE_TABLE => {
                     line_entry = Some(line_table_lookup(chunk, endian, start, addr)?);
                 }
                 info_type::INLINE_INFO => inline_data = Some(chunk),
                 _ => {}
             }
-        }
+            Ok(())
+        })?;
         let Some((_, file, line)) = line_entry else {
             result.locations.push(first);
             return Ok(result);
@@ -691,10 +694,7 @@ impl<'a> GsymView<'a> {
         let data = self.info_data(i)?;
         let endian = self.layout.endian;
         let mut c = Cursor::new(data, endian);
-        let size = c.u32().ok_or(GsymError::FunctionTruncated)?;
-        let name = c
-            .uint(usize::from(self.layout.strp_size))
-            .ok_or(GsymError::FunctionTruncated)?;
+        let (size, name) = self.function_head(&mut c)?;
         let mut rec = FunctionRecord {
             start,
             size: u64::from(size),
@@ -702,12 +702,8 @@ impl<'a> GsymView<'a> {
             lines: None,
             has_inline: false,
         };
-        loop {
-            let ty = c.u32().ok_or(GsymError::FunctionTruncated)?;
-            let len = c.u32().ok_or(GsymError::FunctionTruncated)?;
-            let chunk = c.bytes(len as usize).ok_or(GsymError::FunctionTruncated)?;
+        for_each_chunk(&mut c, |ty, chunk| {
             match ty {
-                info_type::END_OF_LIST => break,
                 info_type::LINE_TABLE => {
                     let mut rows = Vec::new();
                     parse_line_table(chunk, endian, start, |row| {
@@ -719,8 +715,26 @@ impl<'a> GsymView<'a> {
                 info_type::INLINE_INFO => rec.has_inline = true,
                 _ => {}
             }
-        }
+            Ok(())
+        })?;
         Ok(rec)
+    }
+}
+
+/// Walks the chunks after a FunctionInfo's head, calling `chunk` with each
+/// one's type and bytes, up to the EndOfList chunk.
+fn for_each_chunk<'a>(
+    c: &mut Cursor<'a>,
+    mut chunk: impl FnMut(u32, &'a [u8]) -> Result<(), GsymError>,
+) -> Result<(), GsymError> {
+    loop {
+        let ty = c.u32().ok_or(GsymError::FunctionTruncated)?;
+        let len = c.u32().ok_or(GsymError::FunctionTruncated)?;
+        let bytes = c.bytes(len as usize).ok_or(GsymError::FunctionTruncated)?;
+        if ty == info_type::END_OF_LIST {
+            return Ok(());
+        }
+        chunk(ty, bytes)?;
     }
 }
 
