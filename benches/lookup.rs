@@ -11,7 +11,7 @@ use std::path::PathBuf;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use object::{Object, ObjectSection};
-use symfilter::symbols::SymbolSource;
+use symfilter::symbols::{CodeWant, DataWant, SymbolSource};
 
 fn text_addresses(path: &PathBuf, n: usize) -> Vec<u64> {
     let data = std::fs::read(path).expect("read bench file");
@@ -49,14 +49,14 @@ fn bench(c: &mut Criterion) {
         c.bench_function(&format!("{name}/open+first-code-lookup"), |b| {
             b.iter(|| {
                 let src = symfilter::elf::open_file(&file, &[]).expect("open");
-                black_box(src.lookup_code(addrs[0]))
+                black_box(src.lookup_code(addrs[0], CodeWant::default()))
             })
         });
         c.bench_function(&format!("{name}/open+10k-code-lookups"), |b| {
             b.iter(|| {
                 let src = symfilter::elf::open_file(&file, &[]).expect("open");
                 for &a in &addrs {
-                    let _ = black_box(src.lookup_code(a));
+                    let _ = black_box(src.lookup_code(a, CodeWant::default()));
                 }
             })
         });
@@ -65,14 +65,14 @@ fn bench(c: &mut Criterion) {
             let mut i = 0;
             b.iter(|| {
                 i = (i + 1) % addrs.len();
-                black_box(src.lookup_code(addrs[i]))
+                black_box(src.lookup_code(addrs[i], CodeWant::default()))
             })
         });
         c.bench_function(&format!("{name}/warm-data-lookup"), |b| {
             let mut i = 0;
             b.iter(|| {
                 i = (i + 1) % addrs.len();
-                black_box(src.lookup_data(addrs[i]))
+                black_box(src.lookup_data(addrs[i], DataWant::default()))
             })
         });
     }

@@ -44,7 +44,7 @@ use crate::symbols::{BuildId, ModuleKey, Symbolizer};
 
 mod crash;
 pub use demux::{DEFAULT_MAX_KEYS, DemuxOptions};
-pub use dialect::Dialect;
+pub use dialect::{Dialect, Wants};
 
 /// Filter settings.
 #[derive(Clone, Debug)]
@@ -54,6 +54,9 @@ pub struct Options {
     /// How the log is read and resolved (chosen with the printer: see
     /// [`Dialect::usual_for`]).
     pub dialect: Dialect,
+    /// What every lookup asks its source for (chosen with the printer: see
+    /// [`Wants::usual_for`]; the default asks for everything).
+    pub wants: Wants,
     /// Colour output (already decided from `--color`, the terminal and the
     /// environment).
     pub color: bool,
@@ -83,6 +86,7 @@ impl Default for Options {
         Options {
             format: Format::Human,
             dialect: Dialect::default(),
+            wants: Wants::everything(),
             color: false,
             keep_context: false,
             strip_path_prefix: None,
@@ -497,9 +501,13 @@ impl Filter {
             input: &self.input,
             line,
         };
-        let outcome = self
-            .dumps
-            .handle(&dump, &self.context, &mut self.symbolizer, want);
+        let outcome = self.dumps.handle(
+            &dump,
+            &self.context,
+            &mut self.symbolizer,
+            self.opts.wants.code,
+            want,
+        );
         for msg in &outcome.diagnostics {
             self.diagnose(line, col, msg);
         }

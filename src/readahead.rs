@@ -126,7 +126,9 @@ impl ReadAhead {
     /// own symbolizer over the same local sources (no network: a download
     /// is the writing side's to make and report). The files must be
     /// regular files holding what the writing filter will read, in the
-    /// same order.
+    /// same order. The read-ahead's filter is built from a clone of `opts`:
+    /// it asks every lookup with the writer's wants ([`Options::wants`]),
+    /// so the answers it hands over are to the writer's questions.
     pub fn start(
         opts: &Options,
         writer: &mut Symbolizer,

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use object::{Object, ObjectSection};
 use serde::Deserialize;
 use symfilter::breakpad::StoreProvider;
-use symfilter::symbols::{BuildId, CodeInfo, ModuleKey, Provider, SymbolSource};
+use symfilter::symbols::{BuildId, CodeInfo, CodeWant, ModuleKey, Provider, SymbolSource};
 
 fn testdata() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/breakpad")
@@ -105,7 +105,9 @@ fn compare(name: &str) -> Tally {
     for line in text.lines() {
         let answer: Answer = serde_json::from_str(line).unwrap();
         let addr = u64::from_str_radix(answer.address.trim_start_matches("0x"), 16).unwrap();
-        let ours = src.lookup_code(addr).unwrap_or_default();
+        let ours = src
+            .lookup_code(addr, CodeWant::default())
+            .unwrap_or_default();
         if let Err(why) = agree(&ours, &answer.symbol, &mut tally) {
             failures.push(format!("{name} {}: {why}", answer.address));
         }

@@ -9,7 +9,7 @@ use crate::common;
 
 use symfilter::breakpad::{StoreProvider, debug_id_for, providers};
 use symfilter::symbols::{
-    Attempt, BuildId, Miss, ModuleKey, Provider, Symbolizer, SymbolizerConfig,
+    Attempt, BuildId, CodeWant, DataWant, Miss, ModuleKey, Provider, Symbolizer, SymbolizerConfig,
 };
 
 fn fixture_store() -> PathBuf {
@@ -203,10 +203,14 @@ fn corrupt_lines_are_skipped_and_reported_once() {
             .unwrap();
         u64::from_str_radix(rec.split(' ').nth(1).unwrap(), 16).unwrap()
     };
-    let info = src.lookup_code(addr_of("hash")).unwrap();
+    let info = src
+        .lookup_code(addr_of("hash"), CodeWant::default())
+        .unwrap();
     assert!(info.frames.is_empty());
     assert_eq!(&*info.symbol.unwrap().name, "frame_dummy");
-    let info = src.lookup_code(addr_of("main")).unwrap();
+    let info = src
+        .lookup_code(addr_of("main"), CodeWant::default())
+        .unwrap();
     assert_eq!(info.frames[0].function.as_deref(), Some("main"));
 }
 
@@ -236,7 +240,7 @@ fn symbolizer_front_uses_the_provider() {
     let opened = sym.open(&key);
     let src = opened.source.unwrap();
     assert!(src.origin().ends_with("plain-O2.sym"));
-    assert!(src.lookup_data(0x4000).is_err());
+    assert!(src.lookup_data(0x4000, DataWant::default()).is_err());
     assert!(providers(&[]).is_empty());
 }
 

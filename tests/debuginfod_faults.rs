@@ -12,7 +12,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use symfilter::debuginfod::{Config, DebuginfodProvider};
-use symfilter::symbols::{Attempt, BuildId, Provider};
+use symfilter::symbols::{Attempt, BuildId, CodeWant, Provider};
 
 use crate::common;
 use common::debuginfod::{assert_symbolizes, config, fixture, fixture_id, frame_line, key};
@@ -1001,7 +1001,7 @@ fn dwz_supplementary_file_is_fetched_by_its_build_id() {
     let lines: Vec<&str> = expected.lines().collect();
     let a = lines[0].split(' ').next().expect("addr");
     let addr = u64::from_str_radix(a.trim_start_matches("0x"), 16).expect("addr");
-    let info = src.lookup_code(addr).expect("code");
+    let info = src.lookup_code(addr, CodeWant::default()).expect("code");
     let got: Vec<String> = info.frames.iter().map(|fr| frame_line(a, fr)).collect();
     assert_eq!(got, lines);
     let served: Vec<String> = failures(&trail)
@@ -1027,7 +1027,7 @@ fn dwz_supplementary_file_is_fetched_by_its_build_id() {
     let again = provider(vec![server.url("ok")], Some(cache.path()), 5, 1 << 20);
     let mut trail = Vec::new();
     let src = again.provider.find(&key(&id), &mut trail).expect("cached");
-    let info = src.lookup_code(addr).expect("code");
+    let info = src.lookup_code(addr, CodeWant::default()).expect("code");
     assert_eq!(info.frames[0].function.as_deref(), Some("shared_scale"));
     assert_eq!(server.requests().len(), before);
 }

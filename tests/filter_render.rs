@@ -12,8 +12,8 @@ use symfilter::filter::{Dialect, Filter, Options};
 use symfilter::render::Format;
 use symfilter::report::{Report, Reporter};
 use symfilter::symbols::{
-    Attempt, BuildId, CodeInfo, DataInfo, Frame, Locator, Miss, ModuleKey, Provider, SymbolHit,
-    SymbolSource, Symbolizer, SymbolizerConfig,
+    Attempt, BuildId, CodeInfo, CodeWant, DataInfo, DataWant, Frame, Locator, Miss, ModuleKey,
+    Provider, SymbolHit, SymbolSource, Symbolizer, SymbolizerConfig,
 };
 
 #[derive(Clone)]
@@ -29,10 +29,10 @@ impl SymbolSource for Source {
     fn origin(&self) -> String {
         "/scripted/app.debug".into()
     }
-    fn lookup_code(&self, addr: u64) -> Result<CodeInfo, Miss> {
+    fn lookup_code(&self, addr: u64, _: CodeWant) -> Result<CodeInfo, Miss> {
         self.0.code.get(&addr).cloned().ok_or(Miss::NoInfo)
     }
-    fn lookup_data(&self, addr: u64) -> Result<DataInfo, Miss> {
+    fn lookup_data(&self, addr: u64, _: DataWant) -> Result<DataInfo, Miss> {
         Ok(self.0.data.get(&addr).cloned().unwrap_or_default())
     }
     fn return_address_step(&self) -> u64 {

@@ -8,7 +8,9 @@ use std::path::{Path, PathBuf};
 use symfilter::gsym::parser::{GsymView, Layout};
 use symfilter::gsym::types::GsymError;
 use symfilter::gsym::{GsymFile, providers};
-use symfilter::symbols::{BuildId, Frame, Miss, ModuleKey, Symbolizer, SymbolizerConfig};
+use symfilter::symbols::{
+    BuildId, CodeWant, DataWant, Frame, Miss, ModuleKey, Symbolizer, SymbolizerConfig,
+};
 
 fn dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/gsym")
@@ -58,7 +60,7 @@ fn folder_matches_modules_by_uuid() {
     assert!(opened.first_time);
     let src = opened.source.ok().unwrap();
     assert!(src.origin().ends_with("inl_O2.gsym"), "{}", src.origin());
-    let info = src.lookup_code(0x1181).unwrap();
+    let info = src.lookup_code(0x1181, CodeWant::default()).unwrap();
     assert_eq!(
         info.frames,
         vec![
@@ -72,15 +74,21 @@ fn folder_matches_modules_by_uuid() {
     assert_eq!((&*s.name, s.address, s.size), ("chain", 0x1170, 0x5c));
 
     // Symbol-table-only functions: a symbol, no frames.
-    let info = src.lookup_code(0x1080).unwrap();
+    let info = src.lookup_code(0x1080, CodeWant::default()).unwrap();
     assert!(info.frames.is_empty());
     assert_eq!(&*info.symbol.as_ref().unwrap().name, "_start");
     // Gaps between functions are misses.
-    assert_eq!(src.lookup_code(0x1096), Err(Miss::NoInfo));
-    assert_eq!(src.lookup_code(0x10), Err(Miss::NoInfo));
+    assert_eq!(
+        src.lookup_code(0x1096, CodeWant::default()),
+        Err(Miss::NoInfo)
+    );
+    assert_eq!(
+        src.lookup_code(0x10, CodeWant::default()),
+        Err(Miss::NoInfo)
+    );
     // Data lookups name the covering function at best.
     assert_eq!(
-        src.lookup_data(0x1172)
+        src.lookup_data(0x1172, DataWant::default())
             .unwrap()
             .symbol
             .as_ref()
@@ -92,7 +100,7 @@ fn folder_matches_modules_by_uuid() {
     // C++: linkage names, raw.
     let cpp = uuid_of("app_cpp_O2.gsym");
     let src = sym.open(&key(&cpp)).source.ok().unwrap();
-    let info = src.lookup_code(0x1210).unwrap();
+    let info = src.lookup_code(0x1210, CodeWant::default()).unwrap();
     assert!(info.symbol.as_ref().unwrap().name.starts_with("_Z"));
 
     // An unknown build ID: one attempt naming the folder.
@@ -203,7 +211,7 @@ fn header_errors() {
     let f = GsymFile::from_bytes(PathBuf::from("x.gsym"), b).unwrap();
     use symfilter::symbols::SymbolSource;
     assert_eq!(
-        f.lookup_code(0x1181),
+        f.lookup_code(0x1181, CodeWant::default()),
         Err(Miss::Unreadable {
             path: "x.gsym".into(),
             reason: "invalid address info offset 0xfffffff0".into()
@@ -288,7 +296,7 @@ fn breakpad_derived_file_matches_by_debug_id_prefix() {
             providers: providers(&[p]),
         });
         let src = sym.open(&key(&id)).source.ok().unwrap();
-        let info = src.lookup_code(0x1181).unwrap();
+        let info = src.lookup_code(0x1181, CodeWant::default()).unwrap();
         assert_eq!(info.frames[0], frame("leaf", "/gsym/src/inl.c", 12));
         assert_eq!(info.frames.len(), 4);
     }

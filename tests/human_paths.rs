@@ -13,8 +13,8 @@ use symfilter::filter::{Filter, Options};
 use symfilter::render::Format;
 use symfilter::report::Silent;
 use symfilter::symbols::{
-    Attempt, BuildId, CodeInfo, DataInfo, Frame, Locator, Miss, ModuleKey, Provider, SymbolHit,
-    SymbolSource, Symbolizer, SymbolizerConfig,
+    Attempt, BuildId, CodeInfo, CodeWant, DataInfo, DataWant, Frame, Locator, Miss, ModuleKey,
+    Provider, SymbolHit, SymbolSource, Symbolizer, SymbolizerConfig,
 };
 
 // ---- The real fixture, through the binary --------------------------------
@@ -99,10 +99,10 @@ impl SymbolSource for Source {
     fn origin(&self) -> String {
         "/scripted/app.debug".into()
     }
-    fn lookup_code(&self, addr: u64) -> Result<CodeInfo, Miss> {
+    fn lookup_code(&self, addr: u64, _: CodeWant) -> Result<CodeInfo, Miss> {
         self.0.get(&addr).cloned().ok_or(Miss::NoInfo)
     }
-    fn lookup_data(&self, addr: u64) -> Result<DataInfo, Miss> {
+    fn lookup_data(&self, addr: u64, _: DataWant) -> Result<DataInfo, Miss> {
         let info = self.0.get(&addr).ok_or(Miss::NoInfo)?;
         let frame = info.frames.first().ok_or(Miss::NoInfo)?;
         Ok(DataInfo {

@@ -472,6 +472,7 @@ fn summarize_for_the_filter() {
         &dir().join("traces/mt.xray"),
         &modules,
         &mut symbolizer,
+        symfilter::symbols::CodeWant::default(),
         Some(10),
     )
     .expect("summary");

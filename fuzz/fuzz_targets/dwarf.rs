@@ -11,7 +11,7 @@ use std::sync::OnceLock;
 
 use libfuzzer_sys::fuzz_target;
 use object::{Object, ObjectSection, SectionKind};
-use symfilter::symbols::SymbolSource;
+use symfilter::symbols::{CodeWant, DataWant, SymbolSource};
 
 static BINARY: &[u8] = include_bytes!("../../testdata/bin/app_cpp_O2");
 
@@ -66,10 +66,11 @@ fuzz_target!(|data: &[u8]| {
     drop(file);
     if let Ok(source) = symfilter::elf::open_file(&path, &[]) {
         for &addr in &layout.addrs {
-            let _ = source.lookup_code(addr);
+            let _ = source.lookup_code(addr, CodeWant::default());
         }
-        let _ = source.lookup_data(layout.addrs[0]);
-        let _ = source.data_declaration(layout.addrs[0]);
+        for declaration in [false, true] {
+            let _ = source.lookup_data(layout.addrs[0], DataWant { declaration });
+        }
     }
     let _ = std::fs::remove_file(&path);
 });

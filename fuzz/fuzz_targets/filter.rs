@@ -18,7 +18,7 @@ use symfilter::report::Silent;
 use std::sync::Arc;
 use symfilter::render::Format;
 use symfilter::symbols::{
-    Attempt, CodeInfo, DataInfo, Frame, Locator, Miss, ModuleKey, Provider, SymbolHit,
+    Attempt, CodeInfo, CodeWant, DataInfo, DataWant, Frame, Locator, Miss, ModuleKey, Provider, SymbolHit,
     SymbolSource, Symbolizer, SymbolizerConfig,
 };
 
@@ -44,7 +44,7 @@ impl SymbolSource for Answers {
     fn origin(&self) -> String {
         "scripted".into()
     }
-    fn lookup_code(&self, addr: u64) -> Result<CodeInfo, Miss> {
+    fn lookup_code(&self, addr: u64, _: CodeWant) -> Result<CodeInfo, Miss> {
         if addr >= 0x10000 {
             return Err(Miss::NoInfo);
         }
@@ -67,7 +67,7 @@ impl SymbolSource for Answers {
             }),
         })
     }
-    fn lookup_data(&self, _: u64) -> Result<DataInfo, Miss> {
+    fn lookup_data(&self, _: u64, _: DataWant) -> Result<DataInfo, Miss> {
         Err(Miss::NoInfo)
     }
 }

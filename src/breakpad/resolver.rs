@@ -10,7 +10,9 @@ use crate::base::mapped::FileMap;
 
 use super::parser::{self, Corruption, ParseError, SymIndex};
 use super::types::{Func, Inline, Origin, Span};
-use crate::symbols::{CodeInfo, DataInfo, Frame, Miss, SymbolHit, SymbolSource, Text};
+use crate::symbols::{
+    CodeInfo, CodeWant, DataInfo, DataWant, Frame, Miss, SymbolHit, SymbolSource, Text,
+};
 
 /// The bytes of a symbol file: memory-mapped, or owned (tests, fuzzing).
 pub enum Bytes {
@@ -432,11 +434,11 @@ impl SymbolSource for BreakpadSource {
         self.path.display().to_string()
     }
 
-    fn lookup_code(&self, addr: u64) -> Result<CodeInfo, Miss> {
+    fn lookup_code(&self, addr: u64, _: CodeWant) -> Result<CodeInfo, Miss> {
         self.syms.lookup(addr).ok_or(Miss::NoInfo)
     }
 
-    fn lookup_data(&self, _addr: u64) -> Result<DataInfo, Miss> {
+    fn lookup_data(&self, _addr: u64, _: DataWant) -> Result<DataInfo, Miss> {
         Err(Miss::BreakpadNoData)
     }
 

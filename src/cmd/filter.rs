@@ -6,10 +6,9 @@ use std::process::ExitCode;
 use clap::{Args, ValueEnum};
 
 use super::sources::SourceArgs;
-use symfilter::filter::{Dialect, Filter, FilterError, Options};
+use symfilter::filter::{Dialect, Filter, FilterError, Options, Wants};
 use symfilter::readahead::{ReadAhead, ReadFrom, counted};
 use symfilter::render::Format;
-use symfilter::symbols::Symbolizer;
 
 /// When to colour the output.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -176,6 +175,7 @@ pub fn run(args: FilterArgs) -> anyhow::Result<ExitCode> {
             crash_frames: !args.no_crash_frames && Dialect::usual_for(format).crash_frames,
             ..Dialect::usual_for(format)
         },
+        wants: Wants::usual_for(format),
         color,
         keep_context: args.keep_context,
         strip_path_prefix: args.strip_path_prefix.clone(),
@@ -196,12 +196,7 @@ pub fn run(args: FilterArgs) -> anyhow::Result<ExitCode> {
     };
     let mut sources = args.sources.clone();
     sources.quiet = args.quiet;
-    let configure = |symbolizer: &mut Symbolizer| {
-        symbolizer.set_data_declarations(args.format != FormatArg::Llvm);
-        symbolizer.set_line0_columns(args.format != FormatArg::Human);
-    };
     let mut symbolizer = sources.symbolizer()?;
-    configure(&mut symbolizer);
     let stdin_path = PathBuf::from("-");
     let files = if args.files.is_empty() {
         std::slice::from_ref(&stdin_path)
@@ -210,8 +205,7 @@ pub fn run(args: FilterArgs) -> anyhow::Result<ExitCode> {
     };
     let read_ahead = match read_ahead_inputs(&args, files) {
         Some(inputs) => {
-            let mut behind = sources.local_symbolizer()?;
-            configure(&mut behind);
+            let behind = sources.local_symbolizer()?;
             ReadAhead::start(&opts, &mut symbolizer, behind, inputs).ok()
         }
         None => None,

@@ -11,7 +11,9 @@ use clap::{Args, ValueEnum};
 
 use super::sources::SourceArgs;
 use symfilter::render::{Lookup, Resolved};
-use symfilter::symbols::{BuildId, CodeInfo, DataInfo, Miss, ModuleKey, SymbolSource};
+use symfilter::symbols::{
+    BuildId, CodeInfo, CodeWant, DataInfo, DataWant, Miss, ModuleKey, SymbolSource,
+};
 
 #[derive(Args, Debug)]
 #[command(group(clap::ArgGroup::new("module").required(true).args(["build_id", "file"])))]
@@ -64,14 +66,10 @@ pub fn run(args: LookupArgs) -> anyhow::Result<ExitCode> {
     let mut symbolizer = None;
     let mut direct = None;
     let source: &dyn SymbolSource = if let Some(path) = &args.file {
-        direct.insert({
-            let mut src = symfilter::elf::open_file(path, &args.sources.places().debug_dirs())
-                .map_err(|miss| anyhow::anyhow!("{}: {miss}", path.display()))?;
-            if !args.line0_columns {
-                src.skip_line0_columns();
-            }
-            src
-        })
+        direct.insert(
+            symfilter::elf::open_file(path, &args.sources.places().debug_dirs())
+                .map_err(|miss| anyhow::anyhow!("{}: {miss}", path.display()))?,
+        )
     } else {
         let hex = args.build_id.as_deref().unwrap_or_default();
         let build_id = BuildId::from_hex(hex).with_context(|| format!("bad build ID '{hex}'"))?;
@@ -80,7 +78,6 @@ pub fn run(args: LookupArgs) -> anyhow::Result<ExitCode> {
             ..ModuleKey::new(build_id, "")
         };
         let s = symbolizer.insert(args.sources.symbolizer()?);
-        s.set_line0_columns(args.line0_columns);
         match s.open(&key).source {
             Ok(src) => src.inner(),
             Err(trail) => {
@@ -106,6 +103,9 @@ pub fn run(args: LookupArgs) -> anyhow::Result<ExitCode> {
         format: args.format,
         demangle: !args.no_demangle,
         data: args.data,
+        code: CodeWant {
+            line0_columns: args.line0_columns,
+        },
         bad: 0,
     };
     if args.addresses.is_empty() {
@@ -156,6 +156,9 @@ struct Printer {
     format: Format,
     demangle: bool,
     data: bool,
+    /// What code lookups ask for (data lookups always ask for the
+    /// declaration: it is printed).
+    code: CodeWant,
     bad: usize,
 }
 
@@ -202,7 +205,7 @@ impl Printer {
             code.sort_unstable_by_key(|c| c.0);
             code.dedup_by_key(|c| c.0);
             for (addr, answer) in &mut code {
-                *answer = Some(source.lookup_code(*addr));
+                *answer = Some(source.lookup_code(*addr, self.code));
             }
         }
         for text in texts.iter().filter(|t| !t.is_empty()) {
@@ -212,14 +215,14 @@ impl Printer {
                 continue;
             };
             if self.data {
-                let res = source.lookup_data_declared(addr);
+                let res = source.lookup_data(addr, DataWant { declaration: true });
                 self.print_data(addr, res, out)?;
                 continue;
             }
             let known = code.binary_search_by_key(&addr, |c| c.0).ok();
             let res = match known.and_then(|i| code[i].1.as_ref()) {
                 Some(res) => Cow::Borrowed(res),
-                None => Cow::Owned(source.lookup_code(addr)),
+                None => Cow::Owned(source.lookup_code(addr, self.code)),
             };
             match self.format {
                 Format::Text => self.text_code(addr, &res, out)?,

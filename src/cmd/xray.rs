@@ -8,7 +8,7 @@ use anyhow::Context;
 use clap::{Args, Subcommand, ValueEnum};
 
 use super::sources::SourceArgs;
-use symfilter::symbols::BuildId;
+use symfilter::symbols::{BuildId, CodeWant};
 use symfilter::xray::account::{self, AccountOptions, Accountant, SortField};
 use symfilter::xray::convert;
 use symfilter::xray::stack::{StackTrie, StackValue};
@@ -259,7 +259,7 @@ fn names(args: &NameArgs, ids: impl IntoIterator<Item = u32>) -> anyhow::Result<
         }
         (None, None) => return Ok(Names::default()),
     };
-    Ok(binary.names_for(Some(&mut symbolizer), ids))
+    Ok(binary.names_for(Some((&mut symbolizer, CodeWant::default())), ids))
 }
 
 fn warn(trace: &Path, diags: &[Diagnostic]) {
@@ -459,7 +459,7 @@ fn run_extract(a: ExtractArgs) -> anyhow::Result<ExitCode> {
     let binary = Binary::open(&a.binary)?;
     let names = if a.symbolize {
         let mut symbolizer = a.sources.symbolizer()?;
-        binary.names(Some(&mut symbolizer))
+        binary.names(Some((&mut symbolizer, CodeWant::default())))
     } else {
         Names::default()
     };

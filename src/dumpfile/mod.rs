@@ -22,7 +22,7 @@ pub use sancov::{
 };
 
 use crate::context::{Context, Module};
-use crate::symbols::{ModuleKey, Symbolizer};
+use crate::symbols::{CodeWant, ModuleKey, Symbolizer};
 use crate::xray::{self, Mapped, Summary};
 
 /// Rows of an XRay summary in the output (the report file has them all).
@@ -137,12 +137,13 @@ impl Dumps {
         self.opts.report.is_some() && !self.report_failed
     }
 
-    /// Handle one dump.
+    /// Handle one dump, looking up code with `code`.
     pub fn handle(
         &mut self,
         dump: &Dump<'_>,
         context: &Context,
         symbolizer: &mut Symbolizer,
+        code: CodeWant,
         want: Want,
     ) -> Outcome {
         let output = want != Want::Nothing;
@@ -162,8 +163,14 @@ impl Dumps {
                     Some(Err(e))
                 }
                 Ok((mapped, path)) => {
-                    let (summary, table) =
-                        self.xray(dump, (mapped.bytes(), &path), context, symbolizer, output);
+                    let (summary, table) = self.xray(
+                        dump,
+                        (mapped.bytes(), &path),
+                        context,
+                        symbolizer,
+                        code,
+                        output,
+                    );
                     match &summary {
                         Some(Ok(s)) => {
                             if let Some(d) = problems_diagnostic(&s.problems) {
@@ -183,7 +190,7 @@ impl Dumps {
             };
             (summary.map(Content::Xray), want == Want::Json)
         } else if dump.kind == b"sancov" {
-            let coverage = self.sancov(dump, context, symbolizer);
+            let coverage = self.sancov(dump, context, symbolizer, code);
             match &coverage {
                 Ok(cov) if cov.unresolved > 0 => diagnose(&format_args!(
                     "{} of {} PCs resolved to no function",
@@ -246,6 +253,7 @@ impl Dumps {
         (bytes, path): (&[u8], &Path),
         context: &Context,
         symbolizer: &mut Symbolizer,
+        code: CodeWant,
         output: bool,
     ) -> (
         Option<Result<Summary, DumpError>>,
@@ -253,12 +261,13 @@ impl Dumps {
     ) {
         let keys = module_keys(context);
         let summary = output.then(|| {
-            Summary::of(bytes, path, &keys, symbolizer, Some(XRAY_TOP)).map_err(DumpError::of_trace)
+            Summary::of(bytes, path, &keys, symbolizer, code, Some(XRAY_TOP))
+                .map_err(DumpError::of_trace)
         });
         if matches!(summary, Some(Err(_))) || !self.reporting() {
             return (summary, None);
         }
-        let table = Summary::of(bytes, path, &keys, symbolizer, None)
+        let table = Summary::of(bytes, path, &keys, symbolizer, code, None)
             .map(|t| {
                 let mut table = String::new();
                 t.write_table(&mut table);
@@ -277,13 +286,14 @@ impl Dumps {
         dump: &Dump<'_>,
         context: &Context,
         symbolizer: &mut Symbolizer,
+        code: CodeWant,
     ) -> Result<Coverage, DumpError> {
         let (mapped, path) = self.open(dump)?;
         let sancov = Sancov::parse(mapped.bytes()).map_err(|source| DumpError::Sancov {
             path: path.clone(),
             source,
         })?;
-        Ok(resolve_coverage(&sancov, &path, context, symbolizer))
+        Ok(resolve_coverage(&sancov, &path, context, symbolizer, code))
     }
 
     fn append_report(&self, text: &str) -> Result<(), DumpError> {

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use crate::context::{Context, Module};
 use crate::demangle::demangle_full;
-use crate::symbols::{ModuleKey, Symbolizer};
+use crate::symbols::{CodeWant, ModuleKey, Symbolizer};
 
 /// SanitizerCoverage magic for 64-bit PCs.
 pub const SANCOV_MAGIC_64: u64 = 0xC0BF_FFFF_FFFF_FF64;
@@ -117,12 +117,14 @@ fn file_module<'c>(path: &Path, context: &'c Context) -> Option<&'c Module> {
     }
 }
 
-/// Resolve every PC of a sancov dump to its function.
+/// Resolve every PC of a sancov dump to its function, looking up code
+/// with `want`.
 pub fn resolve_coverage(
     sancov: &Sancov<'_>,
     path: &Path,
     context: &Context,
     symbolizer: &mut Symbolizer,
+    want: CodeWant,
 ) -> Coverage {
     let fallback = file_module(path, context).map(|m| m.id);
     let mut cov = Coverage {
@@ -154,7 +156,7 @@ pub fn resolve_coverage(
         rels.sort_unstable();
         let src = symbolizer.open(&ModuleKey::of(context, module)).source.ok();
         for run in rels.chunk_by(|a, b| a == b) {
-            let name = src.and_then(|src| match src.lookup_code(run[0]) {
+            let name = src.and_then(|src| match src.lookup_code(run[0], want) {
                 Ok(info) => info
                     .frames
                     .first()

@@ -997,7 +997,9 @@ mod tests {
             }
             assert!(guard.index.max_end.get().is_some());
             let source = crate::elf::open_file(&path, &[]).unwrap();
-            let info = crate::symbols::SymbolSource::lookup_code(&source, 0x1150).unwrap();
+            let info =
+                crate::symbols::SymbolSource::lookup_code(&source, 0x1150, Default::default())
+                    .unwrap();
             assert!(info.frames.is_empty(), "{name}");
             assert_eq!(&*info.symbol.unwrap().name, "outer", "{name}");
         }

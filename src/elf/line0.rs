@@ -225,7 +225,7 @@ impl<R: Reader<Offset = usize>> Line0Columns<R> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::symbols::SymbolSource;
+    use crate::symbols::{CodeWant, SymbolSource};
 
     /// A sequence's start and end and its line-0 rows (start, end, column).
     type SeqSpec<'a> = (u64, u64, &'a [(u64, u64, u32)]);
@@ -283,7 +283,7 @@ mod tests {
             }
             last = Some(addr);
             let a = u64::from_str_radix(addr.trim_start_matches("0x"), 16).expect("address");
-            let info = src.lookup_code(a).expect("code info");
+            let info = src.lookup_code(a, CodeWant::default()).expect("code info");
             for f in &info.frames {
                 got.push_str(&format!(
                     "{addr} {} {}:{}:{}\n",

@@ -22,7 +22,8 @@ use super::reloc;
 use super::search::dwo_paths;
 use super::symtab::Symbols;
 use crate::symbols::{
-    CodeInfo, DataInfo, Frame, Interner, Miss, SymbolHit, SymbolSource, Text, lossy,
+    CodeInfo, CodeWant, DataInfo, DataWant, Frame, Interner, Miss, SymbolHit, SymbolSource, Text,
+    lossy,
 };
 
 type R<'a> = EndianSlice<'a, RunTimeEndian>;
@@ -212,8 +213,6 @@ pub struct ElfSource {
     cell: Cell,
     origin: String,
     step: u64,
-    /// Whether to find the column of line-0 rows (see `line0`).
-    line0_columns: bool,
     /// No DWARF and no `.symtab` in any of the module's files.
     dynamic_only: bool,
 }
@@ -245,7 +244,6 @@ impl ElfSource {
             cell,
             origin,
             step,
-            line0_columns: true,
             dynamic_only,
         })
     }
@@ -254,7 +252,7 @@ impl ElfSource {
 impl ElfSource {
     /// The frames for `addr` from our own lookups; `None` leaves the
     /// lookup to addr2line.
-    fn own_frames(&self, debug: &Debug<'_>, addr: u64) -> Option<Found> {
+    fn own_frames(&self, debug: &Debug<'_>, addr: u64, want: CodeWant) -> Option<Found> {
         let (dwarf, guard, engine) = (
             debug.dwarf.as_ref()?,
             debug.guard.as_ref()?,
@@ -269,7 +267,7 @@ impl ElfSource {
         if let Found::Frames(frames, column) = &mut found
             && let Some(first) = frames.first_mut()
             && first.line == 0
-            && self.line0_columns
+            && want.line0_columns
         {
             first.column = *column;
         }
@@ -283,6 +281,7 @@ impl ElfSource {
         loaded: &Loaded<'a>,
         full: &Full<'a>,
         addr: u64,
+        want: CodeWant,
     ) -> Result<Vec<Frame>, String> {
         let ctx = &full.ctx;
         let mut lookup = ctx.find_frames(addr);
@@ -312,7 +311,7 @@ impl ElfSource {
                 column: match &f.location {
                     // The innermost frame on a line-0 row: LLVM prints the
                     // row's column, addr2line drops it.
-                    Some(l) if l.line.is_none() && frames.is_empty() && self.line0_columns => {
+                    Some(l) if l.line.is_none() && frames.is_empty() && want.line0_columns => {
                         loaded
                             .line0
                             .column(ctx, &full.dwarf, addr, |l| loaded.load_dwo(owner, l))
@@ -341,10 +340,11 @@ impl ElfSource {
             if addr >= guard::NO_CODE {
                 return None;
             }
-            let own = self.own_frames(debug, addr);
+            let want = CodeWant::default();
+            let own = self.own_frames(debug, addr, want);
             let context = guard.address_ok(debug.dwarf.as_ref()?, addr).then(|| {
                 let full = debug.full().map_err(str::to_owned);
-                full.and_then(|full| self.context_frames(owner, loaded, full, addr))
+                full.and_then(|full| self.context_frames(owner, loaded, full, addr, want))
             });
             Some((own, context))
         })
@@ -554,7 +554,7 @@ impl SymbolSource for ElfSource {
         self.origin.clone()
     }
 
-    fn lookup_code(&self, addr: u64) -> Result<CodeInfo, Miss> {
+    fn lookup_code(&self, addr: u64, want: CodeWant) -> Result<CodeInfo, Miss> {
         self.cell.with_dependent(|owner, loaded| {
             let debug = loaded.debug.get_or_init(|| Debug::load(owner));
             let mut frames = Vec::new();
@@ -564,7 +564,7 @@ impl SymbolSource for ElfSource {
                     "DWARF nested deeper than {MAX_DEPTH} levels here; ignored"
                 ))
             };
-            match self.own_frames(debug, addr) {
+            match self.own_frames(debug, addr, want) {
                 Some(Found::Frames(found, _)) => frames = found,
                 Some(Found::TooDeep) => error = too_deep(),
                 None => {
@@ -584,7 +584,7 @@ impl SymbolSource for ElfSource {
                         && let Err(e) = debug
                             .full()
                             .map_err(str::to_owned)
-                            .and_then(|full| self.context_frames(owner, loaded, full, addr))
+                            .and_then(|full| self.context_frames(owner, loaded, full, addr, want))
                             .map(|found| frames = found)
                     {
                         error = Some(e);
@@ -602,17 +602,36 @@ impl SymbolSource for ElfSource {
         })
     }
 
-    fn lookup_data(&self, addr: u64) -> Result<DataInfo, Miss> {
-        self.cell.with_dependent(|_owner, loaded| {
+    fn lookup_data(&self, addr: u64, want: DataWant) -> Result<DataInfo, Miss> {
+        let mut info = self.cell.with_dependent(|_owner, loaded| {
             let symbol = loaded.symbol(addr).ok_or(Miss::NoInfo)?;
             Ok(DataInfo {
                 decl_file: symbol.file.clone(),
                 symbol: Some(symbol),
                 decl_line: 0,
             })
-        })
+        })?;
+        if want.declaration
+            && let Some((file, line)) = self.data_declaration(addr)
+        {
+            info.decl_file = file;
+            info.decl_line = line;
+        }
+        Ok(info)
     }
 
+    fn return_address_step(&self) -> u64 {
+        self.step
+    }
+
+    fn truncated(&self) -> Option<String> {
+        self.cell.borrow_owner().truncated()
+    }
+}
+
+impl ElfSource {
+    /// The declaration (file, line) of the global at `addr`, when the DWARF
+    /// tells it: an index over every DIE, built on first use.
     fn data_declaration(&self, addr: u64) -> Option<(Option<Text>, u32)> {
         self.cell.with_dependent(|owner, loaded| {
             let debug = loaded.debug.get_or_init(|| Debug::load(owner));
@@ -624,17 +643,5 @@ impl SymbolSource for ElfSource {
                 .filter(|g| g.line != 0)?;
             Some((global.file.clone(), global.line))
         })
-    }
-
-    fn return_address_step(&self) -> u64 {
-        self.step
-    }
-
-    fn truncated(&self) -> Option<String> {
-        self.cell.borrow_owner().truncated()
-    }
-
-    fn skip_line0_columns(&mut self) {
-        self.line0_columns = false;
     }
 }

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use super::*;
-use crate::symbols::{BuildId, Locator, Miss, ModuleKey, Note, Refusal};
+use crate::symbols::{BuildId, CodeWant, DataWant, Locator, Miss, ModuleKey, Note, Refusal};
 
 fn bin(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -54,7 +54,7 @@ fn find(
 }
 
 fn function_at(src: &dyn SymbolSource, addr: u64) -> Option<String> {
-    let info = src.lookup_code(addr).ok()?;
+    let info = src.lookup_code(addr, CodeWant::default()).ok()?;
     info.symbol.map(|s| s.name.to_string())
 }
 
@@ -124,8 +124,8 @@ fn corrupt_files_are_misses_not_panics() {
         if let Some(src) = src {
             // A file still carrying the build ID may load; lookups must not panic.
             for addr in (0x1000..0x1200).step_by(7) {
-                let _ = src.lookup_code(addr);
-                let _ = src.lookup_data(addr);
+                let _ = src.lookup_code(addr, CodeWant::default());
+                let _ = src.lookup_data(addr, DataWant::default());
             }
         } else {
             assert!(
@@ -144,8 +144,8 @@ fn corrupt_files_are_misses_not_panics() {
         let (src, _) = find(&[tree.path().to_path_buf()], &[], &id);
         if let Some(src) = src {
             for addr in (0x1000..0x1200).step_by(11) {
-                let _ = src.lookup_code(addr);
-                let _ = src.lookup_data(addr);
+                let _ = src.lookup_code(addr, CodeWant::default());
+                let _ = src.lookup_data(addr, DataWant::default());
             }
         }
     }
@@ -224,7 +224,7 @@ fn symbol_path_folder_merges_binary_and_debug_file() {
     );
     let src = src.unwrap_or_else(|| panic!("{trail:?}"));
     assert!(src.origin().contains("app.dbg"), "{}", src.origin());
-    let info = src.lookup_code(0x1140).unwrap();
+    let info = src.lookup_code(0x1140, CodeWant::default()).unwrap();
     assert_eq!(&*info.symbol.unwrap().name, "outer");
     assert_eq!(
         info.frames.last().unwrap().file.as_deref(),
@@ -260,13 +260,17 @@ fn data_lookup_names_the_global() {
         .find(|s| s.name() == Ok("g_points"))
         .unwrap()
         .address();
-    let d = src.lookup_data(points + 12).unwrap();
+    let d = src.lookup_data(points + 12, DataWant::default()).unwrap();
     let sym = d.symbol.unwrap();
     assert_eq!(&*sym.name, "g_points");
     assert_eq!(sym.size, 32);
     assert_eq!(sym.address, points);
     // One past the end is not covered.
-    assert!(src.lookup_data(points + 32).map(|d| d.symbol.unwrap().name) != Ok("g_points".into()));
+    assert!(
+        src.lookup_data(points + 32, DataWant::default())
+            .map(|d| d.symbol.unwrap().name)
+            != Ok("g_points".into())
+    );
 }
 
 #[test]
@@ -300,10 +304,10 @@ fn byte_flips_anywhere_never_panic() {
                     continue;
                 };
                 for addr in (0x1100..0x1200).step_by(9) {
-                    let _ = src.lookup_code(addr);
+                    let _ = src.lookup_code(addr, CodeWant::default());
                 }
                 for addr in (0x4000..0x4040).step_by(6) {
-                    let _ = src.lookup_data(addr);
+                    let _ = src.lookup_data(addr, DataWant::default());
                 }
             }
         }
@@ -317,7 +321,9 @@ fn the_last_address_of_the_space_is_a_miss_not_a_panic() {
     // No DWARF frames there; the size-0 `_end` symbol still covers it, as
     // LLVM's symbol-table rule has it.
     for addr in [u64::MAX, u64::MAX - 1] {
-        let info = src.lookup_code(addr).expect("symbol-table answer");
+        let info = src
+            .lookup_code(addr, CodeWant::default())
+            .expect("symbol-table answer");
         assert!(info.frames.is_empty());
         assert_eq!(info.symbol.map(|s| s.name), Some("_end".into()));
     }

@@ -171,6 +171,7 @@ impl Filter {
         self.at = (number, f.span.start + 1);
         let return_address = f.adjust == Adjust::ReturnAddress;
         let offset = f.offset;
+        let want = self.opts.wants.code;
         self.crash.opening = true;
         let found = self.with_source(&module, |src| {
             let step = if return_address {
@@ -178,7 +179,7 @@ impl Filter {
             } else {
                 0
             };
-            (step, src.lookup_code(offset.wrapping_sub(step)))
+            (step, src.lookup_code(offset.wrapping_sub(step), want))
         });
         self.crash.opening = false;
         let (step, info) = match found? {

@@ -1,9 +1,11 @@
 //! The rules the filter reads and resolves a log by: symfilter's own, or
 //! LLVM's (`llvm-symbolizer --filter-markup`, which `--format=llvm`
-//! matches byte for byte). They are data the caller chooses, not questions
-//! put to the printer: printers print what the filter hands them.
+//! matches byte for byte), and what its lookups ask the symbol sources
+//! for ([`Wants`]). They are data the caller chooses, not questions put to
+//! the printer: printers print what the filter hands them.
 
 use crate::render::Format;
+use crate::symbols::{CodeWant, DataWant};
 
 /// How the filter reads and resolves a log.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -56,6 +58,39 @@ impl Dialect {
         match format {
             Format::Llvm => Dialect::llvm(),
             Format::Human | Format::Json => Dialect::default(),
+        }
+    }
+}
+
+/// What the filter asks its symbol sources for on every lookup: what its
+/// printer prints, and no more (some answers cost extra to find).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Wants {
+    pub code: CodeWant,
+    pub data: DataWant,
+}
+
+impl Wants {
+    /// Everything a source can tell, whatever the printer prints.
+    pub fn everything() -> Wants {
+        Wants {
+            code: CodeWant {
+                line0_columns: true,
+            },
+            data: DataWant { declaration: true },
+        }
+    }
+
+    /// What `format` prints: the human format never shows the column of a
+    /// line-0 location, the llvm format never shows declarations.
+    pub fn usual_for(format: Format) -> Wants {
+        Wants {
+            code: CodeWant {
+                line0_columns: format != Format::Human,
+            },
+            data: DataWant {
+                declaration: format != Format::Llvm,
+            },
         }
     }
 }

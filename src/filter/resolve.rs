@@ -197,6 +197,7 @@ impl Filter {
         // Fixed-width ISAs step back a whole instruction; the source knows
         // its architecture (LLVM always steps back one byte).
         let step_back = ra && self.opts.dialect.instruction_step;
+        let want = self.opts.wants.code;
         let mut place = self.place(adjusted);
         // `Some` once the source was asked about `place` (`Some(None)`: there
         // is none).
@@ -211,7 +212,7 @@ impl Filter {
                 } else {
                     1
                 };
-                (step <= 1).then(|| src.lookup_code(rel)).ok_or(step)
+                (step <= 1).then(|| src.lookup_code(rel, want)).ok_or(step)
             });
             match first {
                 Some(Err(step)) => {
@@ -233,7 +234,7 @@ impl Filter {
         let rel = place.rel;
         let answer = match answer {
             Some(answer) => answer,
-            None => self.with_source(&place.module, |src| src.lookup_code(rel)),
+            None => self.with_source(&place.module, |src| src.lookup_code(rel, want)),
         };
         let lookup = match answer {
             None => self.no_source(&place.module),
@@ -257,8 +258,8 @@ impl Filter {
                 lookup: Lookup::NoRegion,
             };
         };
-        let rel = place.rel;
-        let lookup = match self.with_source(&place.module, |src| src.lookup_data(rel)) {
+        let (rel, want) = (place.rel, self.opts.wants.data);
+        let lookup = match self.with_source(&place.module, |src| src.lookup_data(rel, want)) {
             None => self.no_source(&place.module),
             Some(Ok(info)) => Lookup::Data(info),
             Some(Err(miss)) => Lookup::Failed(miss),

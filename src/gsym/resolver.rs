@@ -6,7 +6,9 @@ use crate::base::mapped::FileMap;
 
 use super::parser::{GsymView, Layout};
 use super::types::{GsymError, LookupResult};
-use crate::symbols::{CodeInfo, DataInfo, Frame, Miss, SymbolHit, SymbolSource, Text};
+use crate::symbols::{
+    CodeInfo, CodeWant, DataInfo, DataWant, Frame, Miss, SymbolHit, SymbolSource, Text,
+};
 
 enum Backing {
     Map(FileMap),
@@ -121,7 +123,7 @@ impl SymbolSource for GsymFile {
         }
     }
 
-    fn lookup_code(&self, addr: u64) -> Result<CodeInfo, Miss> {
+    fn lookup_code(&self, addr: u64, _: CodeWant) -> Result<CodeInfo, Miss> {
         match self.view().lookup(addr) {
             Ok(r) => Ok(to_code_info(r, true)),
             Err(GsymError::NotFound(_)) => Err(Miss::NoInfo),
@@ -134,7 +136,7 @@ impl SymbolSource for GsymFile {
         }
     }
 
-    fn lookup_data(&self, addr: u64) -> Result<DataInfo, Miss> {
+    fn lookup_data(&self, addr: u64, _: DataWant) -> Result<DataInfo, Miss> {
         // GSYM describes functions only; a function covering the address is
         // the best a data lookup can get.
         match self.view().lookup_symbol(addr) {

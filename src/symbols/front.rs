@@ -40,8 +40,6 @@ pub struct Symbolizer {
     /// Build IDs in `slots` that are missing, and their bytes.
     missing: usize,
     missing_bytes: usize,
-    data_declarations: bool,
-    line0_columns: bool,
     sharing: Option<Sharing>,
 }
 
@@ -62,23 +60,8 @@ impl Symbolizer {
             trails: HashMap::default(),
             missing: 0,
             missing_bytes: 0,
-            data_declarations: true,
-            line0_columns: true,
             sharing: None,
         }
-    }
-
-    /// Whether code answers carry the column of locations on line 0
-    /// (LLVM prints it; the human format never does).
-    pub fn set_line0_columns(&mut self, on: bool) {
-        self.line0_columns = on;
-    }
-
-    /// Whether data answers carry declaration file and line. Finding them
-    /// may cost an index over all of a module's DWARF; output formats that
-    /// do not print them (`--format=llvm`) turn this off.
-    pub fn set_data_declarations(&mut self, on: bool) {
-        self.data_declarations = on;
     }
 
     /// Share answers with another thread's symbolizer over the same
@@ -134,11 +117,8 @@ impl Symbolizer {
         }
         self.trails.insert(key.build_id.clone(), trail);
         let slot = match source {
-            Some(mut src) => {
-                if !self.line0_columns {
-                    src.skip_line0_columns();
-                }
-                let mut memo = Memo::new(src, self.data_declarations);
+            Some(src) => {
+                let mut memo = Memo::new(src);
                 if let Some(sharing) = &self.sharing {
                     memo.share(key.build_id.clone(), sharing.clone());
                 }

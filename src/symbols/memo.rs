@@ -7,7 +7,7 @@ use std::cell::RefCell;
 use std::sync::Arc;
 
 use super::shared::{Sharing, Ticket};
-use super::{BuildId, CodeInfo, DataInfo, Miss, SymbolSource};
+use super::{BuildId, CodeInfo, CodeWant, DataInfo, DataWant, Miss, SymbolSource};
 
 /// Answers kept per module before the table is dropped and refilled, so a
 /// log of endless distinct addresses cannot grow memory without bound.
@@ -15,25 +15,23 @@ const MAX_ENTRIES: usize = 1 << 16;
 
 /// A [`SymbolSource`] that remembers its inner source's answers, and hands
 /// them out shared: a remembered answer costs a hash probe and a reference
-/// count, not a copy of every frame's strings.
+/// count, not a copy of every frame's strings. Answers are remembered per
+/// address and what was asked ([`CodeWant`], [`DataWant`]): answers to
+/// different questions never stand in for each other.
 pub struct Memo {
     inner: Box<dyn SymbolSource>,
-    code: RefCell<HashMap<u64, Kept<CodeInfo>>>,
-    data: RefCell<HashMap<u64, Kept<DataInfo>>>,
-    /// Whether data answers carry declarations (see
-    /// [`SymbolSource::data_declaration`]).
-    declarations: bool,
+    code: RefCell<HashMap<(u64, CodeWant), Kept<CodeInfo>>>,
+    data: RefCell<HashMap<(u64, DataWant), Kept<DataInfo>>>,
     /// Answers handed over between threads, keyed by this module's build ID.
     sharing: Option<(BuildId, Sharing)>,
 }
 
 impl Memo {
-    pub fn new(inner: Box<dyn SymbolSource>, declarations: bool) -> Memo {
+    pub fn new(inner: Box<dyn SymbolSource>) -> Memo {
         Memo {
             inner,
             code: RefCell::default(),
             data: RefCell::default(),
-            declarations,
             sharing: None,
         }
     }
@@ -49,14 +47,15 @@ impl Memo {
 /// would make every entry as large as its largest variant.
 type Kept<T> = Result<Arc<T>, Box<Miss>>;
 
-/// The remembered answer for `addr`, else `compute`'s, remembered unless
-/// `compute` gives `None` (a read-ahead's skipped address).
-fn remembered<T>(
-    table: &RefCell<HashMap<u64, Kept<T>>>,
-    addr: u64,
+/// The remembered answer for `key` (an address and what was asked), else
+/// `compute`'s, remembered unless `compute` gives `None` (a read-ahead's
+/// skipped address).
+fn remembered<K: std::hash::Hash + Eq, T>(
+    table: &RefCell<HashMap<K, Kept<T>>>,
+    key: K,
     compute: impl FnOnce() -> Option<Result<Arc<T>, Miss>>,
 ) -> Result<Arc<T>, Miss> {
-    if let Some(hit) = table.borrow().get(&addr) {
+    if let Some(hit) = table.borrow().get(&key) {
         return hit.clone().map_err(|miss| *miss);
     }
     let Some(answer) = compute() else {
@@ -66,26 +65,28 @@ fn remembered<T>(
     if table.len() >= MAX_ENTRIES {
         table.clear();
     }
-    table.insert(addr, answer.clone().map_err(Box::new));
+    table.insert(key, answer.clone().map_err(Box::new));
     answer
 }
 
-/// `compute`, or the answer from the other side of `sharing`.
+/// `compute`, or the answer from the other side of `sharing` (to the same
+/// question: the address and `want`).
 fn shared(
     sharing: &Option<(BuildId, Sharing)>,
     addr: u64,
+    want: CodeWant,
     compute: impl FnOnce() -> Result<Arc<CodeInfo>, Miss>,
 ) -> Option<Result<Arc<CodeInfo>, Miss>> {
     let Some((id, sharing)) = sharing else {
         return Some(compute());
     };
-    match sharing.begin(id, addr) {
+    match sharing.begin(id, addr, want) {
         Ticket::Have(answer) => Some(answer),
         Ticket::Skip => None,
         Ticket::Compute { publish } => {
             let answer = compute();
             if publish {
-                sharing.publish(id, addr, answer.clone());
+                sharing.publish(id, addr, want, answer.clone());
             }
             Some(answer)
         }
@@ -104,10 +105,10 @@ impl Memo {
         self.inner.origin()
     }
 
-    pub fn lookup_code(&self, addr: u64) -> Result<Arc<CodeInfo>, Miss> {
-        remembered(&self.code, addr, || {
-            shared(&self.sharing, addr, || {
-                self.checked(|| self.inner.lookup_code(addr).map(Arc::new))
+    pub fn lookup_code(&self, addr: u64, want: CodeWant) -> Result<Arc<CodeInfo>, Miss> {
+        remembered(&self.code, (addr, want), || {
+            shared(&self.sharing, addr, want, || {
+                self.checked(|| self.inner.lookup_code(addr, want).map(Arc::new))
             })
         })
     }
@@ -129,8 +130,8 @@ impl Memo {
         }
     }
 
-    pub fn lookup_data(&self, addr: u64) -> Result<Arc<DataInfo>, Miss> {
-        remembered(&self.data, addr, || {
+    pub fn lookup_data(&self, addr: u64, want: DataWant) -> Result<Arc<DataInfo>, Miss> {
+        remembered(&self.data, (addr, want), || {
             // A read-ahead leaves data addresses to the writer.
             if self
                 .sharing
@@ -139,13 +140,7 @@ impl Memo {
             {
                 return None;
             }
-            let answer = self.checked(|| {
-                if self.declarations {
-                    self.inner.lookup_data_declared(addr)
-                } else {
-                    self.inner.lookup_data(addr)
-                }
-            });
+            let answer = self.checked(|| self.inner.lookup_data(addr, want));
             Some(answer.map(Arc::new))
         })
     }
@@ -170,7 +165,7 @@ mod tests {
         fn origin(&self) -> String {
             "counting".into()
         }
-        fn lookup_code(&self, addr: u64) -> Result<CodeInfo, Miss> {
+        fn lookup_code(&self, addr: u64, want: CodeWant) -> Result<CodeInfo, Miss> {
             self.0.set(self.0.get() + 1);
             if addr == 0 {
                 return Err(Miss::NoInfo);
@@ -178,28 +173,38 @@ mod tests {
             Ok(CodeInfo {
                 frames: vec![Frame {
                     function: Some(format!("f{addr}").into()),
+                    column: u32::from(want.line0_columns),
                     ..Frame::default()
                 }],
                 symbol: None,
             })
         }
-        fn lookup_data(&self, _addr: u64) -> Result<DataInfo, Miss> {
-            Err(Miss::NoInfo)
+        fn lookup_data(&self, addr: u64, want: DataWant) -> Result<DataInfo, Miss> {
+            self.0.set(self.0.get() + 1);
+            Ok(DataInfo {
+                symbol: None,
+                decl_file: want.declaration.then(|| "decl.c".into()),
+                decl_line: addr as u32,
+            })
         }
     }
 
+    const LINE0: CodeWant = CodeWant {
+        line0_columns: true,
+    };
+
     #[test]
     fn answers_are_computed_once_and_stay_the_same() {
-        let memo = Memo::new(Box::new(Counting(Cell::new(0))), true);
-        let first = memo.lookup_code(7);
-        assert_eq!(memo.lookup_code(7), first);
+        let memo = Memo::new(Box::new(Counting(Cell::new(0))));
+        let first = memo.lookup_code(7, LINE0);
+        assert_eq!(memo.lookup_code(7, LINE0), first);
         // The same answer, shared rather than copied.
         assert!(Arc::ptr_eq(
-            memo.lookup_code(7).as_ref().unwrap(),
+            memo.lookup_code(7, LINE0).as_ref().unwrap(),
             first.as_ref().unwrap()
         ));
-        assert_eq!(memo.lookup_code(0), Err(Miss::NoInfo));
-        assert_eq!(memo.lookup_code(0), Err(Miss::NoInfo));
+        assert_eq!(memo.lookup_code(0, LINE0), Err(Miss::NoInfo));
+        assert_eq!(memo.lookup_code(0, LINE0), Err(Miss::NoInfo));
         assert_eq!(memo.code.borrow().len(), 2);
         assert_eq!(
             first.map(|c| c.frames[0].function.clone()),
@@ -209,10 +214,44 @@ mod tests {
 
     #[test]
     fn the_table_is_bounded() {
-        let memo = Memo::new(Box::new(Counting(Cell::new(0))), true);
+        let memo = Memo::new(Box::new(Counting(Cell::new(0))));
         for a in 1..=(MAX_ENTRIES as u64 + 10) {
-            let _ = memo.lookup_code(a);
+            let _ = memo.lookup_code(a, LINE0);
         }
         assert!(memo.code.borrow().len() <= MAX_ENTRIES);
+    }
+
+    #[test]
+    fn answers_to_different_wants_are_kept_apart() {
+        let memo = Memo::new(Box::new(Counting(Cell::new(0))));
+        let column = |want| memo.lookup_code(5, want).map(|c| c.frames[0].column);
+        let without = CodeWant {
+            line0_columns: false,
+        };
+        assert_eq!(column(LINE0), Ok(1));
+        assert_eq!(column(without), Ok(0));
+        // Both remembered, neither standing in for the other.
+        assert_eq!(column(LINE0), Ok(1));
+        assert_eq!(column(without), Ok(0));
+        assert_eq!(memo.code.borrow().len(), 2);
+
+        let decl = |declaration| {
+            memo.lookup_data(5, DataWant { declaration })
+                .map(|d| d.decl_file.clone())
+        };
+        assert_eq!(decl(true), Ok(Some("decl.c".into())));
+        assert_eq!(decl(false), Ok(None));
+        assert_eq!(decl(true), Ok(Some("decl.c".into())));
+        assert_eq!(decl(false), Ok(None));
+        assert_eq!(memo.data.borrow().len(), 2);
+        // Asked again, each is the remembered answer itself.
+        let same = |a: Result<Arc<CodeInfo>, Miss>, b: Result<Arc<CodeInfo>, Miss>| {
+            Arc::ptr_eq(&a.unwrap(), &b.unwrap())
+        };
+        assert!(same(memo.lookup_code(5, LINE0), memo.lookup_code(5, LINE0)));
+        assert!(!same(
+            memo.lookup_code(5, LINE0),
+            memo.lookup_code(5, without)
+        ));
     }
 }

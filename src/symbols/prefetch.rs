@@ -206,7 +206,7 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::symbols::{CodeInfo, DataInfo, Symbolizer, SymbolizerConfig};
+    use crate::symbols::{CodeInfo, CodeWant, DataInfo, DataWant, Symbolizer, SymbolizerConfig};
 
     struct Nothing;
 
@@ -214,10 +214,10 @@ mod tests {
         fn origin(&self) -> String {
             "nothing".into()
         }
-        fn lookup_code(&self, _: u64) -> Result<CodeInfo, Miss> {
+        fn lookup_code(&self, _: u64, _: CodeWant) -> Result<CodeInfo, Miss> {
             Err(Miss::NoInfo)
         }
-        fn lookup_data(&self, _: u64) -> Result<DataInfo, Miss> {
+        fn lookup_data(&self, _: u64, _: DataWant) -> Result<DataInfo, Miss> {
             Err(Miss::NoInfo)
         }
     }

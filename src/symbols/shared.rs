@@ -21,13 +21,20 @@
 //! was not found locally, say), and the writer computes it. Only code
 //! answers are handed over: data answers are the writer's own (see
 //! [`Sharing::computes_data`]).
+//!
+//! An answer is handed over for the same question only: it is published
+//! and taken under its module, address and [`CodeWant`]. Both sides ask
+//! with the same wants (the read-ahead's filter is built from a clone of
+//! the writer's options), so in practice every answer can be taken; the
+//! want in the key keeps a differing caller from taking an answer to
+//! another question.
 
 use rustc_hash::FxHashMap as HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use super::{BuildId, CodeInfo, Miss};
+use super::{BuildId, CodeInfo, CodeWant, Miss};
 
 /// Answers waiting to be taken, at most: the read-ahead stops publishing
 /// (it does not wait) beyond this, so memory stays bounded whatever the log.
@@ -73,8 +80,9 @@ struct Position(AtomicU64);
 
 #[derive(Default)]
 struct Tables {
-    /// Published by the read-ahead, not yet taken by the writer.
-    answers: HashMap<(BuildId, u64), Result<Arc<CodeInfo>, Miss>>,
+    /// Published by the read-ahead, not yet taken by the writer, by
+    /// module, address and what was asked.
+    answers: HashMap<(BuildId, u64, CodeWant), Result<Arc<CodeInfo>, Miss>>,
     /// Who computes in each region of each module.
     owners: HashMap<(BuildId, u64), Side>,
 }
@@ -140,14 +148,14 @@ impl Sharing {
         matches!(self, Sharing::Writer(_))
     }
 
-    /// This side has no code answer for address `addr` of module `id`:
-    /// what to do.
-    pub fn begin(&self, id: &BuildId, addr: u64) -> Ticket {
+    /// This side has no code answer for address `addr` of module `id`,
+    /// asked with `want`: what to do.
+    pub fn begin(&self, id: &BuildId, addr: u64, want: CodeWant) -> Ticket {
         let (shared, side) = match self {
             Sharing::Ahead(s) => (s, Side::Ahead),
             Sharing::Writer(s) => (s, Side::Writer),
         };
-        let key = (id.clone(), addr);
+        let key = (id.clone(), addr, want);
         let region = (id.clone(), addr >> REGION);
         let Some(mut tables) = shared.lock() else {
             return Ticket::Compute { publish: false };
@@ -213,14 +221,20 @@ impl Sharing {
         }
     }
 
-    /// Hand an answer the read-ahead computed to the writer.
-    pub fn publish(&self, id: &BuildId, addr: u64, answer: Result<Arc<CodeInfo>, Miss>) {
+    /// Hand an answer the read-ahead computed (for `want`) to the writer.
+    pub fn publish(
+        &self,
+        id: &BuildId,
+        addr: u64,
+        want: CodeWant,
+        answer: Result<Arc<CodeInfo>, Miss>,
+    ) {
         let Sharing::Ahead(shared) = self else {
             return;
         };
         if let Some(mut tables) = shared.lock() {
             if tables.answers.len() < MAX_WAITING {
-                tables.answers.insert((id.clone(), addr), answer);
+                tables.answers.insert((id.clone(), addr, want), answer);
             }
             shared.published.notify_all();
         }
@@ -269,6 +283,10 @@ mod tests {
         }
     }
 
+    const W: CodeWant = CodeWant {
+        line0_columns: true,
+    };
+
     fn sides() -> (Arc<SharedAnswers>, Sharing, Sharing) {
         let shared = Arc::new(SharedAnswers::default());
         let ahead = Sharing::Ahead(Arc::clone(&shared));
@@ -282,22 +300,31 @@ mod tests {
         let id = BuildId(vec![1, 2]);
         ahead.at_line(5);
         assert!(matches!(
-            ahead.begin(&id, 7),
+            ahead.begin(&id, 7, W),
             Ticket::Compute { publish: true }
         ));
         let answer = Ok(Arc::new(CodeInfo::default()));
-        ahead.publish(&id, 7, answer.clone());
+        ahead.publish(&id, 7, W, answer.clone());
         writer.at_line(2);
-        let got = have(writer.begin(&id, 7)).unwrap().unwrap();
+        // Asked with another want: not that answer (the read-ahead is past
+        // line 2, so the writer computes its own).
+        let other = CodeWant {
+            line0_columns: false,
+        };
+        assert!(matches!(
+            writer.begin(&id, 7, other),
+            Ticket::Compute { publish: false }
+        ));
+        let got = have(writer.begin(&id, 7, W)).unwrap().unwrap();
         assert!(Arc::ptr_eq(&got, answer.as_ref().unwrap()));
         // Taken: the read-ahead is past line 2 and will not bring it again.
         assert!(matches!(
-            writer.begin(&id, 7),
+            writer.begin(&id, 7, W),
             Ticket::Compute { publish: false }
         ));
         // Another module's address, another kind: not the same answer.
         assert!(matches!(
-            writer.begin(&BuildId(vec![1]), 7),
+            writer.begin(&BuildId(vec![1]), 7, W),
             Ticket::Compute { .. }
         ));
     }
@@ -309,21 +336,21 @@ mod tests {
         ahead.at_line(3);
         writer.at_line(3);
         // The read-ahead owns the region of addresses 1 and 2.
-        assert!(matches!(ahead.begin(&id, 1), Ticket::Compute { .. }));
+        assert!(matches!(ahead.begin(&id, 1, W), Ticket::Compute { .. }));
         let publisher = {
             let id = id.clone();
             std::thread::spawn(move || {
                 std::thread::sleep(Duration::from_millis(20));
-                ahead.publish(&id, 1, Err::<Arc<CodeInfo>, _>(Miss::NoInfo));
+                ahead.publish(&id, 1, W, Err::<Arc<CodeInfo>, _>(Miss::NoInfo));
                 // Moving on to a later line without publishing address 2
                 // releases the writer waiting for it.
                 std::thread::sleep(Duration::from_millis(20));
                 ahead.at_line(4);
             })
         };
-        assert_eq!(have(writer.begin(&id, 1)), Some(Err(Miss::NoInfo)));
+        assert_eq!(have(writer.begin(&id, 1, W)), Some(Err(Miss::NoInfo)));
         assert!(matches!(
-            writer.begin(&id, 2),
+            writer.begin(&id, 2, W),
             Ticket::Compute { publish: false }
         ));
         publisher.join().unwrap();
@@ -331,7 +358,7 @@ mod tests {
         // Once the read-ahead is done, nothing is waited for.
         writer.at_line(10);
         shared.ahead_done();
-        assert!(matches!(writer.begin(&id, 3), Ticket::Compute { .. }));
+        assert!(matches!(writer.begin(&id, 3, W), Ticket::Compute { .. }));
     }
 
     #[test]
@@ -343,24 +370,24 @@ mod tests {
         // read-ahead from then on.
         writer.at_line(1);
         assert!(matches!(
-            writer.begin(&id, region(0)),
+            writer.begin(&id, region(0), W),
             Ticket::Compute { .. }
         ));
         ahead.at_line(1);
-        assert!(matches!(ahead.begin(&id, region(0) + 8), Ticket::Skip));
+        assert!(matches!(ahead.begin(&id, region(0) + 8, W), Ticket::Skip));
         // Not hungry: new regions are the read-ahead's.
         assert!(matches!(
-            ahead.begin(&id, region(1)),
+            ahead.begin(&id, region(1), W),
             Ticket::Compute { .. }
         ));
         assert!(matches!(
-            ahead.begin(&id, region(2)),
+            ahead.begin(&id, region(2), W),
             Ticket::Compute { .. }
         ));
         // Hungry: every other new region goes to the writer.
         shared.writer_hungry.store(true, Ordering::Relaxed);
         let kinds: Vec<bool> = (3..7)
-            .map(|n| matches!(ahead.begin(&id, region(n)), Ticket::Skip))
+            .map(|n| matches!(ahead.begin(&id, region(n), W), Ticket::Skip))
             .collect();
         assert_eq!(kinds, [false, true, false, true]);
         // Data answers are the writer's, wherever they are.

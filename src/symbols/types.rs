@@ -276,40 +276,57 @@ impl Attempt {
     }
 }
 
+/// What a code lookup is asked for, beyond the frames and the symbol
+/// every answer carries. Passed with each call: a source serves callers
+/// that print different things. `Default` is everything.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct CodeWant {
+    /// The innermost frame on a line-0 row (compiler-generated code) gets
+    /// the row's column, as llvm-symbolizer prints it (`FILE:0:COLUMN`);
+    /// when false its column is 0, as addr2line gives it. Finding it may
+    /// cost a second pass over the unit's line program, so a caller that
+    /// never prints the column of a line-0 location (the human format)
+    /// turns it off.
+    pub line0_columns: bool,
+}
+
+impl Default for CodeWant {
+    fn default() -> CodeWant {
+        CodeWant {
+            line0_columns: true,
+        }
+    }
+}
+
+/// What a data lookup is asked for, beyond the symbol every answer
+/// carries. Passed with each call. `Default` asks for the symbol only.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct DataWant {
+    /// Fill in [`DataInfo::decl_file`] and [`DataInfo::decl_line`] from the
+    /// debug info when it tells them. Finding them may cost much more than
+    /// the symbol (DWARF: an index over every DIE of the module, built on
+    /// first use), so a caller that does not print declarations
+    /// (`--format=llvm`) leaves it off.
+    pub declaration: bool,
+}
+
 /// Answers lookups for one module. Implementations are opened lazily and
 /// live for the whole run.
 pub trait SymbolSource: Send {
     /// Where the data came from (a path or URL), for messages.
     fn origin(&self) -> String;
     /// Code lookup at a module-relative address (already adjusted for
-    /// return addresses by the caller).
-    fn lookup_code(&self, addr: u64) -> Result<CodeInfo, Miss>;
-    /// Data lookup at a module-relative address. Sources for which the
-    /// declaration costs extra leave it to [`Self::data_declaration`].
-    fn lookup_data(&self, addr: u64) -> Result<DataInfo, Miss>;
-    /// The declaration (file, line) of the global at `addr`, when finding it
-    /// costs more than the symbol (DWARF: an index over every DIE, built on
-    /// first use). Only asked by consumers that print declarations.
-    fn data_declaration(&self, _addr: u64) -> Option<(Option<Text>, u32)> {
-        None
-    }
-    /// [`Self::lookup_data`] with the declaration filled in when known.
-    fn lookup_data_declared(&self, addr: u64) -> Result<DataInfo, Miss> {
-        let mut info = self.lookup_data(addr)?;
-        if let Some((file, line)) = self.data_declaration(addr) {
-            info.decl_file = file;
-            info.decl_line = line;
-        }
-        Ok(info)
-    }
+    /// return addresses by the caller), with what `want` asks for where
+    /// the source can tell it.
+    fn lookup_code(&self, addr: u64, want: CodeWant) -> Result<CodeInfo, Miss>;
+    /// Data lookup at a module-relative address, with what `want` asks for
+    /// where the source can tell it.
+    fn lookup_data(&self, addr: u64, want: DataWant) -> Result<DataInfo, Miss>;
     /// How far to move a return address back to land inside the call
     /// instruction (x86: 1, AArch64: 4, RISC-V: 2).
     fn return_address_step(&self) -> u64 {
         1
     }
-    /// The consumer never prints the column of a location whose line is 0
-    /// (finding it may cost a second pass over a line program).
-    fn skip_line0_columns(&mut self) {}
     /// Problems found in the data when it was opened that did not stop it
     /// from being used (e.g. corrupt records skipped), one line each, for
     /// the caller to report once per module.

@@ -19,7 +19,7 @@ pub use fdr::{Diagnostic, Event, FnKind, Header, ThreadKey, Trace, TraceError};
 pub use instr_map::{InstrMap, InstrMapError};
 pub use names::Names;
 
-use crate::symbols::{BuildId, ModuleKey, Symbolizer};
+use crate::symbols::{BuildId, CodeWant, ModuleKey, Symbolizer};
 
 /// Errors of the XRay front.
 #[derive(Debug, thiserror::Error)]
@@ -128,8 +128,9 @@ impl Binary {
         })
     }
 
-    /// Names for every function of the map.
-    pub fn names(&self, symbolizer: Option<&mut Symbolizer>) -> Names {
+    /// Names for every function of the map (code lookups with the want
+    /// beside the symbolizer).
+    pub fn names(&self, symbolizer: Option<(&mut Symbolizer, CodeWant)>) -> Names {
         let n = u32::try_from(self.map.functions.len()).unwrap_or(u32::MAX);
         self.names_for(symbolizer, 1..=n)
     }
@@ -137,7 +138,7 @@ impl Binary {
     /// Names for the function IDs `ids` (those a report shows).
     pub fn names_for(
         &self,
-        symbolizer: Option<&mut Symbolizer>,
+        symbolizer: Option<(&mut Symbolizer, CodeWant)>,
         ids: impl IntoIterator<Item = u32>,
     ) -> Names {
         let module = self
@@ -211,22 +212,24 @@ impl Summary {
         trace_path: &Path,
         modules: &[ModuleKey],
         symbolizer: &mut Symbolizer,
+        want: CodeWant,
         top: Option<usize>,
     ) -> Result<Summary, XrayError> {
         let mapped = Mapped::open(trace_path)?;
-        Summary::of(mapped.bytes(), trace_path, modules, symbolizer, top)
+        Summary::of(mapped.bytes(), trace_path, modules, symbolizer, want, top)
     }
 
     /// The summary of a trace read already (`trace_path` names it), with
     /// the `top` rows by total time (all when `None`). `modules` are the
     /// modules the log announced; the first whose binary carries an XRay
     /// instrumentation map names the functions (IDs are shown as numbers
-    /// when none is found).
+    /// when none is found), looked up with `want`.
     pub fn of(
         bytes: &[u8],
         trace_path: &Path,
         modules: &[ModuleKey],
         symbolizer: &mut Symbolizer,
+        want: CodeWant,
         top: Option<usize>,
     ) -> Result<Summary, XrayError> {
         let trace = Trace::parse(bytes).map_err(|source| XrayError::Trace {
@@ -239,7 +242,7 @@ impl Summary {
         let mut names = Names::default();
         for m in modules {
             if let Ok(bin) = Binary::find(&m.build_id, &m.name, symbolizer) {
-                names = bin.names_for(Some(symbolizer), rows.iter().map(|r| r.func_id));
+                names = bin.names_for(Some((symbolizer, want)), rows.iter().map(|r| r.func_id));
                 break;
             }
         }

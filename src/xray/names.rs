@@ -8,7 +8,7 @@ use object::elf;
 
 use super::instr_map::InstrMap;
 use crate::elf::symtab::{Table, elf_symbols};
-use crate::symbols::{ModuleKey, Symbolizer};
+use crate::symbols::{CodeWant, ModuleKey, Symbolizer};
 
 /// What is known about one function ID.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -63,13 +63,13 @@ impl Names {
     }
 
     /// Resolve `ids`: ask the symbolizer for the module with the map's
-    /// build ID first; fall back to the symbol table of `binary` (the bytes
-    /// the map was read from).
+    /// build ID first (code lookups with the want beside it); fall back to
+    /// the symbol table of `binary` (the bytes the map was read from).
     pub fn resolve(
         map: &InstrMap,
         binary: Option<&[u8]>,
         module_name: &str,
-        mut symbolizer: Option<&mut Symbolizer>,
+        mut symbolizer: Option<(&mut Symbolizer, CodeWant)>,
         ids: impl IntoIterator<Item = u32>,
     ) -> Names {
         let symtab = binary.map(SymbolTable::parse).unwrap_or_default();
@@ -87,9 +87,9 @@ impl Names {
                 address: Some(addr),
                 ..FunctionInfo::default()
             };
-            if let (Some(sym), Some(key)) = (symbolizer.as_deref_mut(), key.as_ref())
+            if let (Some((sym, want)), Some(key)) = (symbolizer.as_mut(), key.as_ref())
                 && let Ok(source) = sym.open(key).source
-                && let Ok(code) = source.lookup_code(addr)
+                && let Ok(code) = source.lookup_code(addr, *want)
             {
                 // Frames run innermost first; the last is the function the
                 // address belongs to.

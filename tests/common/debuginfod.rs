@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use symfilter::debuginfod::{Config, DebuginfodProvider};
 use symfilter::report::{Report, Reporter};
-use symfilter::symbols::{BuildId, Frame, ModuleKey, SymbolSource};
+use symfilter::symbols::{BuildId, CodeWant, DataWant, Frame, ModuleKey, SymbolSource};
 
 pub fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -68,14 +68,14 @@ pub fn assert_symbolizes(src: &dyn SymbolSource) {
         let addr = u64::from_str_radix(f[0].trim_start_matches("0x"), 16).expect("addr");
         let name = match f[1] {
             "code" => {
-                src.lookup_code(addr)
+                src.lookup_code(addr, CodeWant::default())
                     .expect("code")
                     .symbol
                     .expect("sym")
                     .name
             }
             _ => {
-                src.lookup_data(addr)
+                src.lookup_data(addr, DataWant::default())
                     .expect("data")
                     .symbol
                     .expect("sym")
@@ -90,7 +90,7 @@ pub fn assert_symbolizes(src: &dyn SymbolSource) {
     for line in expected.lines() {
         let a = line.split(' ').next().expect("addr");
         let addr = u64::from_str_radix(a.trim_start_matches("0x"), 16).expect("addr");
-        let info = src.lookup_code(addr).expect("code");
+        let info = src.lookup_code(addr, CodeWant::default()).expect("code");
         let fr = info.frames.first().expect("a DWARF frame");
         assert_eq!(frame_line(a, fr), line);
     }
