@@ -8,8 +8,9 @@
 //!   ([`itanium`]), whose output is byte-identical to LLVM's; Rust v0
 //!   (`_R`) is demangled without crate disambiguators; Rust legacy names are
 //!   Itanium names to LLVM, so `$LT$..$GT$`, `..` and `::h<hash>` stay;
-//!   Microsoft C++ names (`?...`) are demangled as LLVM prints them
-//!   ([`msvc`]).
+//!   Microsoft C++ names (`?...`, and RTTI type names `.?A...`) go through
+//!   our own Microsoft demangler ([`msvc`]), whose output is byte-identical
+//!   to LLVM's.
 //! * [`demangle_full`]: what a person wants to read: the same, except that
 //!   Rust legacy names are fully decoded (`$LT$` -> `<`, `..` -> `::`) and
 //!   lose their `::h<hash>`.

@@ -5,7 +5,11 @@
 #               `llvm-symbolizer --filter-markup` prints them, and the
 #               Microsoft-mangled symbols of msvc.cpp;
 #  itanium.tsv  a sample of the installed C++ libraries' symbols as
-#               `llvm-cxxfilt` prints them (scripts/demangle-fidelity.py).
+#               `llvm-cxxfilt` prints them (scripts/demangle-fidelity.py);
+#  msvc.tsv     a sample of the Microsoft-mangled symbols of msvc-corpus/
+#               and the other testdata C++ sources, compiled for Windows, as
+#               `llvm-symbolizer --filter-markup` prints them
+#               (scripts/msvc-demangle-fidelity.py).
 set -eu
 cd "$(dirname "$0")"
 LLVM=/usr/lib/llvm-22/bin
@@ -22,3 +26,4 @@ sed 's/.*/{{{symbol:&}}}/' "$tmp/names" | "$LLVM/llvm-symbolizer" --filter-marku
 paste "$tmp/names" "$tmp/out" > special.tsv
 cd ../..
 python3 scripts/demangle-fidelity.py --sample-size 3000 --write-sample testdata/demangle/itanium.tsv > /dev/null
+python3 scripts/msvc-demangle-fidelity.py --no-undname --sample-size 2000 --write-sample testdata/demangle/msvc.tsv > /dev/null
