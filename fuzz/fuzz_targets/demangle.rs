@@ -10,7 +10,7 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     // Seed the interesting prefixes so the fuzzer does not have to find them.
-    for prefix in ["", "_Z", "_ZN", "___Z"] {
+    for prefix in ["", "_Z", "_ZN", "___Z", "?", "??$", "??_"] {
         let name = format!("{prefix}{name}");
         for out in [demangle_llvm(&name), demangle_full(&name)] {
             assert!(out == name || out.len() <= MAX_DEMANGLED + 1);
