@@ -175,10 +175,22 @@ fn hostile_names_are_bounded() {
     // Long but valid: a 100 KB identifier.
     names.push(format!("_Z{}{}v", 100_000, "x".repeat(100_000)));
     // Microsoft names: deep nesting, past MSVC's length limit, a number
-    // that overflows the demangler's arithmetic.
+    // that overflows an `i32`.
     names.push(format!("?x@@3{}HA", "PEA".repeat(1_300)));
     names.push(format!("?x@@3{}HA", "PEA".repeat(100_000)));
     names.push("?$TSS777777777777777777".to_string());
+    // Nested templates, local scopes and function pointers; parameter types
+    // that each take the previous one forty times; a 100 KB identifier.
+    names.push(format!("?x@@3{}HA", "PEAV?$a@".repeat(30_000)));
+    names.push(format!("?x@@3{}HA", "V?$a@?1??f@@YAXXZ@".repeat(10_000)));
+    names.push(format!("?f@@YAX{}H@Z", "P6AX".repeat(30_000)));
+    let mut shared = String::from("?f@@YAXP6AXH@Z");
+    for k in 0..9 {
+        shared.push_str(&format!("P6AX{}@Z", k.to_string().repeat(40)));
+    }
+    shared.push_str("@Z");
+    names.push(shared);
+    names.push(format!("?{}@@3HA", "x".repeat(100_000)));
     let refs: Vec<&str> = names.iter().map(String::as_str).collect();
     let out = symfilter(&["--format=llvm"], &markup(&refs));
     let lines: Vec<&str> = out.lines().collect();
@@ -193,4 +205,5 @@ fn hostile_names_are_bounded() {
     }
     // The 100 KB identifier is longer than the output bound: left as it is.
     assert_eq!(lines[6], names[6]);
+    assert_eq!(lines.last(), names.last().map(String::as_str).as_ref());
 }
