@@ -86,6 +86,34 @@ def symfilter(binary, fmt, names):
     )
 
 
+def show_diffs(names, expected, got, most):
+    """Print the first `most` names whose output differs from LLVM's."""
+    shown = 0
+    for n in names:
+        if shown >= most:
+            break
+        if got[n] != expected[n]:
+            shown += 1
+            print(f"\n{n}\n  llvm: {expected[n]}\n  ours: {got[n]}")
+
+
+def write_sample(path, names, expected, size):
+    """Write `size` of the names up to 400 bytes long with LLVM's output,
+    as `mangled<TAB>demangled` lines: deterministically the names whose hash
+    is smallest, so the sample spreads over all sources and stays stable as
+    they change."""
+
+    def key(n):
+        return hashlib.sha1(n.encode()).digest()
+
+    short = [n for n in names if len(n) <= 400]
+    sample = sorted(sorted(short, key=key)[:size])
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        for n in sample:
+            f.write(f"{n}\t{expected[n]}\n")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--symfilter", default="target/release/symfilter")
@@ -133,27 +161,9 @@ def main():
     kept = sum(expected[n] == n for n in everything)
     print(f"(llvm-cxxfilt leaves {kept} of the {len(everything)} names mangled)")
 
-    shown = 0
-    for n in everything:
-        if shown >= args.show_diffs:
-            break
-        if got["llvm"][n] != expected[n]:
-            shown += 1
-            print(f"\n{n}\n  llvm: {expected[n]}\n  ours: {got['llvm'][n]}")
-
+    show_diffs(everything, expected, got["llvm"], args.show_diffs)
     if args.write_sample:
-        # Deterministic: the names whose hash is smallest, so the sample
-        # spreads over all libraries and stays stable as libraries change.
-        def key(n):
-            return hashlib.sha1(n.encode()).digest()
-
-        short = [n for n in everything if len(n) <= 400]
-        sample = sorted(sorted(short, key=key)[: args.sample_size])
-        os.makedirs(os.path.dirname(args.write_sample), exist_ok=True)
-        with open(args.write_sample, "w") as f:
-            for n in sample:
-                f.write(f"{n}\t{expected[n]}\n")
-
+        write_sample(args.write_sample, everything, expected, args.sample_size)
 
 if __name__ == "__main__":
     main()

@@ -20,7 +20,7 @@ suite's expected outputs; see tests/demangle.rs).
 
 import argparse
 import glob
-import hashlib
+import importlib.util
 import os
 import subprocess
 import sys
@@ -28,6 +28,14 @@ import tempfile
 
 LLVM = "/usr/lib/llvm-22/bin"
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# Running the tools and writing the sample as the Itanium script does.
+_spec = importlib.util.spec_from_file_location(
+    "demangle_fidelity", os.path.join(ROOT, "scripts", "demangle-fidelity.py")
+)
+itanium = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(itanium)
+run_lines = itanium.run_lines
 
 TARGETS = {
     "x86_64": ["--target=x86_64-pc-windows-msvc", "-fno-ms-compatibility", "-fms-extensions"],
@@ -88,19 +96,6 @@ def mangled_names(obj):
     return {n for n in r.stdout.splitlines() if n.startswith("?") and n.isascii()}
 
 
-def run_lines(cmd, lines):
-    r = subprocess.run(
-        cmd, input="".join(line + "\n" for line in lines),
-        capture_output=True, text=True, errors="surrogateescape",
-    )
-    out = r.stdout.split("\n")
-    if out and out[-1] == "":
-        out.pop()
-    if len(out) != len(lines):
-        sys.exit(f"{cmd[0]}: {len(out)} lines for {len(lines)} names")
-    return out
-
-
 def markup(names):
     return ["{{{symbol:" + n + "}}}" for n in names]
 
@@ -151,23 +146,9 @@ def main():
     kept = sum(expected[n] == n for n in everything)
     print(f"(llvm-symbolizer leaves {kept} of the {len(everything)} names mangled)")
 
-    shown = 0
-    for n in everything:
-        if shown >= args.show_diffs:
-            break
-        if got["llvm"][n] != expected[n]:
-            shown += 1
-            print(f"\n{n}\n  llvm: {expected[n]}\n  ours: {got['llvm'][n]}")
-
+    itanium.show_diffs(everything, expected, got["llvm"], args.show_diffs)
     if args.write_sample:
-        def key(n):
-            return hashlib.sha1(n.encode()).digest()
-
-        short = [n for n in everything if len(n) <= 400]
-        sample = sorted(sorted(short, key=key)[: args.sample_size])
-        with open(args.write_sample, "w") as f:
-            for n in sample:
-                f.write(f"{n}\t{expected[n]}\n")
+        itanium.write_sample(args.write_sample, everything, expected, args.sample_size)
 
 
 if __name__ == "__main__":
