@@ -86,12 +86,27 @@ impl Printer<'_> {
         !self.failed
     }
 
-    /// A whole node: a type's two halves, a name, a symbol.
-    fn node(&mut self, id: Id) {
+    /// `f` one level deeper, unless printing has failed or is too deep.
+    fn nested(&mut self, f: impl FnOnce(&mut Self)) {
         if self.enter() {
-            self.node_inner(id);
+            f(self);
         }
         self.depth -= 1;
+    }
+
+    /// A whole node: a type's two halves, a name, a symbol.
+    fn node(&mut self, id: Id) {
+        self.nested(|p| p.node_inner(id));
+    }
+
+    /// Nodes one after another, `separator` between them.
+    fn list(&mut self, ids: &[Id], separator: &str) {
+        for (i, &id) in ids.iter().enumerate() {
+            if i > 0 {
+                self.s(separator);
+            }
+            self.node(id);
+        }
     }
 
     fn node_inner(&mut self, id: Id) {
@@ -106,14 +121,7 @@ impl Printer<'_> {
                 self.pre(id, 0);
                 self.post(id, 0);
             }
-            Node::Qualified(parts) => {
-                for (i, &part) in parts.iter().enumerate() {
-                    if i > 0 {
-                        self.s("::");
-                    }
-                    self.node(part);
-                }
-            }
+            Node::Qualified(parts) => self.list(parts, "::"),
             Node::Named { name, targs } => {
                 self.s(name);
                 self.targs(targs);
@@ -295,21 +303,13 @@ impl Printer<'_> {
     fn targs(&mut self, targs: &Option<Vec<Id>>) {
         let Some(targs) = targs else { return };
         self.s("<");
-        for (i, &arg) in targs.iter().enumerate() {
-            if i > 0 {
-                self.s(", ");
-            }
-            self.node(arg);
-        }
+        self.list(targs, ", ");
         self.s(">");
     }
 
     /// The half of a type before the declared name.
     fn pre(&mut self, id: Id, flags: u8) {
-        if self.enter() {
-            self.pre_inner(id, flags);
-        }
-        self.depth -= 1;
+        self.nested(|p| p.pre_inner(id, flags));
     }
 
     fn pre_inner(&mut self, id: Id, flags: u8) {
@@ -414,10 +414,7 @@ impl Printer<'_> {
 
     /// The half of a type after the declared name.
     fn post(&mut self, id: Id, flags: u8) {
-        if self.enter() {
-            self.post_inner(id, flags);
-        }
-        self.depth -= 1;
+        self.nested(|p| p.post_inner(id, flags));
     }
 
     fn post_inner(&mut self, id: Id, flags: u8) {
@@ -468,14 +465,7 @@ impl Printer<'_> {
                 if sig.class & FC_NO_PARAMETER_LIST == 0 {
                     self.s("(");
                     match &sig.params {
-                        Some(params) => {
-                            for (i, &p) in params.iter().enumerate() {
-                                if i > 0 {
-                                    self.s(", ");
-                                }
-                                self.node(p);
-                            }
-                        }
+                        Some(params) => self.list(params, ", "),
                         None => self.s("void"),
                     }
                     if sig.variadic {
