@@ -39,7 +39,7 @@ run_lines = itanium.run_lines
 
 TARGETS = {
     "x86_64": ["--target=x86_64-pc-windows-msvc", "-fno-ms-compatibility", "-fms-extensions"],
-    "i686": ["--target=i686-pc-windows-msvc", "-fno-ms-compatibility", "-fno-ms-extensions"],
+    "i686": ["--target=i686-pc-windows-msvc", "-fno-ms-compatibility", "-fms-extensions"],
 }
 
 # libstdc++'s and glibc's headers, read as if for Linux: glibc wants its
