@@ -446,6 +446,47 @@ fn binary_found_by_build_id_through_symbol_path_and_debug_tree() {
     }
 }
 
+/// A stripped binary whose debug info lies beside it (found through its
+/// `.gnu_debuglink`): the source has two files, and the instrumentation map
+/// is read from the binary, not the debug file.
+#[test]
+fn binary_with_separate_debug_info_is_read_for_its_map() {
+    let id = demo_build_id();
+    let objcopy = "/usr/lib/llvm-22/bin/llvm-objcopy";
+    let bins = tempfile::tempdir().expect("tempdir");
+    let stripped = bins.path().join("xray_demo");
+    let debug = bins.path().join("xray_demo.debug");
+    let run = |args: &[&std::ffi::OsStr]| {
+        let status = Command::new(objcopy).args(args).status().expect("objcopy");
+        assert!(status.success(), "objcopy {args:?}");
+    };
+    let demo = dir().join("bin/xray_demo");
+    run(&[
+        "--only-keep-debug".as_ref(),
+        demo.as_os_str(),
+        debug.as_os_str(),
+    ]);
+    let link = std::ffi::OsString::from(format!("--add-gnu-debuglink={}", debug.display()));
+    run(&[
+        "--strip-debug".as_ref(),
+        &link,
+        demo.as_os_str(),
+        stripped.as_os_str(),
+    ]);
+    let (out, err) = symfilter(&[
+        "xray",
+        "account",
+        "traces/mt.xray",
+        "--build-id",
+        &id,
+        "--symbol-path",
+        bins.path().to_str().expect("utf-8"),
+        "-f",
+        "llvm-csv",
+    ]);
+    assert_eq!(out, expected("mt.account.csv"), "{err}");
+}
+
 #[test]
 fn summarize_for_the_filter() {
     use symfilter::symbols::{BuildId, ModuleKey, Symbolizer, SymbolizerConfig};

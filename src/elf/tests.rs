@@ -182,6 +182,8 @@ fn debuglink_crc_is_checked() {
     std::fs::copy(bin("c_stripped.debug"), dir.path().join("c_stripped.debug")).unwrap();
     let src = open_file(&stripped, &[empty.path().to_path_buf()]).unwrap();
     assert!(src.origin().contains("debug info:"), "{}", src.origin());
+    // The image is the binary itself, not the debug file nor the message.
+    assert_eq!(src.image(), Some(stripped.clone()));
 }
 
 #[test]

@@ -105,6 +105,11 @@ impl Memo {
         self.inner.origin()
     }
 
+    /// See [`SymbolSource::image`].
+    pub fn image(&self) -> Option<std::path::PathBuf> {
+        self.inner.image()
+    }
+
     pub fn lookup_code(&self, addr: u64, want: CodeWant) -> Result<Arc<CodeInfo>, Miss> {
         remembered(&self.code, (addr, want), || {
             shared(&self.sharing, addr, want, || {

@@ -315,6 +315,12 @@ pub struct DataWant {
 pub trait SymbolSource: Send {
     /// Where the data came from (a path or URL), for messages.
     fn origin(&self) -> String;
+    /// The file that holds the module's own image (its code and sections),
+    /// for readers of sections no lookup needs, such as XRay's
+    /// instrumentation map; `None` when the source has no such file.
+    fn image(&self) -> Option<std::path::PathBuf> {
+        None
+    }
     /// Code lookup at a module-relative address (already adjusted for
     /// return addresses by the caller), with what `want` asks for where
     /// the source can tell it.

@@ -105,13 +105,13 @@ impl Binary {
         let opened = symbolizer.open(&key);
         let mut tried = String::new();
         match opened.source {
-            Ok(src) => {
-                let origin = src.origin();
-                match Binary::open(Path::new(&origin)) {
+            Ok(src) => match src.image() {
+                Some(image) => match Binary::open(image.as_path()) {
                     Ok(b) => return Ok(b),
                     Err(e) => tried = format!(" (tried {e})"),
-                }
-            }
+                },
+                None => tried = format!(" ({} holds no image)", src.origin()),
+            },
             Err(trail) => {
                 let places: Vec<String> = trail
                     .iter()
