@@ -242,7 +242,7 @@ impl<'a> Engine<'a> {
             });
         }
         let mut frame = next.unwrap_or_default();
-        frame.function = function.name.map(|n| texts.text(n.slice()));
+        frame.function = function.name.map(|n| texts.text(n));
         frames.push(frame);
         Ok(Some(Found::Frames(frames, column)))
     }
@@ -393,19 +393,21 @@ impl Functions {
 
 /// A `DW_TAG_inlined_subroutine`: its name and where it was called.
 struct Inlined<'a> {
-    name: InlinedName<'a>,
+    name: DieName<'a>,
     /// Wider indexes name no file a unit can have.
     call_file: Option<u32>,
     call_line: u32,
     call_column: u32,
 }
 
-/// An inlined subroutine's name as its attributes give it, by
-/// [`take_name`]'s rules, with a link to its abstract origin followed only
-/// when a lookup lands in it: a function holds many inlined calls, and a
-/// lookup meets few of them.
+/// The name of a subprogram or inlined subroutine as its attributes give
+/// it: its linkage name wins; its plain name, or the name its abstract
+/// origin or specification leads to, only while it has none. The link is
+/// kept, and followed only when asked (an inlined call's, when a lookup
+/// lands in it: a function holds many inlined calls, and a lookup meets
+/// few of them).
 #[derive(Clone, Copy)]
-enum InlinedName<'a> {
+enum DieName<'a> {
     None,
     Name(&'a [u8]),
     /// The name the link leads to; else the plain name that came after it.
@@ -436,16 +438,16 @@ impl Link {
     }
 }
 
-impl<'a> InlinedName<'a> {
-    /// Take `attr` as [`take_name`] would, leaving links unfollowed where
-    /// that gives the same name.
+impl<'a> DieName<'a> {
+    /// Take `attr` into the name, leaving links unfollowed where that gives
+    /// the same name as following them at once.
     fn take(
         &mut self,
         unit: UnitRef<'_, R<'a>>,
         names: &Names<'_, '_, 'a>,
         attr: &gimli::Attribute<R<'a>>,
     ) -> Sure<()> {
-        use InlinedName::{Link as Linked, Name, None as Nothing};
+        use DieName::{Link as Linked, Name, None as Nothing};
         match attr.name() {
             gimli::DW_AT_linkage_name | gimli::DW_AT_MIPS_linkage_name => {
                 if let Ok(n) = unit.attr_string(attr.value()) {
@@ -493,9 +495,9 @@ impl<'a> InlinedName<'a> {
         names: &Names<'_, '_, 'a>,
     ) -> Sure<Option<&'a [u8]>> {
         match self {
-            InlinedName::None => Ok(None),
-            InlinedName::Name(n) => Ok(Some(n)),
-            InlinedName::Link(link, then) => Ok(linked_name(unit, names, link.value())?
+            DieName::None => Ok(None),
+            DieName::Name(n) => Ok(Some(n)),
+            DieName::Link(link, then) => Ok(linked_name(unit, names, link.value())?
                 .map(|n| n.slice())
                 .or(then)),
         }
@@ -511,7 +513,7 @@ struct InlinedFunctionAddress {
 
 /// The subprogram holding the address, with its inlined subroutines.
 struct Function<'a> {
-    name: Option<R<'a>>,
+    name: Option<&'a [u8]>,
     inlined: Vec<Inlined<'a>>,
     /// Sorted by call depth, then range start, as addr2line sorts them.
     addresses: Vec<InlinedFunctionAddress>,
@@ -533,13 +535,13 @@ impl<'a> Function<'a> {
         let mut entries = unit.entries_raw(Some(offset))?;
         let depth = entries.next_depth();
         let abbrev = entries.read_abbreviation()?.ok_or(Unsure)?;
-        let mut name = None;
+        let mut name = DieName::None;
         for spec in abbrev.attributes() {
             let attr = entries.read_attribute(*spec)?;
-            take_name(unit, names, &attr, &mut name)?;
+            name.take(unit, names, &attr)?;
         }
         let mut function = Function {
-            name,
+            name: name.resolve(unit, names)?,
             inlined: Vec::new(),
             addresses: Vec::new(),
         };
@@ -604,7 +606,7 @@ impl<'a> Function<'a> {
     ) -> Sure<()> {
         let mut ranges = RangeAttrs::default();
         let mut inlined = Inlined {
-            name: InlinedName::None,
+            name: DieName::None,
             call_file: None,
             call_line: 0,
             call_column: 0,
@@ -671,30 +673,6 @@ impl<'a> Function<'a> {
             rest = &rest[i + 1..];
         }
     }
-}
-
-/// Take `attr` into the name of a subprogram or inlined subroutine: its
-/// linkage name wins; its plain name, or the name its abstract origin or
-/// specification leads to, only while it has none.
-fn take_name<'a>(
-    unit: UnitRef<'_, R<'a>>,
-    names: &Names<'_, '_, 'a>,
-    attr: &gimli::Attribute<R<'a>>,
-    name: &mut Option<R<'a>>,
-) -> Sure<()> {
-    match attr.name() {
-        gimli::DW_AT_linkage_name | gimli::DW_AT_MIPS_linkage_name => {
-            if let Ok(n) = unit.attr_string(attr.value()) {
-                *name = Some(n);
-            }
-        }
-        gimli::DW_AT_name if name.is_none() => *name = unit.attr_string(attr.value()).ok(),
-        gimli::DW_AT_abstract_origin | gimli::DW_AT_specification if name.is_none() => {
-            *name = linked_name(unit, names, attr.value())?;
-        }
-        _ => {}
-    }
-    Ok(())
 }
 
 /// [`name_attr`] from the start of a chain of links, remembered by the
