@@ -212,8 +212,6 @@ self_cell::self_cell!(
 pub struct ElfSource {
     cell: Cell,
     origin: String,
-    /// The first of the module's files: the image itself where there is one.
-    image: std::path::PathBuf,
     step: u64,
     /// No DWARF and no `.symtab` in any of the module's files.
     dynamic_only: bool,
@@ -221,7 +219,6 @@ pub struct ElfSource {
 
 impl ElfSource {
     pub(crate) fn new(parts: Parts) -> Result<ElfSource, Miss> {
-        let image = parts.files[0].path.clone();
         let mut origin = parts.files[0].display();
         if let Some(i) = parts.dwarf.filter(|&i| i != 0) {
             origin.push_str(&format!(" (debug info: {})", parts.files[i].display()));
@@ -246,7 +243,6 @@ impl ElfSource {
         Ok(ElfSource {
             cell,
             origin,
-            image,
             step,
             dynamic_only,
         })
@@ -558,8 +554,10 @@ impl SymbolSource for ElfSource {
         self.origin.clone()
     }
 
+    /// The first of the module's files: the image itself where there is one.
     fn image(&self) -> Option<std::path::PathBuf> {
-        Some(self.image.clone())
+        let files = &self.cell.borrow_owner().parts.files;
+        files.first().map(|f| f.path.clone())
     }
 
     fn lookup_code(&self, addr: u64, want: CodeWant) -> Result<CodeInfo, Miss> {
