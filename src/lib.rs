@@ -24,6 +24,7 @@ pub mod debuginfod;
 pub mod demangle;
 pub mod demux;
 pub mod dumpfile;
+pub mod dwarf;
 pub mod elf;
 pub mod escape;
 pub mod filter;

@@ -9,15 +9,8 @@
 //! `.dwp`), memory-mapped and parsed lazily: by our own lookup engine
 //! (`engine`), and by `addr2line` where the engine steps aside.
 
-mod die_walk;
-mod engine;
 mod file;
-mod globals;
-mod guard;
-mod line0;
-mod line_program;
 mod reloc;
-mod root_abbrev;
 mod search;
 mod source;
 pub(crate) mod symtab;

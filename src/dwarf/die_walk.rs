@@ -286,6 +286,7 @@ impl<'d, 'a> DieWalk<'d, 'a> {
 
     /// The depth of the next DIE: after a DIE with children, the depth of
     /// its children.
+    #[cfg(test)]
     pub(crate) fn depth(&self) -> isize {
         self.depth
     }

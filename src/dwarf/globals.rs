@@ -6,7 +6,10 @@
 //! later variable at the same address replaces an earlier one. Built on the
 //! first data lookup of a module (a walk over every DIE), then binary-searched.
 
+use std::sync::Arc;
+
 use gimli::AttributeValue;
+use rustc_hash::FxHashMap;
 
 use super::die_walk::DieWalk;
 use crate::symbols::Text;
@@ -14,7 +17,7 @@ use crate::symbols::Text;
 type R<'a> = gimli::EndianSlice<'a, gimli::RunTimeEndian>;
 
 #[derive(Clone, Debug, PartialEq)]
-pub(crate) struct Global {
+pub struct Global {
     pub start: u64,
     pub end: u64,
     pub file: Option<Text>,
@@ -104,8 +107,22 @@ fn half_of_bytes(headers: &[gimli::UnitHeader<R<'_>>]) -> usize {
 
 fn collect_units(dwarf: &gimli::Dwarf<R<'_>>, headers: &[gimli::UnitHeader<R<'_>>]) -> Vec<Global> {
     let mut vars = Vec::new();
+    // Units share abbreviation sets (LLVM writes one per object file).
+    let mut sets: FxHashMap<usize, Arc<gimli::Abbreviations>> = FxHashMap::default();
     for header in headers {
-        let Ok(unit) = dwarf.unit(*header) else {
+        let offset = header.debug_abbrev_offset();
+        let abbreviations = match sets.get(&offset.0) {
+            Some(a) => a.clone(),
+            None => {
+                let Ok(a) = dwarf.debug_abbrev.abbreviations(offset) else {
+                    continue;
+                };
+                let a = Arc::new(a);
+                sets.insert(offset.0, a.clone());
+                a
+            }
+        };
+        let Ok(unit) = gimli::Unit::new_with_abbreviations(dwarf, *header, abbreviations) else {
             continue;
         };
         collect(gimli::UnitRef::new(dwarf, &unit), &mut vars);
@@ -290,7 +307,7 @@ fn type_size(
 fn file_path(unit: gimli::UnitRef<'_, R<'_>>, index: u64) -> Option<String> {
     let program = unit.line_program.as_ref()?;
     let header = program.header();
-    super::engine::file_path(unit, header.file(index)?, header).ok()
+    super::lines::file_path(unit, header.file(index)?, header).ok()
 }
 
 #[cfg(test)]

@@ -1,0 +1,535 @@
+//! A unit's functions: the address ranges of its subprograms, and for the
+//! one a lookup lands in, its inlined subroutines and their names.
+//!
+//! Ranges are read, sorted and searched as addr2line does (the same types
+//! sorted from the same order, the same binary searches, so even
+//! overlapping ranges give the same pick), and names follow the same
+//! precedence and link limit. Nothing recurses: a hostile nesting depth
+//! costs time, not stack. Following addr2line's design (Apache-2.0 OR
+//! MIT); no code is copied.
+
+use std::cmp::Ordering;
+
+use gimli::UnitRef;
+use smallvec::SmallVec;
+
+use super::die_walk::DieWalk;
+use super::lookup::{NAMES_MAX, Names, Within};
+use super::{Error, Sure};
+
+type R<'a> = gimli::EndianSlice<'a, gimli::RunTimeEndian>;
+
+/// An abbreviation code with no declaration, where a DIE must be.
+const NO_ENTRY: Error = Error::Malformed("DIE without abbreviation");
+
+/// A DIE's address ranges as addr2line reads them.
+#[derive(Default)]
+struct RangeAttrs {
+    low_pc: Option<u64>,
+    high_pc: Option<u64>,
+    size: Option<u64>,
+    ranges_offset: Option<gimli::RangeListsOffset<usize>>,
+}
+
+impl RangeAttrs {
+    /// Take `attr` if it is a range attribute.
+    fn read<'a>(&mut self, unit: UnitRef<'_, R<'a>>, attr: &gimli::Attribute<R<'a>>) -> Sure<()> {
+        use gimli::AttributeValue as V;
+        // Most attributes are not ranges: name first (the value is
+        // normalised on every call).
+        if !matches!(
+            attr.name(),
+            gimli::DW_AT_low_pc | gimli::DW_AT_high_pc | gimli::DW_AT_ranges
+        ) {
+            return Ok(());
+        }
+        match (attr.name(), attr.value()) {
+            (gimli::DW_AT_low_pc, V::Addr(a)) => self.low_pc = Some(a),
+            (gimli::DW_AT_low_pc, V::DebugAddrIndex(i)) => self.low_pc = Some(unit.address(i)?),
+            (gimli::DW_AT_high_pc, V::Addr(a)) => self.high_pc = Some(a),
+            (gimli::DW_AT_high_pc, V::DebugAddrIndex(i)) => self.high_pc = Some(unit.address(i)?),
+            (gimli::DW_AT_high_pc, V::Udata(size)) => self.size = Some(size),
+            (gimli::DW_AT_ranges, v) => self.ranges_offset = unit.attr_ranges_offset(v)?,
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// Call `f` with each non-empty range; false if there were none.
+    fn each(&self, unit: UnitRef<'_, R<'_>>, mut f: impl FnMut(gimli::Range)) -> Sure<bool> {
+        let mut any = false;
+        let mut add = |r: gimli::Range| {
+            if r.begin < r.end {
+                f(r);
+                any = true;
+            }
+        };
+        if let Some(offset) = self.ranges_offset {
+            let mut list = unit.ranges(offset)?;
+            while let Some(r) = list.next()? {
+                add(r);
+            }
+        } else if let (Some(begin), Some(end)) = (self.low_pc, self.high_pc) {
+            add(gimli::Range { begin, end });
+        } else if let (Some(begin), Some(size)) = (self.low_pc, self.size) {
+            // A tombstone begin wraps and is dropped as empty.
+            add(gimli::Range {
+                begin,
+                end: begin.wrapping_add(size),
+            });
+        }
+        Ok(any)
+    }
+}
+
+/// One address range of a subprogram. Field for field addr2line's
+/// `FunctionAddress`: the same type sorted from the same order comes out in
+/// the same order, ties included.
+struct FunctionAddress {
+    range: gimli::Range,
+    function: usize,
+}
+
+/// The unit's subprograms with code.
+pub(crate) struct Functions {
+    pub offsets: Vec<gimli::UnitOffset<usize>>,
+    addresses: Vec<FunctionAddress>,
+}
+
+impl Functions {
+    /// The unit's subprograms, and the depth of its deepest DIE children
+    /// (as [`MAX_DEPTH`](super::units::MAX_DEPTH) counts it).
+    pub(crate) fn parse(unit: UnitRef<'_, R<'_>>) -> Sure<(Functions, isize)> {
+        let mut offsets = Vec::new();
+        let mut addresses = Vec::new();
+        let header = &unit.header;
+        let input = header.range_from(gimli::UnitOffset(header.header_size())..)?;
+        // Most DIEs are not subprograms with code: the fast walk steps over
+        // them, gimli reads the few wanted. A subprogram whose abbreviation
+        // has no address attribute (a declaration) has no ranges to read.
+        let mut walk = DieWalk::new(header, &unit.abbreviations, input.slice(), |abbrev| {
+            abbrev.tag() == gimli::DW_TAG_subprogram
+                && abbrev.attributes().iter().any(|spec| {
+                    matches!(
+                        spec.name(),
+                        gimli::DW_AT_low_pc | gimli::DW_AT_high_pc | gimli::DW_AT_ranges
+                    )
+                })
+        });
+        while let Some(die) = walk.next_wanted() {
+            let offset = gimli::UnitOffset(die.offset);
+            let mut entries = unit.entries_raw(Some(offset))?;
+            let abbrev = entries.read_abbreviation()?.ok_or(NO_ENTRY)?;
+            let mut ranges = RangeAttrs::default();
+            for spec in abbrev.attributes() {
+                let attr = entries.read_attribute(*spec)?;
+                ranges.read(unit, &attr)?;
+            }
+            let function = offsets.len();
+            if ranges.each(unit, |range| {
+                addresses.push(FunctionAddress { range, function })
+            })? {
+                offsets.push(offset);
+            }
+        }
+        // gimli would have failed where the walk stopped.
+        if walk.failed() {
+            return Err(Error::Malformed("DIE tree"));
+        }
+        let deepest = walk.deepest();
+        addresses.sort_unstable_by_key(|x| x.range.begin);
+        // Kept for the run: no room to spare.
+        offsets.shrink_to_fit();
+        addresses.shrink_to_fit();
+        Ok((Functions { offsets, addresses }, deepest))
+    }
+
+    /// The index of the subprogram covering `probe`.
+    pub(crate) fn find(&self, probe: u64) -> Option<usize> {
+        let i = self
+            .addresses
+            .binary_search_by(|a| {
+                if probe < a.range.begin {
+                    Ordering::Greater
+                } else if probe >= a.range.end {
+                    Ordering::Less
+                } else {
+                    Ordering::Equal
+                }
+            })
+            .ok()?;
+        Some(self.addresses[i].function)
+    }
+}
+
+/// A `DW_TAG_inlined_subroutine`: its name and where it was called.
+pub(crate) struct Inlined<'a> {
+    pub name: DieName<'a>,
+    /// Wider indexes name no file a unit can have.
+    pub call_file: Option<u32>,
+    pub call_line: u32,
+    pub call_column: u32,
+}
+
+/// The name of a subprogram or inlined subroutine as its attributes give
+/// it: its linkage name wins; its plain name, or the name its abstract
+/// origin or specification leads to, only while it has none. The link is
+/// kept, and followed only when asked (an inlined call's, when a lookup
+/// lands in it: a function holds many inlined calls, and a lookup meets
+/// few of them).
+#[derive(Clone, Copy)]
+pub(crate) enum DieName<'a> {
+    None,
+    Name(&'a [u8]),
+    /// The name the link leads to; else the plain name that came after it.
+    Link(Link, Option<&'a [u8]>),
+}
+
+/// Where a `DW_AT_abstract_origin` or `DW_AT_specification` points.
+#[derive(Clone, Copy)]
+pub(crate) enum Link {
+    Unit(gimli::UnitOffset<usize>),
+    Info(gimli::DebugInfoOffset<usize>),
+}
+
+impl Link {
+    fn of(value: &gimli::AttributeValue<R<'_>>) -> Option<Link> {
+        match *value {
+            gimli::AttributeValue::UnitRef(o) => Some(Link::Unit(o)),
+            gimli::AttributeValue::DebugInfoRef(o) => Some(Link::Info(o)),
+            _ => None,
+        }
+    }
+
+    fn value<'a>(self) -> gimli::AttributeValue<R<'a>> {
+        match self {
+            Link::Unit(o) => gimli::AttributeValue::UnitRef(o),
+            Link::Info(o) => gimli::AttributeValue::DebugInfoRef(o),
+        }
+    }
+}
+
+impl<'a> DieName<'a> {
+    /// Take `attr` into the name, leaving links unfollowed where that gives
+    /// the same name as following them at once.
+    fn take(
+        &mut self,
+        unit: UnitRef<'_, R<'a>>,
+        names: &Names<'_, 'a>,
+        attr: &gimli::Attribute<R<'a>>,
+    ) -> Sure<()> {
+        use DieName::{Link as Linked, Name, None as Nothing};
+        match attr.name() {
+            gimli::DW_AT_linkage_name | gimli::DW_AT_MIPS_linkage_name => {
+                if let Ok(n) = unit.attr_string(attr.value()) {
+                    *self = Name(n.slice());
+                }
+            }
+            gimli::DW_AT_name => match *self {
+                Nothing => {
+                    if let Ok(n) = unit.attr_string(attr.value()) {
+                        *self = Name(n.slice());
+                    }
+                }
+                Linked(link, None) => {
+                    *self = Linked(link, unit.attr_string(attr.value()).ok().map(|n| n.slice()));
+                }
+                _ => {}
+            },
+            gimli::DW_AT_abstract_origin | gimli::DW_AT_specification => {
+                // A second link counts only when the first leads nowhere.
+                if let Linked(first, None) = *self {
+                    *self = match linked_name(unit, names, first.value())? {
+                        Some(n) => Name(n.slice()),
+                        None => Nothing,
+                    };
+                }
+                if let Nothing = *self {
+                    *self = match Link::of(&attr.value()) {
+                        Some(link) => Linked(link, None),
+                        None => match linked_name(unit, names, attr.value())? {
+                            Some(n) => Name(n.slice()),
+                            None => Nothing,
+                        },
+                    };
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// The name, following the link if there is one.
+    pub(crate) fn resolve(
+        self,
+        unit: UnitRef<'_, R<'a>>,
+        names: &Names<'_, 'a>,
+    ) -> Sure<Option<&'a [u8]>> {
+        match self {
+            DieName::None => Ok(None),
+            DieName::Name(n) => Ok(Some(n)),
+            DieName::Link(link, then) => Ok(linked_name(unit, names, link.value())?
+                .map(|n| n.slice())
+                .or(then)),
+        }
+    }
+}
+
+/// One range of an inlined subroutine; addr2line's `InlinedFunctionAddress`.
+struct InlinedFunctionAddress {
+    range: gimli::Range,
+    call_depth: u32,
+    function: u32,
+}
+
+/// The subprogram holding the address, with its inlined subroutines.
+pub(crate) struct Function<'a> {
+    pub name: Option<&'a [u8]>,
+    inlined: Vec<Inlined<'a>>,
+    /// Sorted by call depth, then range start, as addr2line sorts them.
+    addresses: Vec<InlinedFunctionAddress>,
+}
+
+/// Name lookups through `DW_AT_abstract_origin`/`DW_AT_specification`
+/// follow at most this many links (addr2line's limit).
+const NAME_LINKS: usize = 16;
+
+impl<'a> Function<'a> {
+    pub(crate) fn parse(
+        unit: UnitRef<'_, R<'a>>,
+        names: &Names<'_, 'a>,
+        offset: gimli::UnitOffset<usize>,
+    ) -> Sure<Function<'a>> {
+        let mut entries = unit.entries_raw(Some(offset))?;
+        let depth = entries.next_depth();
+        let abbrev = entries.read_abbreviation()?.ok_or(NO_ENTRY)?;
+        let mut name = DieName::None;
+        for spec in abbrev.attributes() {
+            let attr = entries.read_attribute(*spec)?;
+            name.take(unit, names, &attr)?;
+        }
+        let mut function = Function {
+            name: name.resolve(unit, names)?,
+            inlined: Vec::new(),
+            addresses: Vec::new(),
+        };
+        function.parse_children(unit, names, &mut entries, depth)?;
+        function.addresses.sort_unstable_by(|a, b| {
+            a.call_depth
+                .cmp(&b.call_depth)
+                .then(a.range.begin.cmp(&b.range.begin))
+        });
+        function.inlined.shrink_to_fit();
+        function.addresses.shrink_to_fit();
+        Ok(function)
+    }
+
+    /// The subprogram's descendants, depth first, without recursion:
+    /// `open` holds the DIE depth of each enclosing inlined subroutine.
+    /// Nested subprograms are skipped with all they hold.
+    fn parse_children(
+        &mut self,
+        unit: UnitRef<'_, R<'a>>,
+        names: &Names<'_, 'a>,
+        entries: &mut gimli::EntriesRaw<'_, R<'a>>,
+        depth: isize,
+    ) -> Sure<()> {
+        let mut open: Vec<isize> = Vec::new();
+        loop {
+            let offset_depth = entries.next_depth();
+            if offset_depth <= depth {
+                return Ok(());
+            }
+            while open.last().is_some_and(|&d| offset_depth <= d) {
+                open.pop();
+            }
+            let Some(abbrev) = entries.read_abbreviation()? else {
+                continue;
+            };
+            match abbrev.tag() {
+                gimli::DW_TAG_subprogram => {
+                    entries.skip_attributes(abbrev.attributes())?;
+                    while entries.next_depth() > offset_depth {
+                        if let Some(abbrev) = entries.read_abbreviation()? {
+                            entries.skip_attributes(abbrev.attributes())?;
+                        }
+                    }
+                }
+                gimli::DW_TAG_inlined_subroutine => {
+                    self.parse_inlined(unit, names, entries, abbrev, open.len())?;
+                    open.push(offset_depth);
+                }
+                _ => entries.skip_attributes(abbrev.attributes())?,
+            }
+        }
+    }
+
+    fn parse_inlined(
+        &mut self,
+        unit: UnitRef<'_, R<'a>>,
+        names: &Names<'_, 'a>,
+        entries: &mut gimli::EntriesRaw<'_, R<'a>>,
+        abbrev: &gimli::Abbreviation,
+        call_depth: usize,
+    ) -> Sure<()> {
+        let mut ranges = RangeAttrs::default();
+        let mut inlined = Inlined {
+            name: DieName::None,
+            call_file: None,
+            call_line: 0,
+            call_column: 0,
+        };
+        for spec in abbrev.attributes() {
+            let attr = entries.read_attribute(*spec)?;
+            ranges.read(unit, &attr)?;
+            inlined.name.take(unit, names, &attr)?;
+            match attr.name() {
+                gimli::DW_AT_call_file => {
+                    // DWARF 5 numbers files from 0; before, 0 means none.
+                    if let gimli::AttributeValue::FileIndex(i) = attr.value()
+                        && (i > 0 || unit.header.version() >= 5)
+                    {
+                        inlined.call_file = u32::try_from(i).ok();
+                    }
+                }
+                gimli::DW_AT_call_line => {
+                    inlined.call_line = attr.udata_value().unwrap_or(0) as u32;
+                }
+                gimli::DW_AT_call_column => {
+                    inlined.call_column = attr.udata_value().unwrap_or(0) as u32;
+                }
+                _ => {}
+            }
+        }
+        // Depth is bounded before; a unit cannot hold 2^32 DIEs.
+        let too_many = |_| Error::Malformed("DIE tree");
+        let call_depth = u32::try_from(call_depth).map_err(too_many)?;
+        let function = u32::try_from(self.inlined.len()).map_err(too_many)?;
+        self.inlined.push(inlined);
+        let addresses = &mut self.addresses;
+        ranges.each(unit, |range| {
+            addresses.push(InlinedFunctionAddress {
+                range,
+                call_depth,
+                function,
+            })
+        })?;
+        Ok(())
+    }
+
+    /// The inlined subroutines covering `probe`, outermost first: one
+    /// binary search per call depth, each after the previous hit.
+    pub(crate) fn inlined_chain(&self, probe: u64) -> SmallVec<[&Inlined<'a>; 16]> {
+        let mut chain = SmallVec::new();
+        let mut rest = &self.addresses[..];
+        loop {
+            let Ok(depth) = u32::try_from(chain.len()) else {
+                return chain;
+            };
+            let found = rest.binary_search_by(|a| {
+                if a.call_depth != depth {
+                    a.call_depth.cmp(&depth)
+                } else if a.range.begin > probe {
+                    Ordering::Greater
+                } else if a.range.end <= probe {
+                    Ordering::Less
+                } else {
+                    Ordering::Equal
+                }
+            });
+            let Ok(i) = found else { return chain };
+            chain.push(&self.inlined[rest[i].function as usize]);
+            rest = &rest[i + 1..];
+        }
+    }
+}
+
+/// [`name_attr`] from the start of a chain of links, remembered by the
+/// `.debug_info` offset it starts at (where the same start always leads to
+/// the same name).
+fn linked_name<'a>(
+    unit: UnitRef<'_, R<'a>>,
+    names: &Names<'_, 'a>,
+    value: gimli::AttributeValue<R<'a>>,
+) -> Sure<Option<R<'a>>> {
+    let start = match value {
+        gimli::AttributeValue::UnitRef(offset) => {
+            offset.to_debug_info_offset(&unit.header).map(|o| o.0)
+        }
+        gimli::AttributeValue::DebugInfoRef(offset) => Some(offset.0),
+        _ => None,
+    };
+    let Some(start) = start else {
+        return name_attr(unit, names, value, NAME_LINKS);
+    };
+    let key = (names.within.tag(), start);
+    if let Some(&name) = names.engine.names.borrow().get(&key) {
+        return Ok(name);
+    }
+    let name = name_attr(unit, names, value, NAME_LINKS)?;
+    let mut kept = names.engine.names.borrow_mut();
+    if kept.len() >= NAMES_MAX {
+        kept.clear();
+    }
+    kept.insert(key, name);
+    Ok(name)
+}
+
+/// The name an `DW_AT_abstract_origin`/`DW_AT_specification` leads to.
+pub(crate) fn name_attr<'a>(
+    unit: UnitRef<'_, R<'a>>,
+    names: &Names<'_, 'a>,
+    value: gimli::AttributeValue<R<'a>>,
+    links: usize,
+) -> Sure<Option<R<'a>>> {
+    if links == 0 {
+        return Ok(None);
+    }
+    match value {
+        gimli::AttributeValue::UnitRef(offset) => name_entry(unit, names, offset, links),
+        // In another unit of the same file, or in the supplementary file.
+        gimli::AttributeValue::DebugInfoRef(target) => names.other_unit(unit, target, links),
+        gimli::AttributeValue::DebugInfoRefSup(target) if names.engine.has_sup() => {
+            let names = Names {
+                within: Within::Sup,
+                ..*names
+            };
+            names.other_unit(unit, target, links)
+        }
+        _ => Ok(None),
+    }
+}
+
+pub(crate) fn name_entry<'a>(
+    unit: UnitRef<'_, R<'a>>,
+    names: &Names<'_, 'a>,
+    offset: gimli::UnitOffset<usize>,
+    links: usize,
+) -> Sure<Option<R<'a>>> {
+    let mut entries = unit.entries_raw(Some(offset))?;
+    let abbrev = entries.read_abbreviation()?.ok_or(NO_ENTRY)?;
+    let mut name = None;
+    let mut next = None;
+    for spec in abbrev.attributes() {
+        let attr = entries.read_attribute(*spec)?;
+        match attr.name() {
+            gimli::DW_AT_linkage_name | gimli::DW_AT_MIPS_linkage_name => {
+                if let Ok(n) = unit.attr_string(attr.value()) {
+                    return Ok(Some(n));
+                }
+            }
+            gimli::DW_AT_name => {
+                if let Ok(n) = unit.attr_string(attr.value()) {
+                    name = Some(n);
+                }
+            }
+            gimli::DW_AT_abstract_origin | gimli::DW_AT_specification => next = Some(attr.value()),
+            _ => {}
+        }
+    }
+    match (name, next) {
+        (Some(n), _) => Ok(Some(n)),
+        (None, Some(next)) => name_attr(unit, names, next, links - 1),
+        (None, None) => Ok(None),
+    }
+}

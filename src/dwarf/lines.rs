@@ -1,0 +1,204 @@
+//! A unit's line table: its sequences of rows and its file names, read
+//! once per unit on the first lookup that lands in it.
+//!
+//! Rows are grouped and searched as addr2line does (the same sequence
+//! filter, the same merging of rows at one address, the same sort), and
+//! each row keeps its column even on line 0, which LLVM prints.
+//! Following addr2line's design (Apache-2.0 OR MIT); no code is copied.
+
+use std::cmp::Ordering;
+
+use gimli::UnitRef;
+
+use super::Sure;
+use super::line_program::{self, Malformed, Outcome, Row};
+use crate::symbols::Text;
+
+type R<'a> = gimli::EndianSlice<'a, gimli::RunTimeEndian>;
+
+/// A line-table row; addr2line's `LineRow`.
+#[derive(Clone, Copy)]
+pub(crate) struct LineRow {
+    address: u64,
+    pub file_index: u64,
+    pub line: u32,
+    pub column: u32,
+}
+
+/// addr2line's `LineSequence`.
+struct LineSequence {
+    start: u64,
+    end: u64,
+    rows: Box<[LineRow]>,
+}
+
+/// Sequences as the rows of a line program make them (addr2line's way).
+#[derive(Default)]
+struct Table {
+    sequences: Vec<LineSequence>,
+    /// Rows of the sequence being read.
+    current: Vec<LineRow>,
+}
+
+impl Table {
+    fn take(&mut self, row: Row) {
+        if row.end_sequence {
+            if let Some(start) = self.current.first().map(|r| r.address) {
+                let end = row.address;
+                // One allocation of the right size; `current` keeps its room.
+                let rows: Box<[LineRow]> = self.current.as_slice().into();
+                self.current.clear();
+                if start < end {
+                    self.sequences.push(LineSequence { start, end, rows });
+                }
+            }
+            return;
+        }
+        let next = LineRow {
+            address: row.address,
+            file_index: row.file,
+            line: row.line as u32,
+            column: row.column as u32,
+        };
+        // A row at the same address replaces the one before.
+        match self.current.last_mut() {
+            Some(last) if last.address == next.address => *last = next,
+            _ => self.current.push(next),
+        }
+    }
+}
+
+/// The unit's line table and file names, as addr2line keeps them.
+pub(crate) struct Lines {
+    files: Vec<Text>,
+    sequences: Vec<LineSequence>,
+}
+
+impl Lines {
+    pub(crate) fn parse<'a>(
+        unit: UnitRef<'_, R<'a>>,
+        program: gimli::IncompleteLineProgram<R<'a>>,
+    ) -> Sure<Lines> {
+        let mut table = Table::default();
+        let mut gimli_rows;
+        let header = match line_program::rows(program.header(), |row| table.take(row)) {
+            Err(Malformed) => return Err(super::Error::Malformed("line program")),
+            Ok(Outcome::Done) => program.header(),
+            // It adds files to the header: gimli's rows, with gimli's header.
+            Ok(Outcome::NotHandled) => {
+                table = Table::default();
+                gimli_rows = program.clone().rows();
+                while let Some((_, row)) = gimli_rows.next_row()? {
+                    table.take(Row::of(row));
+                }
+                gimli_rows.header()
+            }
+        };
+        let mut sequences = table.sequences;
+        sequences.sort_unstable_by_key(|s| s.start);
+        let mut files = Vec::new();
+        match header.file(0) {
+            Some(file) => files.push(file_path(unit, file, header)?.into()),
+            // DWARF 4 and older number files from 1.
+            None => files.push(Text::from("")),
+        }
+        let mut index = 1;
+        while let Some(file) = header.file(index) {
+            files.push(file_path(unit, file, header)?.into());
+            index += 1;
+        }
+        files.shrink_to_fit();
+        sequences.shrink_to_fit();
+        Ok(Lines { files, sequences })
+    }
+
+    pub(crate) fn file(&self, index: u64) -> Option<Text> {
+        self.files.get(usize::try_from(index).ok()?).cloned()
+    }
+
+    /// The row covering `probe`.
+    pub(crate) fn find(&self, probe: u64) -> Option<LineRow> {
+        let s = self
+            .sequences
+            .binary_search_by(|s| {
+                if probe < s.start {
+                    Ordering::Greater
+                } else if probe >= s.end {
+                    Ordering::Less
+                } else {
+                    Ordering::Equal
+                }
+            })
+            .ok()?;
+        let rows = &self.sequences[s].rows;
+        match rows.binary_search_by(|r| r.address.cmp(&probe)) {
+            Ok(i) => Some(rows[i]),
+            Err(0) => None,
+            Err(i) => Some(rows[i - 1]),
+        }
+    }
+}
+
+/// A file entry's path: the unit's directory, the entry's directory (index
+/// 0 is the unit's own) and its name, each absolute part replacing what
+/// came before (addr2line's rendering, for the same strings).
+pub(crate) fn file_path<'a>(
+    unit: UnitRef<'_, R<'a>>,
+    file: &gimli::FileEntry<R<'a>>,
+    header: &gimli::LineProgramHeader<R<'a>>,
+) -> Sure<String> {
+    let mut path = match &unit.comp_dir {
+        Some(dir) => dir.to_string_lossy().into_owned(),
+        None => String::new(),
+    };
+    if file.directory_index() != 0
+        && let Some(dir) = file.directory(header)
+    {
+        push_path(&mut path, &unit.attr_string(dir)?.to_string_lossy());
+    }
+    push_path(
+        &mut path,
+        &unit.attr_string(file.path_name())?.to_string_lossy(),
+    );
+    Ok(path)
+}
+
+fn push_path(path: &mut String, part: &str) {
+    let unix_root = |p: &str| p.starts_with('/') || p.get(1..3) == Some(":/");
+    let windows_root = |p: &str| p.starts_with('\\') || p.get(1..3) == Some(":\\");
+    if unix_root(part) || windows_root(part) {
+        *path = part.to_owned();
+        return;
+    }
+    let separator = if windows_root(path) { '\\' } else { '/' };
+    if !path.is_empty() && !path.ends_with(separator) {
+        path.push(separator);
+    }
+    path.push_str(part);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::push_path;
+
+    /// addr2line's joining rule: an absolute part (either style) replaces
+    /// the path; otherwise the path's own style's separator joins them.
+    #[test]
+    fn paths_join_in_the_style_of_the_directory() {
+        let join = |dir: &str, part: &str| {
+            let mut path = dir.to_owned();
+            push_path(&mut path, part);
+            path
+        };
+        assert_eq!(join("/src", "a.c"), "/src/a.c");
+        assert_eq!(join("/src/", "a.c"), "/src/a.c");
+        assert_eq!(join("", "a.c"), "a.c");
+        assert_eq!(join("/src", "/abs/a.c"), "/abs/a.c");
+        assert_eq!(join("C:\\src", "a.c"), "C:\\src\\a.c");
+        assert_eq!(join("C:\\src\\", "a.c"), "C:\\src\\a.c");
+        assert_eq!(join("\\\\server\\share", "a.c"), "\\\\server\\share\\a.c");
+        assert_eq!(join("C:/src", "a.c"), "C:/src/a.c");
+        assert_eq!(join("/src", "D:\\x\\a.c"), "D:\\x\\a.c");
+        assert_eq!(join("C:\\src", "E:/y/a.c"), "E:/y/a.c");
+    }
+}

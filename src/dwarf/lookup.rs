@@ -1,0 +1,359 @@
+//! Lookups: which units cover an address, each unit's functions and line
+//! table read on first use and kept, split units loaded from their `.dwo`
+//! file or package when first searched, and names followed into other
+//! units and the supplementary file.
+//!
+//! Units are tried in addr2line's order and a split unit is read as
+//! addr2line reads it (functions from the `.dwo`, lines and files from the
+//! skeleton), following its design (Apache-2.0 OR MIT); no code is copied.
+
+use std::cell::{OnceCell, RefCell};
+use std::sync::Arc;
+
+use gimli::UnitRef;
+use rustc_hash::FxHashMap;
+use smallvec::SmallVec;
+
+use super::functions::{Function, Functions};
+use super::lines::Lines;
+use super::units::{MAX_DEPTH, UnitIndex};
+use super::{Error, SplitFiles, Sure};
+use crate::symbols::{Frame, Interner};
+
+type R<'a> = gimli::EndianSlice<'a, gimli::RunTimeEndian>;
+
+/// What a lookup found.
+#[derive(Debug, PartialEq)]
+pub(crate) enum Found {
+    /// Innermost frame first, and the column of the innermost line row
+    /// (which addr2line drops when the row's line is 0).
+    Frames(Vec<Frame>, u32),
+    /// A unit covering the address nests deeper than [`MAX_DEPTH`].
+    TooDeep,
+}
+
+/// Names kept at most; the table is refilled when full.
+pub(crate) const NAMES_MAX: usize = 1 << 18;
+
+/// One file's sections and units (the module's DWARF file, or its dwz
+/// supplementary file).
+struct File<'a> {
+    dwarf: Arc<gimli::Dwarf<R<'a>>>,
+    units: UnitIndex<'a>,
+    /// Parsed unit headers and root DIEs, by index in `units`.
+    parsed: Vec<OnceCell<Sure<Arc<gimli::Unit<R<'a>>>>>>,
+    /// Abbreviation sets by offset: LLVM shares one among the units of an
+    /// object file.
+    abbreviations: RefCell<FxHashMap<usize, Arc<gimli::Abbreviations>>>,
+}
+
+impl<'a> File<'a> {
+    fn new(dwarf: Arc<gimli::Dwarf<R<'a>>>) -> File<'a> {
+        let units = UnitIndex::build(&dwarf);
+        File {
+            parsed: (0..units.len()).map(|_| OnceCell::new()).collect(),
+            dwarf,
+            units,
+            abbreviations: RefCell::default(),
+        }
+    }
+
+    fn unit(&self, index: usize) -> Sure<Arc<gimli::Unit<R<'a>>>> {
+        let cell = self
+            .parsed
+            .get(index)
+            .ok_or(Error::Malformed("unit index"))?;
+        cell.get_or_init(|| {
+            let header = self.units.header(index);
+            let offset = header.debug_abbrev_offset();
+            let cached = self.abbreviations.borrow().get(&offset.0).cloned();
+            let abbreviations = match cached {
+                Some(a) => a,
+                None => {
+                    let a = Arc::new(self.dwarf.debug_abbrev.abbreviations(offset)?);
+                    self.abbreviations.borrow_mut().insert(offset.0, a.clone());
+                    a
+                }
+            };
+            let unit = gimli::Unit::new_with_abbreviations(&self.dwarf, header, abbreviations)?;
+            Ok(Arc::new(unit))
+        })
+        .clone()
+    }
+}
+
+/// Which file a DIE lies in, for following its references.
+#[derive(Clone, Copy)]
+pub(crate) enum Within {
+    Main,
+    Sup,
+    /// The split unit of main unit `n`.
+    Split(u32),
+}
+
+impl Within {
+    /// A number telling files apart in the name table.
+    pub(crate) fn tag(self) -> u64 {
+        match self {
+            Within::Main => 0,
+            Within::Sup => 1,
+            Within::Split(n) => 2 + u64::from(n),
+        }
+    }
+}
+
+/// Where names are looked up: the engine, and the file of the DIE whose
+/// references are followed.
+#[derive(Clone, Copy)]
+pub(crate) struct Names<'e, 'a> {
+    pub engine: &'e Engine<'a>,
+    pub within: Within,
+}
+
+impl<'a> Names<'_, 'a> {
+    /// The name of the DIE at `target` in another unit of `self.within`.
+    pub(crate) fn other_unit(
+        &self,
+        unit: UnitRef<'_, R<'a>>,
+        target: gimli::DebugInfoOffset<usize>,
+        links: usize,
+    ) -> Sure<Option<R<'a>>> {
+        let outside = Error::Malformed("reference outside every unit");
+        let file = match self.within {
+            Within::Main => &self.engine.main,
+            Within::Sup => self.engine.sup.as_ref().ok_or(outside)?,
+            // A split file holds one unit of code.
+            Within::Split(_) => {
+                let offset = target.to_unit_offset(&unit.header).ok_or(outside)?;
+                return super::functions::name_entry(unit, self, offset, links);
+            }
+        };
+        let index = file.units.unit_at(target.0).ok_or(outside)?;
+        let other = file.unit(index)?;
+        let offset = target.to_unit_offset(&other.header).ok_or(outside)?;
+        super::functions::name_entry(UnitRef::new(&file.dwarf, &other), self, offset, links)
+    }
+}
+
+/// The split unit of a skeleton, with the sections it reads.
+struct SplitUnit<'a> {
+    dwarf: Arc<gimli::Dwarf<R<'a>>>,
+    unit: gimli::Unit<R<'a>>,
+}
+
+/// One unit's subprograms, nesting depth, and what lookups have read of it.
+struct Searched<'a> {
+    unit: Arc<gimli::Unit<R<'a>>>,
+    /// Where its functions are, when that is a `.dwo` file or package.
+    split: Option<SplitUnit<'a>>,
+    functions: Functions,
+    too_deep: bool,
+    lines: OnceCell<Sure<Option<Lines>>>,
+    /// Parsed subprograms by index in `functions`.
+    parsed: RefCell<FxHashMap<usize, Sure<Arc<Function<'a>>>>>,
+}
+
+/// The units read so far.
+pub(crate) struct Engine<'a> {
+    main: File<'a>,
+    sup: Option<File<'a>>,
+    /// The DWARF package split units are looked up in first.
+    package: Option<gimli::DwarfPackage<R<'a>>>,
+    /// Functions and line tables of the main file's units, by index.
+    searched: Vec<OnceCell<Sure<Searched<'a>>>>,
+    /// The name each abstract origin or specification leads to, by file
+    /// and `.debug_info` offset: a function inlined in many places is
+    /// named once, not at every call site.
+    pub(crate) names: RefCell<FxHashMap<(u64, usize), Option<R<'a>>>>,
+    /// Function names as answers carry them, made once each.
+    texts: RefCell<Interner<'a>>,
+}
+
+impl<'a> Engine<'a> {
+    pub(crate) fn new(
+        dwarf: gimli::Dwarf<R<'a>>,
+        package: Option<gimli::DwarfPackage<R<'a>>>,
+    ) -> Engine<'a> {
+        let sup = dwarf.sup.clone().map(File::new);
+        let main = File::new(Arc::new(dwarf));
+        Engine {
+            searched: (0..main.units.len()).map(|_| OnceCell::new()).collect(),
+            main,
+            sup,
+            package,
+            names: RefCell::default(),
+            texts: RefCell::default(),
+        }
+    }
+
+    pub(crate) fn dwarf(&self) -> &gimli::Dwarf<R<'a>> {
+        &self.main.dwarf
+    }
+
+    pub(crate) fn has_sup(&self) -> bool {
+        self.sup.is_some()
+    }
+
+    fn searched(&self, index: usize, files: &dyn SplitFiles<'a>) -> Sure<&Searched<'a>> {
+        let cell = self
+            .searched
+            .get(index)
+            .ok_or(Error::Malformed("unit index"))?;
+        let searched = cell.get_or_init(|| {
+            let unit = self.main.unit(index)?;
+            let split = match unit.dwo_id {
+                Some(id) => self.load_split(&unit, id, files),
+                None => None,
+            };
+            let functions_unit = match &split {
+                Some(s) => UnitRef::new(&s.dwarf, &s.unit),
+                None => UnitRef::new(&self.main.dwarf, &unit),
+            };
+            let (functions, deepest) = Functions::parse(functions_unit)?;
+            Ok(Searched {
+                unit,
+                split,
+                functions,
+                too_deep: deepest > MAX_DEPTH,
+                lines: OnceCell::new(),
+                parsed: RefCell::new(FxHashMap::default()),
+            })
+        });
+        searched.as_ref().map_err(|e| *e)
+    }
+
+    /// The split unit of `skeleton`: from the package if there is one,
+    /// else the first `.dwo` file offered whose unit has the skeleton's
+    /// DWO ID. `None` when there is none: the skeleton answers alone
+    /// (lines, no functions), as in addr2line.
+    fn load_split(
+        &self,
+        skeleton: &gimli::Unit<R<'a>>,
+        id: gimli::DwoId,
+        files: &dyn SplitFiles<'a>,
+    ) -> Option<SplitUnit<'a>> {
+        let parent = &*self.main.dwarf;
+        let with_unit = |dwarf: gimli::Dwarf<R<'a>>| -> Option<SplitUnit<'a>> {
+            let header = dwarf.units().next().ok()??;
+            let mut unit = dwarf.unit(header).ok()?;
+            (unit.dwo_id == Some(id)).then_some(())?;
+            unit.copy_relocated_attributes(skeleton);
+            Some(SplitUnit {
+                dwarf: Arc::new(dwarf),
+                unit,
+            })
+        };
+        if let Some(package) = &self.package
+            && let Ok(Some(dwarf)) = package.find_cu(id, parent)
+        {
+            return with_unit(dwarf);
+        }
+        let name = skeleton.dwo_name().ok()??;
+        let name = parent.attr_string(skeleton, name).ok()?.slice();
+        let comp_dir = skeleton.comp_dir.map(|d| d.slice());
+        let mut found = None;
+        files.offer(name, comp_dir, &mut |mut dwarf| {
+            dwarf.make_dwo(parent);
+            found = with_unit(dwarf);
+            found.is_some()
+        });
+        found
+    }
+
+    /// The frames for `probe`.
+    pub(crate) fn find_frames(&self, probe: u64, files: &dyn SplitFiles<'a>) -> Sure<Found> {
+        // Nearly always one unit: no allocation per lookup.
+        let mut candidates: SmallVec<[(usize, &Searched<'a>); 4]> = SmallVec::new();
+        for index in self.main.units.covering(probe) {
+            let searched = self.searched(index, files)?;
+            if !candidates.iter().any(|c| std::ptr::eq(c.1, searched)) {
+                candidates.push((index, searched));
+            }
+        }
+        // Every unit covering the address is checked first.
+        if candidates.iter().any(|c| c.1.too_deep) {
+            return Ok(Found::TooDeep);
+        }
+        for (index, searched) in candidates {
+            if let Some(found) = self.in_unit(index, searched, probe)? {
+                return Ok(found);
+            }
+        }
+        Ok(Found::Frames(Vec::new(), 0))
+    }
+
+    /// The frames for `probe` from one unit; `None` when it has neither a
+    /// function nor a line row there.
+    fn in_unit(&self, index: usize, searched: &Searched<'a>, probe: u64) -> Sure<Option<Found>> {
+        let unit = UnitRef::new(&self.main.dwarf, &searched.unit);
+        let (functions_unit, within) = match &searched.split {
+            Some(s) => (
+                UnitRef::new(&s.dwarf, &s.unit),
+                Within::Split(u32::try_from(index).unwrap_or(u32::MAX)),
+            ),
+            None => (unit, Within::Main),
+        };
+        let names = Names {
+            engine: self,
+            within,
+        };
+        let function = match searched.functions.find(probe) {
+            Some(i) => {
+                let mut parsed = searched.parsed.borrow_mut();
+                let function = parsed.entry(i).or_insert_with(|| {
+                    let offset = searched.functions.offsets[i];
+                    Function::parse(functions_unit, &names, offset).map(Arc::new)
+                });
+                Some(function.clone()?)
+            }
+            None => None,
+        };
+        let lines = searched
+            .lines
+            .get_or_init(|| match &unit.line_program {
+                Some(program) => Lines::parse(unit, program.clone()).map(Some),
+                None => Ok(None),
+            })
+            .as_ref()
+            .map_err(|e| *e)?
+            .as_ref();
+        let row = lines.and_then(|l| l.find(probe));
+        if function.is_none() && row.is_none() {
+            return Ok(None);
+        }
+        let file = |index: u64| lines.and_then(|l| l.file(index));
+        // The frames allocated once, at their final number.
+        let chain = function.as_ref().map(|f| f.inlined_chain(probe));
+        let mut frames = Vec::with_capacity(chain.as_ref().map_or(0, |c| c.len()) + 1);
+        let mut next = row.map(|r| Frame {
+            function: None,
+            file: file(r.file_index),
+            line: r.line,
+            column: if r.line != 0 { r.column } else { 0 },
+        });
+        let column = row.map_or(0, |r| r.column);
+        let (Some(function), Some(chain)) = (&function, chain) else {
+            frames.extend(next);
+            return Ok(Some(Found::Frames(frames, column)));
+        };
+        let mut texts = self.texts.borrow_mut();
+        for inlined in chain.into_iter().rev() {
+            let mut frame = next.take().unwrap_or_default();
+            frame.function = inlined
+                .name
+                .resolve(functions_unit, &names)?
+                .map(|n| texts.text(n));
+            frames.push(frame);
+            next = Some(Frame {
+                function: None,
+                file: inlined.call_file.and_then(|i| file(i.into())),
+                line: inlined.call_line,
+                column: inlined.call_column,
+            });
+        }
+        let mut frame = next.unwrap_or_default();
+        frame.function = function.name.map(|n| texts.text(n));
+        frames.push(frame);
+        Ok(Some(Found::Frames(frames, column)))
+    }
+}

@@ -1,0 +1,303 @@
+//! The index against addr2line, the reference: every fixture with DWARF
+//! (split units and dwz files included), every address of its code, and
+//! 10,000 addresses of each large file at hand (libc's debug file, and
+//! `SYMFILTER_TEST_DWARF_FILE`).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use object::{Object, ObjectSection, SectionKind};
+
+use super::{DwarfIndex, LookupError, Reader, SplitFiles};
+use crate::symbols::{Frame, Text, lossy};
+
+/// Bytes that live as long as the test process: the fixtures are small.
+fn leak(bytes: Vec<u8>) -> &'static [u8] {
+    Box::leak(bytes.into_boxed_slice())
+}
+
+fn read(path: &Path) -> Option<&'static [u8]> {
+    std::fs::read(path).ok().map(leak)
+}
+
+/// `obj`'s DWARF, decompressed; `dwo` for the `.dwo` section names.
+fn sections(obj: &object::File<'static>, dwo: bool) -> gimli::Dwarf<Reader<'static>> {
+    let endian = if obj.is_little_endian() {
+        gimli::RunTimeEndian::Little
+    } else {
+        gimli::RunTimeEndian::Big
+    };
+    let load = |id: gimli::SectionId| -> Result<Reader<'static>, gimli::Error> {
+        let name = if dwo {
+            id.dwo_name().unwrap_or("")
+        } else {
+            id.name()
+        };
+        let data = obj
+            .section_by_name(name)
+            .and_then(|s| s.uncompressed_data().ok())
+            .map_or(&[][..], |d| leak(d.into_owned()));
+        Ok(gimli::EndianSlice::new(data, endian))
+    };
+    gimli::Dwarf::load(load).unwrap()
+}
+
+/// A fixture's DWARF with its supplementary file, if it names one that
+/// lies beside it.
+fn load(path: &Path) -> Option<gimli::Dwarf<Reader<'static>>> {
+    let obj = object::File::parse(read(path)?).ok()?;
+    if obj.kind() == object::ObjectKind::Relocatable || obj.section_by_name(".debug_info").is_none()
+    {
+        return None;
+    }
+    let mut dwarf = sections(&obj, false);
+    if let Ok(Some((_, id))) = obj.gnu_debugaltlink() {
+        // The file beside it with that build ID.
+        let sup = std::fs::read_dir(path.parent()?)
+            .ok()?
+            .flatten()
+            .filter_map(|e| read(&e.path()))
+            .filter_map(|d| object::File::parse(d).ok())
+            .find(|o| o.build_id().ok().flatten() == Some(id))
+            .expect("supplementary file");
+        dwarf.sup = Some(Arc::new(sections(&sup, false)));
+    }
+    Some(dwarf)
+}
+
+/// The DWARF package beside `path` (`X.dwp`), if there is one.
+fn package(path: &Path) -> Option<gimli::DwarfPackage<Reader<'static>>> {
+    let mut name = path.as_os_str().to_owned();
+    name.push(".dwp");
+    let obj = object::File::parse(read(Path::new(&name))?).unwrap();
+    let empty = gimli::EndianSlice::new(&[][..], gimli::RunTimeEndian::Little);
+    let load = |id: gimli::SectionId| -> Result<Reader<'static>, gimli::Error> {
+        let data = obj
+            .section_by_name(id.dwo_name().unwrap_or(""))
+            .and_then(|s| s.data().ok())
+            .unwrap_or(&[]);
+        Ok(gimli::EndianSlice::new(data, gimli::RunTimeEndian::Little))
+    };
+    Some(gimli::DwarfPackage::load(load, empty).unwrap())
+}
+
+/// `.dwo` files: the name as it stands, then beside the fixture.
+struct Beside(PathBuf);
+
+impl Beside {
+    fn candidates(&self, name: &[u8], comp_dir: Option<&[u8]>) -> Vec<PathBuf> {
+        let name = Path::new(std::str::from_utf8(name).unwrap());
+        let mut out = Vec::new();
+        if let Some(dir) = comp_dir {
+            out.push(Path::new(std::str::from_utf8(dir).unwrap()).join(name));
+        }
+        out.push(self.0.join(name.file_name().unwrap()));
+        out
+    }
+
+    fn dwarf(path: &Path) -> Option<gimli::Dwarf<Reader<'static>>> {
+        let obj = object::File::parse(read(path)?).ok()?;
+        Some(sections(&obj, true))
+    }
+}
+
+impl SplitFiles<'static> for Beside {
+    fn offer(
+        &self,
+        name: &[u8],
+        comp_dir: Option<&[u8]>,
+        take: &mut dyn FnMut(gimli::Dwarf<Reader<'static>>) -> bool,
+    ) {
+        for path in self.candidates(name, comp_dir) {
+            if let Some(dwarf) = Beside::dwarf(&path)
+                && take(dwarf)
+            {
+                return;
+            }
+        }
+    }
+}
+
+/// addr2line's answer, its split units loaded the same way.
+fn reference(
+    ctx: &addr2line::Context<Reader<'static>>,
+    package: Option<&gimli::DwarfPackage<Reader<'static>>>,
+    beside: &Beside,
+    addr: u64,
+) -> Result<Vec<Frame>, String> {
+    use addr2line::{LookupContinuation, LookupResult};
+    let mut lookup = ctx.find_frames(addr);
+    let found = loop {
+        match lookup {
+            LookupResult::Output(r) => break r,
+            LookupResult::Load { load, continuation } => {
+                let from_package = package
+                    .and_then(|p| p.find_cu(load.dwo_id, &load.parent).ok().flatten())
+                    .map(Arc::new);
+                let dwo = from_package.or_else(|| {
+                    let name = load.path.as_ref()?.slice();
+                    let comp_dir = load.comp_dir.as_ref().map(|d| d.slice());
+                    beside.candidates(name, comp_dir).iter().find_map(|path| {
+                        let mut dwarf = Beside::dwarf(path)?;
+                        let header = dwarf.units().next().ok()??;
+                        (dwarf.unit(header).ok()?.dwo_id == Some(load.dwo_id)).then_some(())?;
+                        dwarf.make_dwo(&load.parent);
+                        Some(Arc::new(dwarf))
+                    })
+                });
+                lookup = continuation.resume(dwo);
+            }
+        }
+    };
+    let mut iter = found.map_err(|e| e.to_string())?;
+    let mut frames = Vec::new();
+    while let Some(f) = iter.next().map_err(|e| e.to_string())? {
+        frames.push(Frame {
+            function: f.function.as_ref().map(|n| lossy(n.name.slice())),
+            file: f.location.as_ref().and_then(|l| l.file).map(Text::from),
+            line: f.location.as_ref().and_then(|l| l.line).unwrap_or(0),
+            column: f.location.as_ref().and_then(|l| l.column).unwrap_or(0),
+        });
+    }
+    Ok(frames)
+}
+
+/// Addresses in `path`'s executable sections: all of them, or `max`
+/// spread evenly.
+fn code_addresses(path: &Path, max: Option<u64>) -> Vec<u64> {
+    let data = std::fs::read(path).unwrap();
+    let obj = object::File::parse(&*data).unwrap();
+    let text: Vec<(u64, u64)> = obj
+        .sections()
+        .filter(|s| s.kind() == SectionKind::Text)
+        .map(|s| (s.address(), s.size()))
+        .collect();
+    let total: u64 = text.iter().map(|t| t.1).sum();
+    let step = max.map_or(1, |max| total.div_ceil(max).max(1));
+    text.iter()
+        .flat_map(|&(start, size)| (start..start + size).step_by(step as usize))
+        .collect()
+}
+
+/// Every file under `dir` with DWARF.
+fn fixtures(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let path = e.path();
+        if e.file_type().is_ok_and(|t| t.is_dir()) {
+            fixtures(&path, out);
+        } else if e.file_type().is_ok_and(|t| t.is_file())
+            && std::fs::read(&path).is_ok_and(|d| {
+                object::File::parse(&*d).is_ok_and(|o| {
+                    o.section_by_name(".debug_info").is_some()
+                        && o.section_by_name(".debug_info.dwo").is_none()
+                })
+            })
+        {
+            out.push(path);
+        }
+    }
+}
+
+/// Counts of what one file's comparison saw.
+#[derive(Default, Debug)]
+struct Seen {
+    asked: usize,
+    frames: usize,
+    too_deep: usize,
+    errors: usize,
+}
+
+/// The index over `path` against addr2line, at addresses of `image`'s code.
+fn compare(path: &Path, image: &Path, max: Option<u64>) -> Seen {
+    let mut seen = Seen::default();
+    let Some(dwarf) = load(path) else {
+        return seen;
+    };
+    let beside = Beside(path.parent().unwrap().to_owned());
+    let index = DwarfIndex::new(load(path).unwrap(), package(path));
+    let package = package(path);
+    let ctx = addr2line::Context::from_dwarf(dwarf).unwrap();
+    for addr in code_addresses(image, max) {
+        seen.asked += 1;
+        let ours = index.frames(addr, false, &beside);
+        if ours == Err(LookupError::TooDeep) {
+            // addr2line recurses once per level: not asked.
+            seen.too_deep += 1;
+            continue;
+        }
+        let theirs = reference(&ctx, package.as_ref(), &beside, addr);
+        match (&ours, &theirs) {
+            (Ok(ours), Ok(theirs)) => {
+                seen.frames += ours.len();
+                assert_eq!(ours, theirs, "{} at {addr:#x}", path.display());
+            }
+            (Err(_), Err(_)) => seen.errors += 1,
+            _ => panic!("{} at {addr:#x}: {ours:?} vs {theirs:?}", path.display()),
+        }
+    }
+    seen
+}
+
+#[test]
+fn every_fixture_answers_as_addr2line_does() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata");
+    let mut files = Vec::new();
+    fixtures(&root, &mut files);
+    files.sort();
+    assert!(files.len() >= 40, "{files:?}");
+    let mut frames = 0;
+    let mut split = 0;
+    let mut dwz = 0;
+    for path in &files {
+        let seen = compare(path, path, None);
+        let name = path.strip_prefix(&root).unwrap().display().to_string();
+        if name.contains("deep_") {
+            assert!(seen.too_deep > 0, "{name}: {seen:?}");
+        }
+        if name.contains("split") {
+            split += seen.frames;
+        }
+        if name.contains("dwz") {
+            dwz += seen.frames;
+        }
+        frames += seen.frames;
+    }
+    assert!(
+        frames > 30_000 && split > 500 && dwz > 100,
+        "{frames} {split} {dwz}"
+    );
+}
+
+/// Large files: libc's debug file when installed, and any named by
+/// `SYMFILTER_TEST_DWARF_FILE`.
+#[test]
+fn large_files_answer_as_addr2line_does() {
+    let files: Vec<PathBuf> = std::env::var_os("SYMFILTER_TEST_DWARF_FILE")
+        .into_iter()
+        .map(PathBuf::from)
+        .collect();
+    let mut files: Vec<(PathBuf, PathBuf)> = files.into_iter().map(|f| (f.clone(), f)).collect();
+    let libc = Path::new("/lib/x86_64-linux-gnu/libc.so.6");
+    files.extend(libc_debug_file(libc).map(|debug| (debug, libc.to_owned())));
+    for (debug, image) in &files {
+        let seen = compare(debug, image, Some(10_000));
+        assert!(seen.asked >= 9_000, "{}: {seen:?}", debug.display());
+        assert!(seen.frames >= 9_000, "{}: {seen:?}", debug.display());
+    }
+}
+
+/// libc's separate debug file in the system build-ID tree, if installed.
+fn libc_debug_file(libc: &Path) -> Option<PathBuf> {
+    let data = std::fs::read(libc).ok()?;
+    let obj = object::File::parse(&*data).ok()?;
+    let id = obj.build_id().ok()??;
+    let hex: String = id.iter().map(|b| format!("{b:02x}")).collect();
+    let path = Path::new(crate::elf::SYSTEM_DEBUG_DIR)
+        .join(".build-id")
+        .join(&hex[..2])
+        .join(format!("{}.debug", &hex[2..]));
+    path.exists().then_some(path)
+}

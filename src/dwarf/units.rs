@@ -1,0 +1,582 @@
+//! Which units cover an address, and where a `.debug_info` offset lies.
+//!
+//! One pass over the unit headers reads each unit's address ranges from
+//! its root DIE or `.debug_aranges` (cheap), and only for a unit declaring
+//! none, from its line program's sequences. Units are tried for an address in
+//! the order addr2line tries them (by range end, then unit), so that
+//! overlapping units give the same answers. Partial units (dwz) are kept
+//! for references into them, without ranges; type units are left out.
+
+use gimli::Reader;
+
+use super::root_abbrev::RootAbbreviations;
+
+type R<'a> = gimli::EndianSlice<'a, gimli::RunTimeEndian>;
+
+/// Real code nests a few dozen levels (inlining chains, lexical blocks);
+/// a unit nested deeper is refused, as LLVM's stack would refuse it.
+pub const MAX_DEPTH: isize = 1024;
+
+/// A unit's range, with the lowest begin of it and all after it in
+/// search order.
+struct EndRange {
+    begin: u64,
+    end: u64,
+    unit: usize,
+    min_begin: u64,
+}
+
+/// The units of one file's `.debug_info` and the ranges they cover.
+pub(crate) struct UnitIndex<'a> {
+    /// Compile, skeleton and partial units, in section order.
+    headers: Vec<gimli::UnitHeader<R<'a>>>,
+    /// Sorted by end, then unit.
+    by_end: Vec<EndRange>,
+}
+
+impl<'a> UnitIndex<'a> {
+    pub(crate) fn build(dwarf: &gimli::Dwarf<R<'a>>) -> UnitIndex<'a> {
+        let mut aranges: Vec<(usize, gimli::DebugArangesOffset<usize>)> = Vec::new();
+        let mut arange_headers = dwarf.debug_aranges.headers();
+        while let Ok(Some(h)) = arange_headers.next() {
+            aranges.push((h.debug_info_offset().0, h.offset()));
+        }
+        aranges.sort_unstable_by_key(|a| a.0);
+        let mut headers = Vec::new();
+        let mut by_end = Vec::new();
+        let mut found: Vec<gimli::Range> = Vec::new();
+        let mut roots = RootAbbreviations::default();
+        let mut iter = dwarf.units();
+        // A unit header that cannot be read ends the list, as in gimli.
+        while let Ok(Some(header)) = iter.next() {
+            match header.type_() {
+                gimli::UnitType::Type { .. } | gimli::UnitType::SplitType { .. } => continue,
+                gimli::UnitType::Partial => {
+                    headers.push(header);
+                    continue;
+                }
+                _ => {}
+            }
+            let unit = headers.len();
+            found.clear();
+            // Ranges that cannot be read are left out (those read before
+            // the error are kept): a broken unit answers nothing rather
+            // than claiming every address.
+            if let Ok(Declared::No { stmt_list: Some(o) }) =
+                unit_ranges(dwarf, &mut roots, &header, &aranges, &mut found)
+            {
+                let _ = line_ranges(dwarf, &header, o, &mut found);
+            }
+            by_end.extend(found.iter().filter(|r| r.begin < r.end).map(|r| EndRange {
+                begin: r.begin,
+                end: r.end,
+                unit,
+                min_begin: 0,
+            }));
+            headers.push(header);
+        }
+        by_end.sort_unstable_by_key(|r| (r.end, r.unit));
+        let mut min = u64::MAX;
+        for r in by_end.iter_mut().rev() {
+            min = min.min(r.begin);
+            r.min_begin = min;
+        }
+        by_end.shrink_to_fit();
+        UnitIndex { headers, by_end }
+    }
+
+    /// The units whose ranges cover `addr`, by index, in search order (a
+    /// unit may come twice).
+    pub(crate) fn covering(&self, addr: u64) -> impl Iterator<Item = usize> + '_ {
+        // The first range ending after `addr`; none after one whose
+        // remaining ranges all begin above it.
+        let first = self.by_end.partition_point(|r| r.end <= addr);
+        self.by_end[first..]
+            .iter()
+            .take_while(move |r| addr >= r.min_begin)
+            .filter(move |r| r.begin <= addr && addr < r.end)
+            .map(|r| r.unit)
+    }
+
+    /// The header of unit `index`.
+    pub(crate) fn header(&self, index: usize) -> gimli::UnitHeader<R<'a>> {
+        self.headers[index]
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.headers.len()
+    }
+
+    /// The unit a `.debug_info` reference lands in: the last one starting
+    /// before `offset`.
+    pub(crate) fn unit_at(&self, offset: usize) -> Option<usize> {
+        let start = |h: &gimli::UnitHeader<R<'a>>| h.debug_info_offset().map_or(0, |o| o.0);
+        match self.headers.binary_search_by_key(&offset, start) {
+            Ok(_) | Err(0) => None,
+            Err(i) => Some(i - 1),
+        }
+    }
+}
+
+#[cfg(test)]
+impl UnitIndex<'_> {
+    /// The `.debug_info` offsets of the units covering `addr`.
+    fn candidates(&self, addr: u64) -> Vec<usize> {
+        let mut out: Vec<usize> = self
+            .covering(addr)
+            .filter_map(|u| Some(self.headers[u].debug_info_offset()?.0))
+            .collect();
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+}
+
+/// Whether a unit declares address ranges.
+enum Declared {
+    Yes,
+    No {
+        /// Its line program, if any.
+        stmt_list: Option<gimli::DebugLineOffset<usize>>,
+    },
+}
+
+/// Add the ranges a unit declares to `out`, by addr2line's preference:
+/// `DW_AT_ranges` of the root DIE, else its `.debug_aranges` entries, else
+/// the root's low/high pc. Reads only the root DIE's attributes. An error
+/// means the ranges are unknown.
+fn unit_ranges<'a>(
+    dwarf: &gimli::Dwarf<R<'a>>,
+    roots: &mut RootAbbreviations,
+    header: &gimli::UnitHeader<R<'a>>,
+    aranges: &[(usize, gimli::DebugArangesOffset<usize>)],
+    out: &mut Vec<gimli::Range>,
+) -> gimli::Result<Declared> {
+    use gimli::AttributeValue as V;
+    let abbreviations = roots.get(dwarf, header)?;
+    let mut low = None;
+    let mut high = None;
+    let mut ranges = None;
+    let mut stmt_list = None;
+    let mut addr_base = None;
+    let mut rnglists_base = None;
+    {
+        let mut entries = header.entries_raw(&abbreviations, None)?;
+        // No root DIE: addr2line skips the unit.
+        let Some(abbrev) = entries.read_abbreviation()? else {
+            return Ok(Declared::Yes);
+        };
+        for spec in abbrev.attributes() {
+            let attr = entries.read_attribute(*spec)?;
+            match attr.name() {
+                gimli::DW_AT_low_pc => low = Some(attr.value()),
+                gimli::DW_AT_high_pc => high = Some(attr.value()),
+                gimli::DW_AT_ranges => ranges = Some(attr.value()),
+                gimli::DW_AT_stmt_list => {
+                    if let V::DebugLineRef(o) = attr.value() {
+                        stmt_list = Some(o);
+                    }
+                }
+                gimli::DW_AT_addr_base | gimli::DW_AT_GNU_addr_base => {
+                    if let V::DebugAddrBase(b) = attr.value() {
+                        addr_base = Some(b);
+                    }
+                }
+                gimli::DW_AT_rnglists_base | gimli::DW_AT_GNU_ranges_base => {
+                    if let V::DebugRngListsBase(b) = attr.value() {
+                        rnglists_base = Some(b);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    // A unit without its line program, enough to read ranges and addresses
+    // the way gimli's own `Unit::new` sets them up.
+    let encoding = header.encoding();
+    let mut unit = gimli::Unit {
+        header: *header,
+        abbreviations,
+        name: None,
+        comp_dir: None,
+        low_pc: 0,
+        str_offsets_base: gimli::DebugStrOffsetsBase::default_for_encoding_and_file(
+            encoding,
+            dwarf.file_type,
+        ),
+        addr_base: addr_base.unwrap_or(gimli::DebugAddrBase(0)),
+        loclists_base: gimli::DebugLocListsBase::default_for_encoding_and_file(
+            encoding,
+            dwarf.file_type,
+        ),
+        rnglists_base: rnglists_base.unwrap_or_else(|| {
+            gimli::DebugRngListsBase::default_for_encoding_and_file(encoding, dwarf.file_type)
+        }),
+        line_program: None,
+        dwo_id: None,
+    };
+    let low = match low {
+        Some(v) => dwarf.attr_address(&unit, v)?,
+        None => None,
+    };
+    unit.low_pc = low.unwrap_or(0);
+    let mut declared = false;
+    let ranges_offset = match ranges {
+        Some(v) => dwarf.attr_ranges_offset(&unit, v)?,
+        None => None,
+    };
+    if let Some(offset) = ranges_offset {
+        let mut list = dwarf.ranges(&unit, offset)?;
+        while let Some(r) = list.next()? {
+            declared |= r.begin < r.end;
+            out.push(r);
+        }
+    } else {
+        if let Some(offset) = header.debug_info_offset() {
+            let first = aranges.partition_point(|a| a.0 < offset.0);
+            for (_, set) in aranges[first..].iter().take_while(|a| a.0 == offset.0) {
+                let mut entries = dwarf.debug_aranges.header(*set)?.entries();
+                // addr2line skips bad entries and reads on: an error here
+                // makes the unit cover everything.
+                while let Some(e) = entries.next()? {
+                    declared |= e.length() != 0;
+                    out.push(e.range());
+                }
+            }
+        }
+        if !declared && let Some(begin) = low {
+            let end = match high {
+                Some(V::Udata(size)) => Some(begin.wrapping_add(size)),
+                Some(v) => dwarf.attr_address(&unit, v)?,
+                None => None,
+            };
+            if let Some(end) = end {
+                declared |= begin < end;
+                out.push(gimli::Range { begin, end });
+            }
+        }
+    }
+    Ok(if declared {
+        Declared::Yes
+    } else {
+        Declared::No { stmt_list }
+    })
+}
+
+/// A line program's sequences (from the first row to the end), as
+/// addr2line takes a unit's ranges when it declares none.
+fn line_ranges<'a>(
+    dwarf: &gimli::Dwarf<R<'a>>,
+    header: &gimli::UnitHeader<R<'a>>,
+    offset: gimli::DebugLineOffset<usize>,
+    out: &mut Vec<gimli::Range>,
+) -> gimli::Result<()> {
+    if program_is_empty(dwarf, offset) {
+        return Ok(());
+    }
+    let program = dwarf
+        .debug_line
+        .program(offset, header.address_size(), None, None)?;
+    let mut rows = program.rows();
+    let mut start = None;
+    while let Some((_, row)) = rows.next_row()? {
+        if row.end_sequence() {
+            if let Some(begin) = start.take() {
+                out.push(gimli::Range {
+                    begin,
+                    end: row.address(),
+                });
+            }
+        } else if start.is_none() {
+            start = Some(row.address());
+        }
+    }
+    Ok(())
+}
+
+/// Whether the line program at `offset` has no opcodes after its header
+/// (so no rows), read from the lengths alone: most units of a Rust binary
+/// hold types only, and their headers (file tables) need not be parsed.
+/// False when unsure.
+fn program_is_empty(dwarf: &gimli::Dwarf<R<'_>>, offset: gimli::DebugLineOffset<usize>) -> bool {
+    let mut input = *gimli::Section::reader(&dwarf.debug_line);
+    let mut read = || -> gimli::Result<bool> {
+        input.skip(offset.0)?;
+        let (length, format) = input.read_initial_length()?;
+        let mut rest = input.split(length)?;
+        let version = rest.read_u16()?;
+        if !(2..=5).contains(&version) {
+            return Ok(false);
+        }
+        if version >= 5 {
+            // address_size, segment_selector_size
+            rest.skip(2)?;
+        }
+        let header_length = rest.read_length(format)?;
+        Ok(rest.len() == header_length)
+    };
+    read().unwrap_or(false)
+}
+
+/// The deepest nesting seen, stopping early once past `limit`.
+#[cfg(test)]
+fn max_depth<T: Reader>(
+    header: &gimli::UnitHeader<T>,
+    abbrevs: &gimli::Abbreviations,
+    limit: isize,
+) -> isize {
+    let Ok(input) = header.range_from(gimli::UnitOffset(header.header_size())..) else {
+        return 0;
+    };
+    let Ok(bytes) = input.to_slice() else {
+        return 0;
+    };
+    let mut walk = super::die_walk::DieWalk::new(header, abbrevs, &bytes, |_| false);
+    let mut deepest: isize = 0;
+    while walk.next_die().is_some() {
+        deepest = deepest.max(walk.depth());
+        if deepest > limit {
+            return deepest;
+        }
+    }
+    deepest.max(walk.depth())
+}
+
+/// The deepest nesting by gimli's own entry reader (the reference for tests).
+#[cfg(test)]
+fn max_depth_slow<T: Reader>(unit: &gimli::Unit<T>) -> isize {
+    let Ok(mut entries) = unit.entries_raw(None) else {
+        return 0;
+    };
+    let mut deepest = 0;
+    while !entries.is_empty() {
+        match entries.read_abbreviation() {
+            Ok(Some(abbrev)) => {
+                // The depth of the children of this entry.
+                if abbrev.has_children() {
+                    deepest = deepest.max(entries.next_depth());
+                }
+                if entries.skip_attributes(abbrev.attributes()).is_err() {
+                    return deepest;
+                }
+            }
+            Ok(None) => {}
+            Err(_) => return deepest,
+        }
+    }
+    deepest
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use object::{Object, ObjectSection};
+
+    fn check_file(path: &std::path::Path, dwo: bool) -> usize {
+        let data = std::fs::read(path).unwrap();
+        let obj = object::File::parse(&*data).unwrap();
+        let dwarf = load_sections(&obj, dwo);
+        let mut units = dwarf.units();
+        let mut n = 0;
+        while let Some(header) = units.next().unwrap() {
+            let unit = dwarf.unit(header).unwrap();
+            let fast = max_depth(&unit.header, &unit.abbreviations, isize::MAX);
+            assert_eq!(fast, max_depth_slow(&unit), "{} unit {n}", path.display());
+            n += 1;
+        }
+        n
+    }
+
+    /// Load a file's DWARF sections (unrelocated, as the tests need).
+    fn load_sections<'d>(obj: &object::File<'d>, dwo: bool) -> gimli::Dwarf<R<'d>> {
+        let load = |id: gimli::SectionId| -> Result<R<'d>, gimli::Error> {
+            let name = if dwo {
+                id.dwo_name().unwrap_or("")
+            } else {
+                id.name()
+            };
+            let bytes = obj
+                .section_by_name(name)
+                .and_then(|s| s.data().ok())
+                .unwrap_or(&[]);
+            Ok(gimli::EndianSlice::new(bytes, gimli::RunTimeEndian::Little))
+        };
+        gimli::Dwarf::load(load).unwrap()
+    }
+
+    /// The result of an addr2line lookup that asks to load split units,
+    /// with every such request answered "not found": the tests compare the
+    /// guard with what a file's own sections say.
+    fn without_loading<L: addr2line::LookupContinuation>(
+        mut lookup: addr2line::LookupResult<L>,
+    ) -> L::Output {
+        loop {
+            match lookup {
+                addr2line::LookupResult::Output(r) => return r,
+                addr2line::LookupResult::Load { continuation, .. } => {
+                    lookup = continuation.resume(None)
+                }
+            }
+        }
+    }
+
+    /// Addresses worth asking about in a file: every line-table row, one
+    /// before and after, and each unit's range ends.
+    fn addresses(dwarf: &gimli::Dwarf<R<'_>>) -> Vec<u64> {
+        let mut out = Vec::new();
+        let mut units = dwarf.units();
+        while let Ok(Some(header)) = units.next() {
+            let Ok(unit) = dwarf.unit(header) else {
+                continue;
+            };
+            if let Ok(mut ranges) = dwarf.unit_ranges(&unit) {
+                while let Ok(Some(r)) = ranges.next() {
+                    out.extend([r.begin, r.end.wrapping_sub(1), r.end]);
+                }
+            }
+            if let Some(program) = unit.line_program.clone() {
+                let mut rows = program.rows();
+                while let Ok(Some((_, row))) = rows.next_row() {
+                    let a = row.address();
+                    out.extend([a.wrapping_sub(1), a, a + 1]);
+                }
+            }
+        }
+        // addr2line probes `[addr, addr + 1)`.
+        out.retain(|&a| a < u64::MAX);
+        out.sort_unstable();
+        out.dedup();
+        // A sample of big files (SYMFILTER_TEST_DWARF_FILE).
+        let step = out.len() / 20_000 + 1;
+        out.into_iter().step_by(step).collect()
+    }
+
+    /// On real files: every unit addr2line answers from is one the index
+    /// gives for the address.
+    #[test]
+    fn index_covers_the_units_addr2line_searches() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut files: Vec<std::path::PathBuf> = [
+            "c_O0",
+            "c_O2",
+            "c_nopie",
+            "c_dwarf4",
+            "c_gcc",
+            "cpp_O2",
+            "cpp_gmlt",
+            "libprog.so",
+            "c_stripped.debug",
+            "split_dwo",
+            "dwz_prog",
+        ]
+        .iter()
+        .map(|n| root.join("testdata/elf/bin").join(n))
+        .collect();
+        files.push(root.join("testdata/latency/bin/types_only"));
+        if let Ok(entries) = std::fs::read_dir(root.join("testdata/bin")) {
+            files.extend(entries.flatten().map(|e| e.path()));
+        }
+        if let Some(extra) = std::env::var_os("SYMFILTER_TEST_DWARF_FILE") {
+            files.push(extra.into());
+        }
+        let (mut asked, mut found) = (0, 0);
+        for path in &files {
+            let data = std::fs::read(path).unwrap();
+            let obj = object::File::parse(&*data).unwrap();
+            let dwarf = load_sections(&obj, false);
+            let index = UnitIndex::build(&dwarf);
+            let reference = addr2line::Context::from_dwarf(load_sections(&obj, false)).unwrap();
+            for addr in addresses(&dwarf) {
+                asked += 1;
+                let unit = without_loading(reference.find_dwarf_and_unit(addr));
+                if let Some(unit) = unit
+                    && let Some(offset) = unit.header.debug_info_offset()
+                {
+                    found += 1;
+                    assert!(
+                        index.candidates(addr).contains(&offset.0),
+                        "{} {addr:#x}: unit {:#x} not in the index",
+                        path.display(),
+                        offset.0
+                    );
+                }
+            }
+        }
+        assert!(asked > 1000 && found > 500, "{asked} {found}");
+    }
+
+    /// 20,000 nested DIEs in a unit ranged by its line program, by
+    /// `.debug_aranges` or by `DW_AT_ranges` (testdata/latency/build.sh):
+    /// refused where the unit has code, symbol-table answers, no crash.
+    #[test]
+    fn hostile_nesting_is_refused_however_the_unit_is_ranged() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/latency/bin");
+        for name in ["deep_lines", "deep_aranges", "deep_ranges"] {
+            let path = dir.join(name);
+            let data = std::fs::read(&path).unwrap();
+            let obj = object::File::parse(&*data).unwrap();
+            let dwarf = load_sections(&obj, false);
+            // `outer` is at 0x1140, `_start` at 0x1040 (outside every
+            // range).
+            let index = UnitIndex::build(&dwarf);
+            assert!(!index.candidates(0x1150).is_empty(), "{name}");
+            assert!(index.candidates(0x1040).is_empty(), "{name}");
+            let source = crate::elf::open_file(&path, &[]).unwrap();
+            let want = Default::default();
+            let info = crate::symbols::SymbolSource::lookup_code(&source, 0x1150, want).unwrap();
+            assert!(info.frames.is_empty(), "{name}");
+            assert_eq!(&*info.symbol.unwrap().name, "outer", "{name}");
+        }
+    }
+
+    #[test]
+    fn fast_walk_agrees_with_gimli() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/elf/bin");
+        let mut units = 0;
+        for name in [
+            "c_O0",
+            "c_O2",
+            "c_nopie",
+            "c_dwarf4",
+            "c_gcc",
+            "cpp_O2",
+            "cpp_gmlt",
+            "libprog.so",
+            "c_stripped.debug",
+            "split_dwo",
+            "dwz_prog",
+            "dwz_other",
+            "dwz_common.debug",
+        ] {
+            units += check_file(&dir.join(name), false);
+        }
+        units += check_file(&dir.join("split_dwo.dwo"), true);
+        // The shared fixtures (C, C++, Rust).
+        let shared = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/bin");
+        if let Ok(entries) = std::fs::read_dir(shared) {
+            for e in entries.flatten() {
+                units += check_file(&e.path(), false);
+            }
+        }
+        // Any other file (e.g. a large Rust binary) to compare on.
+        if let Some(extra) = std::env::var_os("SYMFILTER_TEST_DWARF_FILE") {
+            units += check_file(std::path::Path::new(&extra), false);
+        }
+        assert!(units >= 14, "{units}");
+        // The hostile fixture is deep.
+        let data = std::fs::read(dir.join("deep_dies")).unwrap();
+        let obj = object::File::parse(&*data).unwrap();
+        let info = obj.section_by_name(".debug_info").unwrap().data().unwrap();
+        let abbrev = obj
+            .section_by_name(".debug_abbrev")
+            .unwrap()
+            .data()
+            .unwrap();
+        let le = gimli::RunTimeEndian::Little;
+        let info = gimli::DebugInfo::new(info, le);
+        let abbrev = gimli::DebugAbbrev::new(abbrev, le);
+        let header = info.units().next().unwrap().unwrap();
+        let abbrevs = header.abbreviations(&abbrev).unwrap();
+        assert_eq!(max_depth(&header, &abbrevs, isize::MAX), 20_002);
+    }
+}
