@@ -40,8 +40,7 @@ pub struct LookupArgs {
     pub no_demangle: bool,
     /// Give the column of a location on line 0 (compiler-generated code) as
     /// llvm-symbolizer does, `FILE:0:COLUMN`. Off by default, as in
-    /// addr2line: finding it takes a second pass over the unit's line
-    /// program.
+    /// addr2line.
     #[arg(long)]
     pub line0_columns: bool,
     /// The module's image base (its first `PT_LOAD`'s `p_vaddr`, hex, e.g.

@@ -6,8 +6,7 @@
 //! user's other places. All hand over an [`ElfSource`]: the found file merged with its separate
 //! debug file (build-ID tree or `.gnu_debuglink`, CRC checked), its dwz
 //! supplementary file (`.gnu_debugaltlink`) and split DWARF (`.dwo`,
-//! `.dwp`), memory-mapped and parsed lazily: by our own lookup engine
-//! (`engine`), and by `addr2line` where the engine steps aside.
+//! `.dwp`), memory-mapped, its DWARF read lazily by [`crate::dwarf`].
 
 mod file;
 mod reloc;

@@ -283,10 +283,8 @@ impl Attempt {
 pub struct CodeWant {
     /// The innermost frame on a line-0 row (compiler-generated code) gets
     /// the row's column, as llvm-symbolizer prints it (`FILE:0:COLUMN`);
-    /// when false its column is 0, as addr2line gives it. Finding it may
-    /// cost a second pass over the unit's line program, so a caller that
-    /// never prints the column of a line-0 location (the human format)
-    /// turns it off.
+    /// when false its column is 0, as addr2line gives it (the human format
+    /// prints no column for line 0).
     pub line0_columns: bool,
 }
 
