@@ -58,6 +58,15 @@ impl<'a> File<'a> {
         }
     }
 
+    /// Unit `index`, parsed once.
+    fn unit_ref(&self, index: usize) -> Sure<&gimli::Unit<R<'a>>> {
+        self.unit(index)?;
+        match self.parsed[index].get() {
+            Some(Ok(unit)) => Ok(unit),
+            _ => Err(Error::Malformed("unit index")),
+        }
+    }
+
     fn unit(&self, index: usize) -> Sure<Arc<gimli::Unit<R<'a>>>> {
         let cell = self
             .parsed
@@ -136,7 +145,7 @@ impl<'a> Names<'_, 'a> {
 }
 
 /// The split unit of a skeleton, with the sections it reads.
-struct SplitUnit<'a> {
+pub(crate) struct SplitUnit<'a> {
     dwarf: Arc<gimli::Dwarf<R<'a>>>,
     unit: gimli::Unit<R<'a>>,
 }
@@ -144,8 +153,6 @@ struct SplitUnit<'a> {
 /// One unit's subprograms, nesting depth, and what lookups have read of it.
 struct Searched<'a> {
     unit: Arc<gimli::Unit<R<'a>>>,
-    /// Where its functions are, when that is a `.dwo` file or package.
-    split: Option<SplitUnit<'a>>,
     functions: Functions,
     too_deep: bool,
     lines: OnceCell<Sure<Option<Lines>>>,
@@ -161,6 +168,8 @@ pub(crate) struct Engine<'a> {
     package: Option<gimli::DwarfPackage<R<'a>>>,
     /// Functions and line tables of the main file's units, by index.
     searched: Vec<OnceCell<Sure<Searched<'a>>>>,
+    /// The split units of skeleton units, by index, once looked for.
+    split: Vec<OnceCell<Option<SplitUnit<'a>>>>,
     /// The name each abstract origin or specification leads to, by file
     /// and `.debug_info` offset: a function inlined in many places is
     /// named once, not at every call site.
@@ -178,6 +187,7 @@ impl<'a> Engine<'a> {
         let main = File::new(Arc::new(dwarf));
         Engine {
             searched: (0..main.units.len()).map(|_| OnceCell::new()).collect(),
+            split: (0..main.units.len()).map(|_| OnceCell::new()).collect(),
             main,
             sup,
             package,
@@ -201,18 +211,13 @@ impl<'a> Engine<'a> {
             .ok_or(Error::Malformed("unit index"))?;
         let searched = cell.get_or_init(|| {
             let unit = self.main.unit(index)?;
-            let split = match unit.dwo_id {
-                Some(id) => self.load_split(&unit, id, files),
-                None => None,
-            };
-            let functions_unit = match &split {
+            let functions_unit = match self.split_unit(index, &unit, files) {
                 Some(s) => UnitRef::new(&s.dwarf, &s.unit),
                 None => UnitRef::new(&self.main.dwarf, &unit),
             };
             let (functions, deepest) = Functions::parse(functions_unit)?;
             Ok(Searched {
                 unit,
-                split,
                 functions,
                 too_deep: deepest > MAX_DEPTH,
                 lines: OnceCell::new(),
@@ -220,6 +225,40 @@ impl<'a> Engine<'a> {
             })
         });
         searched.as_ref().map_err(|e| *e)
+    }
+
+    /// The main file's units in section order (compile, skeleton and
+    /// partial units), each with its split unit where it has one: the
+    /// units whose functions `gsym create` converts. Units that cannot be
+    /// read are left out.
+    pub(crate) fn code_units<'i>(
+        &'i self,
+        files: &'i dyn SplitFiles<'a>,
+    ) -> impl Iterator<Item = super::CodeUnit<'i, 'a>> + 'i {
+        (0..self.main.units.len()).filter_map(move |index| {
+            let unit = self.main.unit_ref(index).ok()?;
+            let lines = UnitRef::new(&*self.main.dwarf, unit);
+            let functions = match self.split_unit(index, unit, files) {
+                Some(s) => UnitRef::new(&*s.dwarf, &s.unit),
+                None => lines,
+            };
+            Some(super::CodeUnit { functions, lines })
+        })
+    }
+
+    /// The split unit of main unit `index`, if it is a skeleton whose
+    /// split unit can be found.
+    fn split_unit(
+        &self,
+        index: usize,
+        unit: &gimli::Unit<R<'a>>,
+        files: &dyn SplitFiles<'a>,
+    ) -> Option<&SplitUnit<'a>> {
+        let id = unit.dwo_id?;
+        self.split
+            .get(index)?
+            .get_or_init(|| self.load_split(unit, id, files))
+            .as_ref()
     }
 
     /// The split unit of `skeleton`: from the package if there is one,
@@ -233,10 +272,17 @@ impl<'a> Engine<'a> {
         files: &dyn SplitFiles<'a>,
     ) -> Option<SplitUnit<'a>> {
         let parent = &*self.main.dwarf;
+        // The unit with the skeleton's ID (type units may come first).
         let with_unit = |dwarf: gimli::Dwarf<R<'a>>| -> Option<SplitUnit<'a>> {
-            let header = dwarf.units().next().ok()??;
-            let mut unit = dwarf.unit(header).ok()?;
-            (unit.dwo_id == Some(id)).then_some(())?;
+            let mut headers = dwarf.units();
+            let mut unit = loop {
+                let header = headers.next().ok()??;
+                if let Ok(unit) = dwarf.unit(header)
+                    && unit.dwo_id == Some(id)
+                {
+                    break unit;
+                }
+            };
             unit.copy_relocated_attributes(skeleton);
             Some(SplitUnit {
                 dwarf: Arc::new(dwarf),
@@ -286,7 +332,8 @@ impl<'a> Engine<'a> {
     /// function nor a line row there.
     fn in_unit(&self, index: usize, searched: &Searched<'a>, probe: u64) -> Sure<Option<Found>> {
         let unit = UnitRef::new(&self.main.dwarf, &searched.unit);
-        let (functions_unit, within) = match &searched.split {
+        let split = self.split.get(index).and_then(|s| s.get()?.as_ref());
+        let (functions_unit, within) = match split {
             Some(s) => (
                 UnitRef::new(&s.dwarf, &s.unit),
                 Within::Split(u32::try_from(index).unwrap_or(u32::MAX)),

@@ -112,6 +112,24 @@ impl<'a> SplitFiles<'a> for NoSplitFiles {
     }
 }
 
+/// A unit with code, for readers of every function (`gsym create`).
+#[derive(Clone, Copy)]
+pub struct CodeUnit<'i, 'a> {
+    /// The unit whose DIEs describe the functions: a skeleton's split unit
+    /// when it was found, else the unit itself.
+    pub functions: gimli::UnitRef<'i, Reader<'a>>,
+    /// The unit holding the line table and compilation directory (the
+    /// skeleton, for a split unit).
+    pub lines: gimli::UnitRef<'i, Reader<'a>>,
+}
+
+impl CodeUnit<'_, '_> {
+    /// Whether the functions are in a split unit.
+    pub fn is_split(&self) -> bool {
+        !std::ptr::eq(self.functions.unit, self.lines.unit)
+    }
+}
+
 /// A module's DWARF, ready for lookups.
 pub struct DwarfIndex<'a> {
     engine: Engine<'a>,
@@ -155,6 +173,20 @@ impl<'a> DwarfIndex<'a> {
             Ok(Found::TooDeep) => Err(LookupError::TooDeep),
             Err(e) => Err(LookupError::Unreadable(e)),
         }
+    }
+
+    /// Every unit with code, in section order, split units loaded (from
+    /// the package or `files`): see [`CodeUnit`].
+    pub fn code_units<'i>(
+        &'i self,
+        files: &'i dyn SplitFiles<'a>,
+    ) -> impl Iterator<Item = CodeUnit<'i, 'a>> + 'i {
+        self.engine.code_units(files)
+    }
+
+    /// The sections of the main file.
+    pub fn dwarf(&self) -> &gimli::Dwarf<Reader<'a>> {
+        self.engine.dwarf()
     }
 
     /// The global variable covering `addr`, by its location expression;

@@ -16,50 +16,49 @@ use object::{Object, ObjectSection, ObjectSegment, SectionKind};
 use super::dies::{Dies, Others, R, Tree};
 use super::writer::{FunctionInfo, GsymBuilder, InlineNode, LineEntry, insert_range};
 use super::{ConvertError, ConvertStats};
+use crate::dwarf::{DwarfIndex, SplitFiles};
 use crate::elf::symtab::{Table, elf_symbols};
 use crate::elf::{dwo_paths, endian_of};
 
-/// Reads the .dwo file a skeleton unit names (see [`dwo_paths`]; the
-/// input's folder is where the module's files are).
-fn read_dwo(
-    dwarf: &gimli::Dwarf<R<'_>>,
-    unit: &gimli::Unit<R<'_>>,
-    input_dir: Option<&Path>,
-) -> Option<Vec<u8>> {
-    let name = dwarf.attr_string(unit, unit.dwo_name().ok()??).ok()?;
-    let comp_dir = unit.comp_dir.map(|d| d.slice());
-    dwo_paths(name.slice(), comp_dir, input_dir)
-        .into_iter()
-        .find_map(|p| std::fs::read(p).ok())
+/// `.dwo` files where the skeleton names them (see [`dwo_paths`]; the
+/// input's folder is where the module's files are), read into `arena`.
+struct DwoFiles<'d> {
+    input_dir: Option<&'d Path>,
+    arena: &'d typed_arena::Arena<Vec<u8>>,
+    endian: RunTimeEndian,
 }
 
-fn convert_split_unit<'a>(
-    dwarf: &gimli::Dwarf<R<'a>>,
-    skeleton: &gimli::Unit<R<'a>>,
-    dwo_id: gimli::DwoId,
-    dwo: &'a [u8],
-    endian: RunTimeEndian,
-    b: &mut GsymBuilder,
-) -> Option<()> {
-    let obj = object::File::parse(dwo).ok()?;
-    let sections = dwarf_sections(&obj, gimli::SectionId::dwo_name).ok()?;
-    let mut dwo_dwarf = sections.borrow(|s| EndianSlice::new(s, endian));
-    dwo_dwarf.make_dwo(dwarf);
-    let mut units = dwo_dwarf.units();
-    while let Ok(Some(header)) = units.next() {
-        let Ok(mut unit) = dwo_dwarf.unit(header) else {
-            continue;
-        };
-        if unit.dwo_id != Some(dwo_id) {
-            continue;
+impl<'d> SplitFiles<'d> for DwoFiles<'d> {
+    fn offer(
+        &self,
+        name: &[u8],
+        comp_dir: Option<&[u8]>,
+        take: &mut dyn FnMut(gimli::Dwarf<R<'d>>) -> bool,
+    ) {
+        for path in dwo_paths(name, comp_dir, self.input_dir) {
+            let Ok(bytes) = std::fs::read(path) else {
+                continue;
+            };
+            let bytes: &'d [u8] = self.arena.alloc(bytes);
+            let Ok(obj) = object::File::parse(bytes) else {
+                continue;
+            };
+            let dwarf = gimli::Dwarf::load(|id| -> gimli::Result<R<'d>> {
+                let section = id.dwo_name().and_then(|n| obj.section_by_name(n));
+                let data: &'d [u8] = match section.map(|s| s.uncompressed_data()) {
+                    Some(Ok(Cow::Borrowed(b))) => b,
+                    Some(Ok(Cow::Owned(v))) => self.arena.alloc(v),
+                    _ => &[],
+                };
+                Ok(EndianSlice::new(data, self.endian))
+            });
+            if let Ok(dwarf) = dwarf
+                && take(dwarf)
+            {
+                return;
+            }
         }
-        unit.copy_relocated_attributes(skeleton);
-        let arena = typed_arena::Arena::new();
-        let others = Others::new(&dwo_dwarf, &arena);
-        let _ = convert_unit(&dwo_dwarf, unit, Some(&others), Some((dwarf, skeleton)), b);
-        return Some(());
     }
-    None
 }
 
 /// The DWARF sections of `obj` (decompressed where they are compressed)
@@ -108,23 +107,33 @@ pub fn from_elf(
         ..ConvertStats::default()
     };
     let before = b.num_functions();
+    let index = DwarfIndex::new(dwarf, None);
+    let dwo_bytes = typed_arena::Arena::new();
+    let files = DwoFiles {
+        input_dir,
+        arena: &dwo_bytes,
+        endian,
+    };
     let arena = typed_arena::Arena::new();
-    let others = Others::new(&dwarf, &arena);
-    let mut units = dwarf.units();
-    while let Some(header) = units.next()? {
-        let unit = match dwarf.unit(header) {
-            Ok(u) => u,
-            Err(_) => continue,
-        };
-        if let gimli::UnitType::Skeleton(dwo_id) = unit.header.type_() {
-            // Split DWARF: the functions are in the .dwo file.
-            if let Some(dwo) = read_dwo(&dwarf, &unit, input_dir) {
-                let _ = convert_split_unit(&dwarf, &unit, dwo_id, &dwo, endian, b);
-            }
+    let others = Others::new(index.dwarf(), &arena);
+    for code in index.code_units(&files) {
+        let f = code.functions;
+        let Ok(unit) =
+            gimli::Unit::new_with_abbreviations(f.dwarf, f.header, f.abbreviations.clone())
+        else {
             continue;
-        }
+        };
         // A unit that fails half way keeps what it converted.
-        let _ = convert_unit(&dwarf, unit, Some(&others), None, b);
+        if code.is_split() {
+            let mut unit = unit;
+            unit.copy_relocated_attributes(code.lines.unit);
+            let arena = typed_arena::Arena::new();
+            let others = Others::new(f.dwarf, &arena);
+            let skeleton = (code.lines.dwarf, code.lines.unit);
+            let _ = convert_unit(f.dwarf, unit, Some(&others), Some(skeleton), b);
+        } else if code.lines.dwo_id.is_none() {
+            let _ = convert_unit(f.dwarf, unit, Some(&others), None, b);
+        }
     }
     stats.from_debug_info = b.num_functions() - before;
     let before = b.num_functions();

@@ -1,11 +1,14 @@
 //! `symfilter gsym create`: GSYM files built from an ELF file (DWARF and
-//! symbol table, read with gimli and object directly, see [`dwarf`]) or
-//! from a Breakpad `.sym` file (see [`breakpad`]), encoded by [`writer`].
-//! Reading GSYM files is [`crate::gsym`]'s business.
+//! symbol table, see [`dwarf`]) or from a Breakpad `.sym` file (see
+//! [`breakpad`]), encoded by [`writer`]. Reading GSYM files is
+//! [`crate::gsym`]'s business.
 //!
-//! Both conversions use the readers the symbol sources use: the ELF
-//! symbol table reader of [`crate::elf`] and the record reader of
-//! [`crate::breakpad::parser`].
+//! Both conversions use the readers the symbol sources use: the units and
+//! split units of [`crate::dwarf::DwarfIndex::code_units`], the ELF symbol
+//! table reader of [`crate::elf`] and the record reader of
+//! [`crate::breakpad::parser`]. What is LLVM's own (which DIEs make a
+//! function, qualified names, line-table cuts, path joins) stays here, to
+//! write what `llvm-gsymutil` writes.
 
 mod breakpad;
 mod dies;
