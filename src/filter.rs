@@ -39,7 +39,7 @@ use std::sync::Arc;
 use crate::context::{Context, ContextError, MmapAdded, Module, Region};
 use crate::markup::{Element, Lexer, Node, PcKind, RawElement, parse_element};
 use crate::render::{self, ContextEvent, Event, Format, HexValue, Line, Render, RenderOptions};
-use crate::report::{Report, Reporter, Silent};
+use crate::report::{Report, Reporter};
 use crate::symbols::{BuildId, ModuleKey, Symbolizer};
 
 mod crash;
@@ -72,8 +72,9 @@ pub struct Options {
     pub max_group_lines: usize,
     /// Most bytes a multi-line hexdict may span.
     pub max_group_bytes: usize,
-    /// `{{{dumpfile}}}` handling (see [`crate::dumpfile`]).
-    pub dumpfile: crate::dumpfile::DumpOptions,
+    /// `{{{dumpfile}}}` handling (see [`crate::dumpfile`]); `None` leaves
+    /// dumpfile elements alone (no file is read, no report made).
+    pub dumpfile: Option<crate::dumpfile::DumpOptions>,
     /// `--demux`: one context per process of an interleaved log.
     pub demux: Option<DemuxOptions>,
     /// Names demangled by this filter and the filters that share the
@@ -95,7 +96,7 @@ impl Default for Options {
             max_line: 16 << 20,
             max_group_lines: 256,
             max_group_bytes: 256 << 10,
-            dumpfile: crate::dumpfile::DumpOptions::default(),
+            dumpfile: Some(crate::dumpfile::DumpOptions::default()),
             demux: None,
             demangled: crate::demangle::Shared::default(),
         }
@@ -144,10 +145,11 @@ pub struct Filter {
     input: String,
     /// Location of the element being resolved (for diagnostics).
     at: (u64, usize),
-    dumps: crate::dumpfile::Dumps,
-    /// A read-ahead filter (see [`crate::readahead`]): looks addresses up
-    /// and nothing else (no output, no diagnostics, no dumpfiles).
-    looks_ahead: bool,
+    /// `None` when dumpfile elements are left alone.
+    dumps: Option<crate::dumpfile::Dumps>,
+    /// What each printer made for the format is handed to (see
+    /// [`Filter::print_through`]).
+    wrap: Option<Wrap>,
     /// Lines in the inputs before this one.
     lines_before: u64,
     crash: crash::CrashState,
@@ -165,6 +167,9 @@ pub struct Filter {
 /// missing modules.
 pub const MAX_MISSING_REPORTS: u64 = 100;
 
+/// See [`Filter::print_through`].
+type Wrap = Box<dyn Fn(Box<dyn Render>) -> Box<dyn Render> + Send>;
+
 impl Filter {
     /// A filter reporting diagnostics to `reporter`.
     pub fn new(opts: Options, symbolizer: Symbolizer, reporter: Arc<dyn Reporter>) -> Filter {
@@ -181,8 +186,8 @@ impl Filter {
             explained: HashSet::new(),
             input: String::from("<stdin>"),
             at: (0, 0),
-            dumps: crate::dumpfile::Dumps::new(opts.dumpfile.clone()),
-            looks_ahead: false,
+            dumps: opts.dumpfile.clone().map(crate::dumpfile::Dumps::new),
+            wrap: None,
             lines_before: 0,
             crash: crash::CrashState::default(),
             breaks: Vec::new(),
@@ -192,22 +197,15 @@ impl Filter {
         }
     }
 
-    /// A filter that runs ahead of one built with the same `opts`, to look
-    /// up what it will ask for (see [`crate::readahead`]): the same lexing,
-    /// context and lookups, a renderer that writes nothing, no diagnostics,
-    /// no dumpfiles.
-    pub fn read_ahead(mut opts: Options, symbolizer: Symbolizer) -> Filter {
-        // Nothing here may reach a file or a terminal.
-        opts.explain = false;
-        opts.dumpfile = crate::dumpfile::DumpOptions::default();
-        let mut filter = Filter::new(opts, symbolizer, Arc::new(Silent));
-        filter.render = Box::new(crate::readahead::Discard::like(
-            filter.render.as_ref(),
-            filter.opts.demangled.clone(),
-        ));
-        filter.never_blocks = true;
-        filter.looks_ahead = true;
-        filter
+    /// Print through `wrap`: every printer made for the format (one, or
+    /// one per process with `--demux`) is handed to `wrap`, and the printer
+    /// it returns prints instead.
+    pub fn print_through(
+        &mut self,
+        wrap: impl Fn(Box<dyn Render>) -> Box<dyn Render> + Send + 'static,
+    ) {
+        self.wrap = Some(Box::new(wrap));
+        self.render = self.make_render();
     }
 
     /// Say whether the next inputs are regular files, whose reads never
@@ -215,7 +213,7 @@ impl Filter {
     /// written out early at read boundaries, and the output does not depend
     /// on read sizes. Default false (pipes, terminals: output stays live).
     pub fn set_input_never_blocks(&mut self, yes: bool) {
-        self.never_blocks = yes || self.looks_ahead;
+        self.never_blocks = yes;
     }
 
     /// Number of diagnostics so far.
@@ -396,9 +394,7 @@ impl Filter {
                             MmapAdded::Duplicate(r) => (r, true),
                         };
                         // Find (and fetch) the module's files in the background.
-                        if let Some(m) = self.context.module(module)
-                            && !self.looks_ahead
-                        {
+                        if let Some(m) = self.context.module(module) {
                             let context = &self.context;
                             self.symbolizer
                                 .prefetch(&m.build_id, || ModuleKey::of(context, m));
@@ -483,15 +479,13 @@ impl Filter {
         id: &[u8],
     ) -> Option<crate::dumpfile::DumpReport> {
         use crate::dumpfile::Want;
-        if self.looks_ahead {
-            return None;
-        }
+        let dumps = self.dumps.as_mut()?;
         let want = match self.opts.format {
             Format::Human => Want::Text,
             Format::Json => Want::Json,
             Format::Llvm => Want::Nothing,
         };
-        if want == Want::Nothing && !self.dumps.reporting() {
+        if want == Want::Nothing && !dumps.reporting() {
             return None;
         }
         let (line, col) = locate(&self.breaks, bytes, number, raw.fields[1].start);
@@ -501,7 +495,7 @@ impl Filter {
             input: &self.input,
             line,
         };
-        let outcome = self.dumps.handle(
+        let outcome = dumps.handle(
             &dump,
             &self.context,
             &mut self.symbolizer,

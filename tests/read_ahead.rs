@@ -1,4 +1,4 @@
-//! The read-ahead thread (src/readahead.rs) must not change a byte of the
+//! The read-ahead thread (src/readahead/) must not change a byte of the
 //! output. A log of 2 MiB is made from the differential suite's logs, so
 //! the answer for it is known from LLVM 22 itself: each log's committed
 //! `llvm-symbolizer --filter-markup` output, with the `[[[reset]]]` that a

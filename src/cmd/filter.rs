@@ -181,10 +181,10 @@ pub fn run(args: FilterArgs) -> anyhow::Result<ExitCode> {
         strip_path_prefix: args.strip_path_prefix.clone(),
         full_paths: args.full_paths,
         explain: args.explain,
-        dumpfile: symfilter::dumpfile::DumpOptions {
+        dumpfile: Some(symfilter::dumpfile::DumpOptions {
             dir: args.dumpfile_dir.clone(),
             report: args.dumpfile_report.clone(),
-        },
+        }),
         demux: args
             .demux
             .clone()

@@ -260,14 +260,11 @@ impl Filter {
     }
 
     /// A renderer for a new process, like the first one.
-    fn make_render(&self) -> Box<dyn Render> {
-        if self.looks_ahead {
-            Box::new(crate::readahead::Discard::like(
-                self.render.as_ref(),
-                self.opts.demangled.clone(),
-            ))
-        } else {
-            crate::render::renderer(self.opts.format, &super::render_options(&self.opts))
+    pub(super) fn make_render(&self) -> Box<dyn Render> {
+        let render = crate::render::renderer(self.opts.format, &super::render_options(&self.opts));
+        match &self.wrap {
+            Some(wrap) => wrap(render),
+            None => render,
         }
     }
 

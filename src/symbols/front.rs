@@ -2,9 +2,8 @@ use std::sync::Arc;
 
 use rustc_hash::FxHashMap as HashMap;
 
-use super::memo::Memo;
+use super::memo::{AnswerSupplier, Memo};
 use super::prefetch::{Located, Prefetcher, locate};
-use super::shared::Sharing;
 use super::{Attempt, BuildId, ModuleKey, Provider};
 
 /// Which sources to ask, in order. Local sources come first; network
@@ -35,12 +34,14 @@ pub struct Symbolizer {
     providers: Arc<[Box<dyn Provider>]>,
     /// Searches started by [`Self::prefetch`], once it is first called.
     prefetcher: Option<Prefetcher>,
+    /// Whether [`Self::prefetch`] starts searches.
+    in_background: bool,
     slots: HashMap<BuildId, Slot>,
     trails: HashMap<BuildId, Vec<Attempt>>,
     /// Build IDs in `slots` that are missing, and their bytes.
     missing: usize,
     missing_bytes: usize,
-    sharing: Option<Sharing>,
+    supplier: Option<Arc<dyn AnswerSupplier>>,
 }
 
 /// The outcome of asking for a module's source.
@@ -56,27 +57,33 @@ impl Symbolizer {
         Symbolizer {
             providers: config.providers.into(),
             prefetcher: None,
+            in_background: true,
             slots: HashMap::default(),
             trails: HashMap::default(),
             missing: 0,
             missing_bytes: 0,
-            sharing: None,
+            supplier: None,
         }
     }
 
-    /// Share answers with another thread's symbolizer over the same
-    /// sources (see [`super::SharedAnswers`]): every module opened from now
-    /// on publishes its answers, or takes them before computing one.
-    pub fn share(&mut self, sharing: Sharing) {
-        self.sharing = Some(sharing);
+    /// Ask `supplier` for answers before the sources, in every module
+    /// opened from now on (see [`AnswerSupplier`]).
+    pub fn supplied_by(&mut self, supplier: Arc<dyn AnswerSupplier>) {
+        self.supplier = Some(supplier);
     }
 
     /// The caller is now resolving `line` (counted over all its inputs):
-    /// tells the other side of a [`Sharing`], if any.
+    /// tells the [`AnswerSupplier`], if any.
     pub fn at_line(&self, line: u64) {
-        if let Some(sharing) = &self.sharing {
-            sharing.at_line(line);
+        if let Some(supplier) = &self.supplier {
+            supplier.at_line(line);
         }
+    }
+
+    /// Whether [`Self::prefetch`] starts background searches (by default it
+    /// does); when not, each module is searched when first opened.
+    pub fn search_in_background(&mut self, yes: bool) {
+        self.in_background = yes;
     }
 
     pub fn open(&mut self, key: &ModuleKey) -> Opened<'_> {
@@ -119,8 +126,8 @@ impl Symbolizer {
         let slot = match source {
             Some(src) => {
                 let mut memo = Memo::new(src);
-                if let Some(sharing) = &self.sharing {
-                    memo.share(key.build_id.clone(), sharing.clone());
+                if let Some(supplier) = &self.supplier {
+                    memo.supplied_by(key.build_id.clone(), Arc::clone(supplier));
                 }
                 Slot::Found(Box::new(memo))
             }
@@ -135,7 +142,7 @@ impl Symbolizer {
     /// takes the result when the module is first needed. `key` is made
     /// only when a search starts.
     pub fn prefetch(&mut self, id: &BuildId, key: impl FnOnce() -> ModuleKey) {
-        if self.slots.contains_key(id) {
+        if !self.in_background || self.slots.contains_key(id) {
             return;
         }
         let providers = &self.providers;

@@ -6,7 +6,6 @@ use rustc_hash::FxHashMap as HashMap;
 use std::cell::RefCell;
 use std::sync::Arc;
 
-use super::shared::{Sharing, Ticket};
 use super::{BuildId, CodeInfo, CodeWant, DataInfo, DataWant, Miss, SymbolSource};
 
 /// Answers kept per module before the table is dropped and refilled, so a
@@ -22,8 +21,33 @@ pub struct Memo {
     inner: Box<dyn SymbolSource>,
     code: RefCell<HashMap<(u64, CodeWant), Kept<CodeInfo>>>,
     data: RefCell<HashMap<(u64, DataWant), Kept<DataInfo>>>,
-    /// Answers handed over between threads, keyed by this module's build ID.
-    sharing: Option<(BuildId, Sharing)>,
+    /// Where else answers may come from, and this module's build ID.
+    supplier: Option<(BuildId, Arc<dyn AnswerSupplier>)>,
+}
+
+/// Somewhere besides a module's own source that answers may come from (the
+/// filter's read-ahead, say: another thread looking up the same log, see
+/// [`crate::readahead`]). A [`Memo`] given one asks it for every answer it
+/// does not remember, instead of asking its source; the supplier decides
+/// whether that answer is its own, or is computed here.
+pub trait AnswerSupplier: Send + Sync {
+    /// The caller is now at `line` of its input (counted over all its
+    /// inputs).
+    fn at_line(&self, line: u64);
+    /// The answer for code address `addr` of module `id` asked with `want`:
+    /// the supplier's, or `compute`'s; `None` when the caller is to go
+    /// without it (the memo then answers [`Miss::NoInfo`] and does not
+    /// remember it).
+    fn code(
+        &self,
+        id: &BuildId,
+        addr: u64,
+        want: CodeWant,
+        compute: &dyn Fn() -> Result<Arc<CodeInfo>, Miss>,
+    ) -> Option<Result<Arc<CodeInfo>, Miss>>;
+    /// Whether data addresses are looked up here; when not, the caller goes
+    /// without them (as `code` giving `None`).
+    fn computes_data(&self) -> bool;
 }
 
 impl Memo {
@@ -32,14 +56,13 @@ impl Memo {
             inner,
             code: RefCell::default(),
             data: RefCell::default(),
-            sharing: None,
+            supplier: None,
         }
     }
 
-    /// Hand answers to, or take them from, another thread's memo of the
-    /// same module (see [`super::SharedAnswers`]).
-    pub fn share(&mut self, id: BuildId, sharing: Sharing) {
-        self.sharing = Some((id, sharing));
+    /// Ask `supplier` for the answers of module `id` before its source.
+    pub fn supplied_by(&mut self, id: BuildId, supplier: Arc<dyn AnswerSupplier>) {
+        self.supplier = Some((id, supplier));
     }
 }
 
@@ -48,8 +71,8 @@ impl Memo {
 type Kept<T> = Result<Arc<T>, Box<Miss>>;
 
 /// The remembered answer for `key` (an address and what was asked), else
-/// `compute`'s, remembered unless `compute` gives `None` (a read-ahead's
-/// skipped address).
+/// `compute`'s, remembered unless `compute` gives `None` (an address the
+/// [`AnswerSupplier`] left out).
 fn remembered<K: std::hash::Hash + Eq, T>(
     table: &RefCell<HashMap<K, Kept<T>>>,
     key: K,
@@ -67,30 +90,6 @@ fn remembered<K: std::hash::Hash + Eq, T>(
     }
     table.insert(key, answer.clone().map_err(Box::new));
     answer
-}
-
-/// `compute`, or the answer from the other side of `sharing` (to the same
-/// question: the address and `want`).
-fn shared(
-    sharing: &Option<(BuildId, Sharing)>,
-    addr: u64,
-    want: CodeWant,
-    compute: impl FnOnce() -> Result<Arc<CodeInfo>, Miss>,
-) -> Option<Result<Arc<CodeInfo>, Miss>> {
-    let Some((id, sharing)) = sharing else {
-        return Some(compute());
-    };
-    match sharing.begin(id, addr, want) {
-        Ticket::Have(answer) => Some(answer),
-        Ticket::Skip => None,
-        Ticket::Compute { publish } => {
-            let answer = compute();
-            if publish {
-                sharing.publish(id, addr, want, answer.clone());
-            }
-            Some(answer)
-        }
-    }
 }
 
 /// The same questions as [`SymbolSource`], answered from memory when asked
@@ -112,9 +111,11 @@ impl Memo {
 
     pub fn lookup_code(&self, addr: u64, want: CodeWant) -> Result<Arc<CodeInfo>, Miss> {
         remembered(&self.code, (addr, want), || {
-            shared(&self.sharing, addr, want, || {
-                self.checked(|| self.inner.lookup_code(addr, want).map(Arc::new))
-            })
+            let compute = || self.checked(|| self.inner.lookup_code(addr, want).map(Arc::new));
+            match &self.supplier {
+                None => Some(compute()),
+                Some((id, supplier)) => supplier.code(id, addr, want, &compute),
+            }
         })
     }
 
@@ -137,9 +138,8 @@ impl Memo {
 
     pub fn lookup_data(&self, addr: u64, want: DataWant) -> Result<Arc<DataInfo>, Miss> {
         remembered(&self.data, (addr, want), || {
-            // A read-ahead leaves data addresses to the writer.
             if self
-                .sharing
+                .supplier
                 .as_ref()
                 .is_some_and(|(_, s)| !s.computes_data())
             {

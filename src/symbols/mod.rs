@@ -10,12 +10,10 @@
 mod front;
 mod memo;
 pub mod prefetch;
-mod shared;
 mod text;
 mod types;
 
 pub use front::{Opened, Symbolizer, SymbolizerConfig};
-pub use memo::Memo;
-pub use shared::{SharedAnswers, Sharing};
+pub use memo::{AnswerSupplier, Memo};
 pub use text::{Interner, Text, lossy};
 pub use types::*;

@@ -1,8 +1,9 @@
-//! Answers handed from one thread to another: a read-ahead thread (see
-//! [`crate::readahead`]) looks up the addresses a log will ask for before
-//! the writing filter gets there and publishes what it found here; the
-//! writing filter's [`Memo`](super::Memo) takes an answer from here instead
-//! of computing it. Each side keeps its own sources (parsed DWARF is not
+//! Answers handed from one thread to another: the read-ahead thread (see
+//! [`super`]) looks up the addresses a log will ask for before the writing
+//! filter gets there and publishes what it found here; the writing
+//! filter's memos take an answer from here instead of computing it. Each
+//! side is the [`AnswerSupplier`] of its own symbolizer (see
+//! [`crate::symbols::Memo`]) and keeps its own sources (parsed DWARF is not
 //! shared between threads).
 //!
 //! Most of a first lookup's cost is per compilation unit (its line program,
@@ -34,7 +35,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use super::{BuildId, CodeInfo, CodeWant, Miss};
+use crate::symbols::{AnswerSupplier, BuildId, CodeInfo, CodeWant, Miss};
 
 /// Answers waiting to be taken, at most: the read-ahead stops publishing
 /// (it does not wait) beyond this, so memory stays bounded whatever the log.
@@ -113,7 +114,6 @@ pub struct SharedAnswers {
 }
 
 /// Which side of a [`SharedAnswers`] a symbolizer is on.
-#[derive(Clone)]
 pub enum Sharing {
     /// The read-ahead.
     Ahead(Arc<SharedAnswers>),
@@ -122,32 +122,6 @@ pub enum Sharing {
 }
 
 impl Sharing {
-    /// This side is now resolving `line` (counted over all inputs).
-    pub fn at_line(&self, line: u64) {
-        match self {
-            Sharing::Ahead(shared) => {
-                shared.ahead.0.store(line, Ordering::Release);
-                if shared.writer_waits.load(Ordering::Acquire) {
-                    // Under the lock: the writer is either before its check
-                    // of `ahead` (and sees the new line) or waiting.
-                    let _tables = shared.lock();
-                    shared.published.notify_all();
-                }
-            }
-            Sharing::Writer(shared) => shared.writer.0.store(line, Ordering::Relaxed),
-        }
-    }
-
-    /// Whether this side looks up data addresses. Data answers are the
-    /// writer's own: the first of a module builds the global-variable index
-    /// (human and JSON formats), which the writer is better off building
-    /// while the read-ahead goes on with code than waiting for while the
-    /// read-ahead builds it (BENCHMARKS.md); later ones are binary
-    /// searches.
-    pub fn computes_data(&self) -> bool {
-        matches!(self, Sharing::Writer(_))
-    }
-
     /// This side has no code answer for address `addr` of module `id`,
     /// asked with `want`: what to do.
     pub fn begin(&self, id: &BuildId, addr: u64, want: CodeWant) -> Ticket {
@@ -237,6 +211,58 @@ impl Sharing {
                 tables.answers.insert((id.clone(), addr, want), answer);
             }
             shared.published.notify_all();
+        }
+    }
+}
+
+/// This side's part in the hand-over, as its symbolizer's memos see it.
+impl AnswerSupplier for Sharing {
+    /// This side is now resolving `line` (counted over all inputs).
+    fn at_line(&self, line: u64) {
+        match self {
+            Sharing::Ahead(shared) => {
+                shared.ahead.0.store(line, Ordering::Release);
+                if shared.writer_waits.load(Ordering::Acquire) {
+                    // Under the lock: the writer is either before its check
+                    // of `ahead` (and sees the new line) or waiting.
+                    let _tables = shared.lock();
+                    shared.published.notify_all();
+                }
+            }
+            Sharing::Writer(shared) => shared.writer.0.store(line, Ordering::Relaxed),
+        }
+    }
+
+    /// Whether this side looks up data addresses. Data answers are the
+    /// writer's own: the first of a module builds the global-variable index
+    /// (human and JSON formats), which the writer is better off building
+    /// while the read-ahead goes on with code than waiting for while the
+    /// read-ahead builds it (BENCHMARKS.md); later ones are binary
+    /// searches.
+    fn computes_data(&self) -> bool {
+        matches!(self, Sharing::Writer(_))
+    }
+
+    /// The read-ahead's answer, or `compute`'s (published when this side
+    /// is the read-ahead), or none (the read-ahead skips the writer's
+    /// regions): see [`Sharing::begin`].
+    fn code(
+        &self,
+        id: &BuildId,
+        addr: u64,
+        want: CodeWant,
+        compute: &dyn Fn() -> Result<Arc<CodeInfo>, Miss>,
+    ) -> Option<Result<Arc<CodeInfo>, Miss>> {
+        match self.begin(id, addr, want) {
+            Ticket::Have(answer) => Some(answer),
+            Ticket::Skip => None,
+            Ticket::Compute { publish } => {
+                let answer = compute();
+                if publish {
+                    self.publish(id, addr, want, answer.clone());
+                }
+                Some(answer)
+            }
         }
     }
 }

@@ -1,12 +1,12 @@
 //! Read-ahead: when the log is a regular file, a second thread runs the
 //! same filter over the same bytes a little in front of the one that writes
-//! the output, with a renderer that prints nothing ([`Filter::read_ahead`]).
-//! It does the expensive part of first lookups (parsing units' functions
-//! and line programs) while the writing thread renders earlier lines, and
-//! hands each answer over through
-//! [`SharedAnswers`], which also decides
-//! which thread looks up what (by address region, so that no unit is parsed
-//! by both).
+//! the output, with a renderer that prints nothing ([`Discard`]). It does
+//! the expensive part of first lookups (parsing units' functions and line
+//! programs) while the writing thread renders earlier lines, and hands each
+//! answer over (`handover.rs`), which also decides which thread looks up
+//! what (by address region, so that no unit is parsed by both). Each
+//! thread's symbolizer sees its side of the hand-over as its
+//! [`AnswerSupplier`](crate::symbols::AnswerSupplier).
 //!
 //! Nothing the user sees depends on it: answers are the same whichever
 //! thread computes them, and the writing filter computes any answer that
@@ -15,9 +15,10 @@
 //! (`pread`, so a shared standard input's offset is untouched), stays at
 //! most [`LEAD`] bytes in front, and stops when the writing side is done.
 //!
-//! Here are its setup ([`ReadAhead::start`]), its reader and its renderer
-//! ([`Discard`]); the hand-over of answers is in
-//! [`crate::symbols::SharedAnswers`] and the symbol front's memo.
+//! Here are its setup ([`ReadAhead::start`]), its reader and its
+//! renderer; the hand-over of answers is in `handover.rs`.
+
+mod handover;
 
 use std::fs::File;
 use std::io::{self, Read, Write};
@@ -31,7 +32,9 @@ use crate::demangle;
 use crate::filter::{Filter, Options};
 use crate::render::kept;
 use crate::render::{Demangler, Event, Line, Lookup, Render, Resolved};
-use crate::symbols::{SharedAnswers, Sharing, Symbolizer};
+use crate::report::Silent;
+use crate::symbols::Symbolizer;
+use handover::{SharedAnswers, Sharing};
 
 /// How far the read-ahead may run in front of the writing filter, in input
 /// bytes: far enough to stay ahead through a stretch of new addresses,
@@ -136,8 +139,8 @@ impl ReadAhead {
         inputs: Vec<ReadFrom>,
     ) -> io::Result<ReadAhead> {
         let answers = Arc::new(SharedAnswers::default());
-        behind.share(Sharing::Ahead(Arc::clone(&answers)));
-        let mut filter = Filter::read_ahead(opts.clone(), behind);
+        behind.supplied_by(Arc::new(Sharing::Ahead(Arc::clone(&answers))));
+        let mut filter = looking_ahead(opts.clone(), behind);
         let progress = Arc::new(Progress::default());
         let shared = Arc::clone(&progress);
         let on_failure = Arc::clone(&answers);
@@ -173,7 +176,7 @@ impl ReadAhead {
             on_failure.ahead_done();
             return Err(e);
         }
-        writer.share(Sharing::Writer(Arc::clone(&handed)));
+        writer.supplied_by(Arc::new(Sharing::Writer(Arc::clone(&handed))));
         Ok(ReadAhead {
             progress,
             answers: handed,
@@ -185,6 +188,21 @@ impl ReadAhead {
     pub fn stats(&self) -> (u64, u64) {
         self.answers.stats()
     }
+}
+
+/// The read-ahead's filter, over `symbolizer` with the writer's `opts`:
+/// the same lexing, context and lookups, a renderer that writes nothing,
+/// no diagnostics, no dumpfiles, no background searches.
+fn looking_ahead(mut opts: Options, mut symbolizer: Symbolizer) -> Filter {
+    // Nothing here may reach a file or a terminal.
+    opts.explain = false;
+    opts.dumpfile = None;
+    symbolizer.search_in_background(false);
+    let demangled = opts.demangled.clone();
+    let mut filter = Filter::new(opts, symbolizer, Arc::new(Silent));
+    filter.print_through(move |render| Box::new(Discard::like(render.as_ref(), demangled.clone())));
+    filter.set_input_never_blocks(true);
+    filter
 }
 
 struct Done(Arc<SharedAnswers>);
