@@ -11,7 +11,8 @@ use crate::base::mapped::FileMap;
 use super::parser::{self, Corruption, ParseError, SymIndex};
 use super::types::{Func, Inline, Origin, Span};
 use crate::symbols::{
-    CodeInfo, CodeWant, DataInfo, DataWant, Frame, Miss, SymbolHit, SymbolSource, Text,
+    CodeInfo, CodeWant, DataInfo, DataWant, Frame, Miss, SourceWarning, SymbolHit, SymbolSource,
+    Text,
 };
 
 /// The bytes of a symbol file: memory-mapped, or owned (tests, fuzzing).
@@ -453,19 +454,17 @@ impl SymbolSource for BreakpadSource {
         }
     }
 
-    fn warnings(&self) -> Vec<String> {
+    fn warnings(&self) -> Vec<SourceWarning> {
         let c = self.syms.corruption();
         if c.count == 0 {
             return Vec::new();
         }
-        vec![format!(
-            "{}: skipped {} corrupt line{} (first: line {}: {})",
-            self.path.display(),
-            c.count,
-            if c.count == 1 { "" } else { "s" },
-            c.first_line,
-            c.first_reason
-        )]
+        vec![SourceWarning::CorruptLinesSkipped {
+            path: self.path.display().to_string(),
+            count: c.count,
+            first_line: c.first_line,
+            first_reason: c.first_reason,
+        }]
     }
 }
 

@@ -79,7 +79,7 @@ impl Filter {
             // corrupt Breakpad records): once per module.
             let (line, col) = self.at;
             for w in &warnings {
-                self.diagnose(line, col, w);
+                self.diagnose(line, col, &w.to_string());
             }
             if self.explained.len() >= 1 << 14 {
                 self.explained.clear();

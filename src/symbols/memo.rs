@@ -6,7 +6,7 @@ use rustc_hash::FxHashMap as HashMap;
 use std::cell::RefCell;
 use std::sync::Arc;
 
-use super::{BuildId, CodeInfo, CodeWant, DataInfo, DataWant, Miss, SymbolSource};
+use super::{BuildId, CodeInfo, CodeWant, DataInfo, DataWant, Miss, SourceWarning, SymbolSource};
 
 /// Answers kept per module before the table is dropped and refilled, so a
 /// log of endless distinct addresses cannot grow memory without bound.
@@ -154,7 +154,7 @@ impl Memo {
         self.inner.return_address_step()
     }
 
-    pub fn warnings(&self) -> Vec<String> {
+    pub fn warnings(&self) -> Vec<SourceWarning> {
         self.inner.warnings()
     }
 }

@@ -162,6 +162,41 @@ pub enum Miss {
     Refused(Refusal),
 }
 
+/// A problem a source found in its data when it was opened that did not
+/// stop it from being used: said once per module, as a diagnostic at the
+/// module's first use. Its text is its [`Display`](fmt::Display) form.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SourceWarning {
+    /// Lines of a text symbol file (Breakpad `.sym`) that could not be
+    /// read were skipped.
+    CorruptLinesSkipped {
+        path: String,
+        /// How many lines were skipped.
+        count: u64,
+        /// 1-based number of the first skipped line, and what was wrong
+        /// with it.
+        first_line: u64,
+        first_reason: &'static str,
+    },
+}
+
+impl fmt::Display for SourceWarning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SourceWarning::CorruptLinesSkipped {
+                path,
+                count,
+                first_line,
+                first_reason,
+            } => write!(
+                f,
+                "{path}: skipped {count} corrupt line{} (first: line {first_line}: {first_reason})",
+                if *count == 1 { "" } else { "s" },
+            ),
+        }
+    }
+}
+
 /// Why a file at a path the log names (a `{{{module}}}` name) was not
 /// used. Such paths come from the input, so nothing is said about a file
 /// beyond these words: not its build ID, not what a parser made of it.
@@ -332,9 +367,9 @@ pub trait SymbolSource: Send {
         1
     }
     /// Problems found in the data when it was opened that did not stop it
-    /// from being used (e.g. corrupt records skipped), one line each, for
-    /// the caller to report once per module.
-    fn warnings(&self) -> Vec<String> {
+    /// from being used (e.g. corrupt records skipped), for the caller to
+    /// report once per module.
+    fn warnings(&self) -> Vec<SourceWarning> {
         Vec::new()
     }
     /// Has nothing but dynamic symbols (`.dynsym`: a stripped shared
@@ -361,7 +396,26 @@ pub trait Provider: Send + Sync {
 
 #[cfg(test)]
 mod tests {
-    use super::Miss;
+    use super::{Miss, SourceWarning};
+
+    /// Diagnostics print these words once per module.
+    #[test]
+    fn source_warning_messages() {
+        let skipped = |count| SourceWarning::CorruptLinesSkipped {
+            path: "/s/app.sym".into(),
+            count,
+            first_line: 3,
+            first_reason: "bad FILE number",
+        };
+        assert_eq!(
+            skipped(1).to_string(),
+            "/s/app.sym: skipped 1 corrupt line (first: line 3: bad FILE number)"
+        );
+        assert_eq!(
+            skipped(12).to_string(),
+            "/s/app.sym: skipped 12 corrupt lines (first: line 3: bad FILE number)"
+        );
+    }
 
     /// `--explain` and the diagnostics print these words; tests and users'
     /// scripts match them.
