@@ -420,6 +420,21 @@ mod tests {
         }
     }
 
+    /// The fixtures of `testdata/elf/bin` with code and DWARF.
+    const ELF_FIXTURES: [&str; 11] = [
+        "c_O0",
+        "c_O2",
+        "c_nopie",
+        "c_dwarf4",
+        "c_gcc",
+        "cpp_O2",
+        "cpp_gmlt",
+        "libprog.so",
+        "c_stripped.debug",
+        "split_dwo",
+        "dwz_prog",
+    ];
+
     /// Addresses worth asking about in a file: every line-table row, one
     /// before and after, and each unit's range ends.
     fn addresses(dwarf: &gimli::Dwarf<R<'_>>) -> Vec<u64> {
@@ -456,22 +471,10 @@ mod tests {
     #[test]
     fn index_covers_the_units_addr2line_searches() {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-        let mut files: Vec<std::path::PathBuf> = [
-            "c_O0",
-            "c_O2",
-            "c_nopie",
-            "c_dwarf4",
-            "c_gcc",
-            "cpp_O2",
-            "cpp_gmlt",
-            "libprog.so",
-            "c_stripped.debug",
-            "split_dwo",
-            "dwz_prog",
-        ]
-        .iter()
-        .map(|n| root.join("testdata/elf/bin").join(n))
-        .collect();
+        let mut files: Vec<std::path::PathBuf> = ELF_FIXTURES
+            .iter()
+            .map(|n| root.join("testdata/elf/bin").join(n))
+            .collect();
         files.push(root.join("testdata/latency/bin/types_only"));
         if let Ok(entries) = std::fs::read_dir(root.join("testdata/bin")) {
             files.extend(entries.flatten().map(|e| e.path()));
@@ -533,21 +536,10 @@ mod tests {
     fn fast_walk_agrees_with_gimli() {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/elf/bin");
         let mut units = 0;
-        for name in [
-            "c_O0",
-            "c_O2",
-            "c_nopie",
-            "c_dwarf4",
-            "c_gcc",
-            "cpp_O2",
-            "cpp_gmlt",
-            "libprog.so",
-            "c_stripped.debug",
-            "split_dwo",
-            "dwz_prog",
-            "dwz_other",
-            "dwz_common.debug",
-        ] {
+        for name in ELF_FIXTURES
+            .iter()
+            .chain(&["dwz_other", "dwz_common.debug"])
+        {
             units += check_file(&dir.join(name), false);
         }
         units += check_file(&dir.join("split_dwo.dwo"), true);
