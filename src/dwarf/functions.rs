@@ -162,21 +162,62 @@ impl Functions {
     }
 }
 
-/// A `DW_TAG_inlined_subroutine`: its name and where it was called.
-pub(crate) struct Inlined<'a> {
-    pub name: DieName<'a>,
+/// A `DW_TAG_inlined_subroutine`: where it was called, and where its DIE
+/// is, for its name. A function holds many inlined calls and a lookup
+/// meets few of them: the name is read only when a lookup lands in one.
+pub(crate) struct Inlined {
+    /// The DIE's offset in its unit.
+    die: u32,
     /// Wider indexes name no file a unit can have.
     pub call_file: Option<u32>,
     pub call_line: u32,
     pub call_column: u32,
 }
 
+impl Inlined {
+    pub(crate) fn name<'a>(
+        &self,
+        unit: UnitRef<'_, R<'a>>,
+        names: &Names<'_, 'a>,
+    ) -> Sure<Option<&'a [u8]>> {
+        die_name(unit, names, gimli::UnitOffset(self.die as usize)).map(|d| d.name)
+    }
+}
+
+/// A DIE read by [`die_name`].
+struct NamedDie<'u, 'a> {
+    name: Option<&'a [u8]>,
+    /// The entries after its attributes.
+    entries: gimli::EntriesRaw<'u, R<'a>>,
+    /// Its depth among them.
+    depth: isize,
+}
+
+/// The DIE at `offset`, with its name.
+fn die_name<'u, 'a>(
+    unit: UnitRef<'u, R<'a>>,
+    names: &Names<'_, 'a>,
+    offset: gimli::UnitOffset<usize>,
+) -> Sure<NamedDie<'u, 'a>> {
+    let mut entries = unit.entries_raw(Some(offset))?;
+    let depth = entries.next_depth();
+    let abbrev = entries.read_abbreviation()?.ok_or(NO_ENTRY)?;
+    let mut name = DieName::None;
+    for spec in abbrev.attributes() {
+        let attr = entries.read_attribute(*spec)?;
+        name.take(unit, names, &attr)?;
+    }
+    Ok(NamedDie {
+        name: name.resolve(unit, names)?,
+        entries,
+        depth,
+    })
+}
+
 /// The name of a subprogram or inlined subroutine as its attributes give
 /// it: its linkage name wins; its plain name, or the name its abstract
 /// origin or specification leads to, only while it has none. The link is
-/// kept, and followed only when asked (an inlined call's, when a lookup
-/// lands in it: a function holds many inlined calls, and a lookup meets
-/// few of them).
+/// followed once all attributes are read, unless a later one settles it.
 #[derive(Clone, Copy)]
 pub(crate) enum DieName<'a> {
     None,
@@ -285,7 +326,7 @@ struct InlinedFunctionAddress {
 /// The subprogram holding the address, with its inlined subroutines.
 pub(crate) struct Function<'a> {
     pub name: Option<&'a [u8]>,
-    inlined: Vec<Inlined<'a>>,
+    inlined: Vec<Inlined>,
     /// Sorted by call depth, then range start, as addr2line sorts them.
     addresses: Vec<InlinedFunctionAddress>,
 }
@@ -300,20 +341,17 @@ impl<'a> Function<'a> {
         names: &Names<'_, 'a>,
         offset: gimli::UnitOffset<usize>,
     ) -> Sure<Function<'a>> {
-        let mut entries = unit.entries_raw(Some(offset))?;
-        let depth = entries.next_depth();
-        let abbrev = entries.read_abbreviation()?.ok_or(NO_ENTRY)?;
-        let mut name = DieName::None;
-        for spec in abbrev.attributes() {
-            let attr = entries.read_attribute(*spec)?;
-            name.take(unit, names, &attr)?;
-        }
+        let NamedDie {
+            name,
+            mut entries,
+            depth,
+        } = die_name(unit, names, offset)?;
         let mut function = Function {
-            name: name.resolve(unit, names)?,
+            name,
             inlined: Vec::new(),
             addresses: Vec::new(),
         };
-        function.parse_children(unit, names, &mut entries, depth)?;
+        function.parse_children(unit, &mut entries, depth)?;
         function.addresses.sort_unstable_by(|a, b| {
             a.call_depth
                 .cmp(&b.call_depth)
@@ -330,7 +368,6 @@ impl<'a> Function<'a> {
     fn parse_children(
         &mut self,
         unit: UnitRef<'_, R<'a>>,
-        names: &Names<'_, 'a>,
         entries: &mut gimli::EntriesRaw<'_, R<'a>>,
         depth: isize,
     ) -> Sure<()> {
@@ -343,6 +380,7 @@ impl<'a> Function<'a> {
             while open.last().is_some_and(|&d| offset_depth <= d) {
                 open.pop();
             }
+            let die = entries.next_offset();
             let Some(abbrev) = entries.read_abbreviation()? else {
                 continue;
             };
@@ -356,7 +394,7 @@ impl<'a> Function<'a> {
                     }
                 }
                 gimli::DW_TAG_inlined_subroutine => {
-                    self.parse_inlined(unit, names, entries, abbrev, open.len())?;
+                    self.parse_inlined(unit, die, entries, abbrev, open.len())?;
                     open.push(offset_depth);
                 }
                 _ => entries.skip_attributes(abbrev.attributes())?,
@@ -367,14 +405,14 @@ impl<'a> Function<'a> {
     fn parse_inlined(
         &mut self,
         unit: UnitRef<'_, R<'a>>,
-        names: &Names<'_, 'a>,
+        die: gimli::UnitOffset<usize>,
         entries: &mut gimli::EntriesRaw<'_, R<'a>>,
         abbrev: &gimli::Abbreviation,
         call_depth: usize,
     ) -> Sure<()> {
         let mut ranges = RangeAttrs::default();
         let mut inlined = Inlined {
-            name: DieName::None,
+            die: u32::try_from(die.0).map_err(|_| Error::Malformed("unit size"))?,
             call_file: None,
             call_line: 0,
             call_column: 0,
@@ -382,7 +420,6 @@ impl<'a> Function<'a> {
         for spec in abbrev.attributes() {
             let attr = entries.read_attribute(*spec)?;
             ranges.read(unit, &attr)?;
-            inlined.name.take(unit, names, &attr)?;
             match attr.name() {
                 gimli::DW_AT_call_file => {
                     // DWARF 5 numbers files from 0; before, 0 means none.
@@ -419,7 +456,7 @@ impl<'a> Function<'a> {
 
     /// The inlined subroutines covering `probe`, outermost first: one
     /// binary search per call depth, each after the previous hit.
-    pub(crate) fn inlined_chain(&self, probe: u64) -> SmallVec<[&Inlined<'a>; 16]> {
+    pub(crate) fn inlined_chain(&self, probe: u64) -> SmallVec<[&Inlined; 16]> {
         let mut chain = SmallVec::new();
         let mut rest = &self.addresses[..];
         loop {

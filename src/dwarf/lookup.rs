@@ -386,10 +386,7 @@ impl<'a> Engine<'a> {
         let mut texts = self.texts.borrow_mut();
         for inlined in chain.into_iter().rev() {
             let mut frame = next.take().unwrap_or_default();
-            frame.function = inlined
-                .name
-                .resolve(functions_unit, &names)?
-                .map(|n| texts.text(n));
+            frame.function = inlined.name(functions_unit, &names)?.map(|n| texts.text(n));
             frames.push(frame);
             next = Some(Frame {
                 function: None,
