@@ -95,6 +95,8 @@ pub(crate) struct SymEntry<'a> {
 #[derive(Default)]
 pub(crate) struct SymbolTable<'a> {
     syms: Vec<SymEntry<'a>>,
+    /// `syms`' addresses alone, for the binary search of every lookup.
+    addrs: Vec<u64>,
 }
 
 /// Which table of a file to read.
@@ -135,13 +137,14 @@ impl<'a> SymbolTable<'a> {
             }
         }
         out.shrink_to_fit();
-        SymbolTable { syms: out }
+        let addrs = out.iter().map(|s| s.addr).collect();
+        SymbolTable { syms: out, addrs }
     }
 
     /// The symbol covering `addr`, by LLVM's rule (a size-0 symbol covers
     /// everything up to the next symbol).
     pub(crate) fn find(&self, addr: u64) -> Option<&SymEntry<'a>> {
-        let idx = self.syms.partition_point(|s| s.addr <= addr);
+        let idx = self.addrs.partition_point(|&a| a <= addr);
         let s = self.syms.get(idx.checked_sub(1)?)?;
         if s.size != 0 && s.addr.saturating_add(s.size) <= addr {
             return None;
