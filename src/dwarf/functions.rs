@@ -16,6 +16,7 @@ use smallvec::SmallVec;
 use super::die_walk::DieWalk;
 use super::lookup::{NAMES_MAX, Names, Within};
 use super::{Error, Sure};
+use crate::symbols::{Interner, Text};
 
 type R<'a> = gimli::EndianSlice<'a, gimli::RunTimeEndian>;
 
@@ -324,8 +325,9 @@ struct InlinedFunctionAddress {
 }
 
 /// The subprogram holding the address, with its inlined subroutines.
-pub(crate) struct Function<'a> {
-    pub name: Option<&'a [u8]>,
+pub(crate) struct Function {
+    /// As answers carry it, made when the function is parsed.
+    pub name: Option<Text>,
     inlined: Vec<Inlined>,
     /// Sorted by call depth, then range start, as addr2line sorts them.
     addresses: Vec<InlinedFunctionAddress>,
@@ -335,19 +337,20 @@ pub(crate) struct Function<'a> {
 /// follow at most this many links (addr2line's limit).
 const NAME_LINKS: usize = 16;
 
-impl<'a> Function<'a> {
-    pub(crate) fn parse(
+impl Function {
+    pub(crate) fn parse<'a>(
         unit: UnitRef<'_, R<'a>>,
         names: &Names<'_, 'a>,
         offset: gimli::UnitOffset<usize>,
-    ) -> Sure<Function<'a>> {
+        texts: &mut Interner<'a>,
+    ) -> Sure<Function> {
         let NamedDie {
             name,
             mut entries,
             depth,
         } = die_name(unit, names, offset)?;
         let mut function = Function {
-            name,
+            name: name.map(|n| texts.text(n)),
             inlined: Vec::new(),
             addresses: Vec::new(),
         };
@@ -365,7 +368,7 @@ impl<'a> Function<'a> {
     /// The subprogram's descendants, depth first, without recursion:
     /// `open` holds the DIE depth of each enclosing inlined subroutine.
     /// Nested subprograms are skipped with all they hold.
-    fn parse_children(
+    fn parse_children<'a>(
         &mut self,
         unit: UnitRef<'_, R<'a>>,
         entries: &mut gimli::EntriesRaw<'_, R<'a>>,
@@ -402,7 +405,7 @@ impl<'a> Function<'a> {
         }
     }
 
-    fn parse_inlined(
+    fn parse_inlined<'a>(
         &mut self,
         unit: UnitRef<'_, R<'a>>,
         die: gimli::UnitOffset<usize>,

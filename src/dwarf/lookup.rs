@@ -157,7 +157,7 @@ struct Searched<'a> {
     too_deep: bool,
     lines: OnceCell<Sure<Option<Lines>>>,
     /// Parsed subprograms by index in `functions`.
-    parsed: RefCell<FxHashMap<usize, Sure<Arc<Function<'a>>>>>,
+    parsed: RefCell<FxHashMap<usize, Sure<Arc<Function>>>>,
 }
 
 /// The units read so far.
@@ -349,7 +349,8 @@ impl<'a> Engine<'a> {
                 let mut parsed = searched.parsed.borrow_mut();
                 let function = parsed.entry(i).or_insert_with(|| {
                     let offset = searched.functions.offsets[i];
-                    Function::parse(functions_unit, &names, offset).map(Arc::new)
+                    let mut texts = self.texts.borrow_mut();
+                    Function::parse(functions_unit, &names, offset, &mut texts).map(Arc::new)
                 });
                 Some(function.clone()?)
             }
@@ -396,7 +397,7 @@ impl<'a> Engine<'a> {
             });
         }
         let mut frame = next.unwrap_or_default();
-        frame.function = function.name.map(|n| texts.text(n));
+        frame.function = function.name.clone();
         frames.push(frame);
         Ok(Some(Found::Frames(frames, column)))
     }
