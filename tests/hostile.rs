@@ -537,3 +537,37 @@ fn terminal_escapes_from_debug_info_are_shown_escaped() {
         );
     }
 }
+
+/// A `.debug_info` of 2,000,000 empty units (11 bytes each): the unit
+/// index costs a few words per unit, not a parsed header and lookup state
+/// per unit (which took over 500 MiB here).
+#[test]
+fn many_tiny_units_cost_memory_in_proportion() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let unit = [
+        7u32.to_le_bytes().as_slice(),
+        &4u16.to_le_bytes(),
+        &0u32.to_le_bytes(),
+        &[8],
+    ]
+    .concat();
+    let units = write_file(dir.path(), "units.bin", &unit.repeat(2_000_000));
+    let binary = dir.path().join("many_units");
+    std::fs::copy(common::elf_root().join("bin/c_O2"), &binary).expect("copy fixture");
+    let status = std::process::Command::new("/usr/lib/llvm-22/bin/llvm-objcopy")
+        .arg(format!("--update-section=.debug_info={}", units.display()))
+        .arg(&binary)
+        .status()
+        .expect("llvm-objcopy");
+    assert!(status.success());
+    let mut cmd = common::command();
+    cmd.args(["lookup", "--file"]).arg(&binary).arg("0x1140");
+    common::limit(&mut cmd, Some(60), Some(320 * MIB));
+    let out = cmd.output().expect("run symfilter");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "0x1140 outer ??:0\n");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -35,13 +35,18 @@ pub(crate) enum Found {
 /// Names kept at most; the table is refilled when full.
 pub(crate) const NAMES_MAX: usize = 1 << 18;
 
+/// A parsed unit, shared by the lookups that hold it.
+type SharedUnit<'a> = Arc<gimli::Unit<R<'a>>>;
+
 /// One file's sections and units (the module's DWARF file, or its dwz
 /// supplementary file).
 struct File<'a> {
     dwarf: Arc<gimli::Dwarf<R<'a>>>,
     units: UnitIndex<'a>,
     /// Parsed unit headers and root DIEs, by index in `units`.
-    parsed: Vec<OnceCell<Sure<Arc<gimli::Unit<R<'a>>>>>>,
+    /// (Each cell a word until used: a file of many tiny units costs a
+    /// few words per unit.)
+    parsed: Vec<OnceCell<Box<Sure<SharedUnit<'a>>>>>,
     /// Abbreviation sets by offset: LLVM shares one among the units of an
     /// object file.
     abbreviations: RefCell<FxHashMap<usize, Arc<gimli::Abbreviations>>>,
@@ -59,35 +64,33 @@ impl<'a> File<'a> {
     }
 
     /// Unit `index`, parsed once.
-    fn unit_ref(&self, index: usize) -> Sure<&gimli::Unit<R<'a>>> {
-        self.unit(index)?;
-        match self.parsed[index].get() {
-            Some(Ok(unit)) => Ok(unit),
-            _ => Err(Error::Malformed("unit index")),
-        }
-    }
-
-    fn unit(&self, index: usize) -> Sure<Arc<gimli::Unit<R<'a>>>> {
+    fn unit_ref(&self, index: usize) -> Sure<&SharedUnit<'a>> {
         let cell = self
             .parsed
             .get(index)
             .ok_or(Error::Malformed("unit index"))?;
-        cell.get_or_init(|| {
-            let header = self.units.header(index);
-            let offset = header.debug_abbrev_offset();
-            let cached = self.abbreviations.borrow().get(&offset.0).cloned();
-            let abbreviations = match cached {
-                Some(a) => a,
-                None => {
-                    let a = Arc::new(self.dwarf.debug_abbrev.abbreviations(offset)?);
-                    self.abbreviations.borrow_mut().insert(offset.0, a.clone());
-                    a
-                }
-            };
-            let unit = gimli::Unit::new_with_abbreviations(&self.dwarf, header, abbreviations)?;
-            Ok(Arc::new(unit))
-        })
-        .clone()
+        let parsed = cell.get_or_init(|| Box::new(self.parse(index)));
+        (**parsed).as_ref().map_err(|e| *e)
+    }
+
+    fn unit(&self, index: usize) -> Sure<SharedUnit<'a>> {
+        self.unit_ref(index).cloned()
+    }
+
+    fn parse(&self, index: usize) -> Sure<SharedUnit<'a>> {
+        let header = self.units.header(index)?;
+        let offset = header.debug_abbrev_offset();
+        let cached = self.abbreviations.borrow().get(&offset.0).cloned();
+        let abbreviations = match cached {
+            Some(a) => a,
+            None => {
+                let a = Arc::new(self.dwarf.debug_abbrev.abbreviations(offset)?);
+                self.abbreviations.borrow_mut().insert(offset.0, a.clone());
+                a
+            }
+        };
+        let unit = gimli::Unit::new_with_abbreviations(&self.dwarf, header, abbreviations)?;
+        Ok(Arc::new(unit))
     }
 }
 
@@ -167,9 +170,10 @@ pub(crate) struct Engine<'a> {
     /// The DWARF package split units are looked up in first.
     package: Option<gimli::DwarfPackage<R<'a>>>,
     /// Functions and line tables of the main file's units, by index.
-    searched: Vec<OnceCell<Sure<Searched<'a>>>>,
+    /// (Boxed, as split units: a word per unit until it is searched.)
+    searched: Vec<OnceCell<Box<Sure<Searched<'a>>>>>,
     /// The split units of skeleton units, by index, once looked for.
-    split: Vec<OnceCell<Option<SplitUnit<'a>>>>,
+    split: Vec<OnceCell<Box<Option<SplitUnit<'a>>>>>,
     /// The name each abstract origin or specification leads to, by file
     /// and `.debug_info` offset: a function inlined in many places is
     /// named once, not at every call site.
@@ -209,7 +213,7 @@ impl<'a> Engine<'a> {
             .searched
             .get(index)
             .ok_or(Error::Malformed("unit index"))?;
-        let searched = cell.get_or_init(|| {
+        let search = || -> Sure<Searched<'a>> {
             let unit = self.main.unit(index)?;
             let functions_unit = match self.split_unit(index, &unit, files) {
                 Some(s) => UnitRef::new(&s.dwarf, &s.unit),
@@ -223,8 +227,9 @@ impl<'a> Engine<'a> {
                 lines: OnceCell::new(),
                 parsed: RefCell::new(FxHashMap::default()),
             })
-        });
-        searched.as_ref().map_err(|e| *e)
+        };
+        let searched = cell.get_or_init(|| Box::new(search()));
+        (**searched).as_ref().map_err(|e| *e)
     }
 
     /// The main file's units in section order (compile, skeleton and
@@ -257,7 +262,8 @@ impl<'a> Engine<'a> {
         let id = unit.dwo_id?;
         self.split
             .get(index)?
-            .get_or_init(|| self.load_split(unit, id, files))
+            .get_or_init(|| Box::new(self.load_split(unit, id, files)))
+            .as_ref()
             .as_ref()
     }
 
@@ -332,7 +338,10 @@ impl<'a> Engine<'a> {
     /// function nor a line row there.
     fn in_unit(&self, index: usize, searched: &Searched<'a>, probe: u64) -> Sure<Option<Found>> {
         let unit = UnitRef::new(&self.main.dwarf, &searched.unit);
-        let split = self.split.get(index).and_then(|s| s.get()?.as_ref());
+        let split = self
+            .split
+            .get(index)
+            .and_then(|s| s.get()?.as_ref().as_ref());
         let (functions_unit, within) = match split {
             Some(s) => (
                 UnitRef::new(&s.dwarf, &s.unit),

@@ -28,8 +28,11 @@ struct EndRange {
 
 /// The units of one file's `.debug_info` and the ranges they cover.
 pub(crate) struct UnitIndex<'a> {
-    /// Compile, skeleton and partial units, in section order.
-    headers: Vec<gimli::UnitHeader<R<'a>>>,
+    debug_info: gimli::DebugInfo<R<'a>>,
+    /// Where the compile, skeleton and partial units start, in section
+    /// order (their headers are read again when needed: a file of many
+    /// tiny units costs a word per unit).
+    starts: Vec<usize>,
     /// Sorted by end, then unit.
     by_end: Vec<EndRange>,
     /// `by_end`'s ends alone: the binary search of every lookup reads a
@@ -45,7 +48,7 @@ impl<'a> UnitIndex<'a> {
             aranges.push((h.debug_info_offset().0, h.offset()));
         }
         aranges.sort_unstable_by_key(|a| a.0);
-        let mut headers = Vec::new();
+        let mut starts = Vec::new();
         let mut by_end = Vec::new();
         let mut found: Vec<gimli::Range> = Vec::new();
         let mut roots = RootAbbreviations::default();
@@ -55,12 +58,15 @@ impl<'a> UnitIndex<'a> {
             match header.type_() {
                 gimli::UnitType::Type { .. } | gimli::UnitType::SplitType { .. } => continue,
                 gimli::UnitType::Partial => {
-                    headers.push(header);
+                    starts.extend(header.debug_info_offset().map(|o| o.0));
                     continue;
                 }
                 _ => {}
             }
-            let unit = headers.len();
+            let Some(start) = header.debug_info_offset() else {
+                continue;
+            };
+            let unit = starts.len();
             found.clear();
             // Ranges that cannot be read are left out (those read before
             // the error are kept): a broken unit answers nothing rather
@@ -76,7 +82,7 @@ impl<'a> UnitIndex<'a> {
                 unit,
                 min_begin: 0,
             }));
-            headers.push(header);
+            starts.push(start.0);
         }
         by_end.sort_unstable_by_key(|r| (r.end, r.unit));
         let mut min = u64::MAX;
@@ -86,8 +92,10 @@ impl<'a> UnitIndex<'a> {
         }
         by_end.shrink_to_fit();
         let ends = by_end.iter().map(|r| r.end).collect();
+        starts.shrink_to_fit();
         UnitIndex {
-            headers,
+            debug_info: dwarf.debug_info,
+            starts,
             by_end,
             ends,
         }
@@ -107,19 +115,23 @@ impl<'a> UnitIndex<'a> {
     }
 
     /// The header of unit `index`.
-    pub(crate) fn header(&self, index: usize) -> gimli::UnitHeader<R<'a>> {
-        self.headers[index]
+    pub(crate) fn header(&self, index: usize) -> gimli::Result<gimli::UnitHeader<R<'a>>> {
+        let start = self
+            .starts
+            .get(index)
+            .ok_or(gimli::Error::NoEntryAtGivenOffset(index as u64))?;
+        self.debug_info
+            .header_from_offset(gimli::DebugInfoOffset(*start))
     }
 
     pub(crate) fn len(&self) -> usize {
-        self.headers.len()
+        self.starts.len()
     }
 
     /// The unit a `.debug_info` reference lands in: the last one starting
     /// before `offset`.
     pub(crate) fn unit_at(&self, offset: usize) -> Option<usize> {
-        let start = |h: &gimli::UnitHeader<R<'a>>| h.debug_info_offset().map_or(0, |o| o.0);
-        match self.headers.binary_search_by_key(&offset, start) {
+        match self.starts.binary_search(&offset) {
             Ok(_) | Err(0) => None,
             Err(i) => Some(i - 1),
         }
@@ -130,10 +142,7 @@ impl<'a> UnitIndex<'a> {
 impl UnitIndex<'_> {
     /// The `.debug_info` offsets of the units covering `addr`.
     fn candidates(&self, addr: u64) -> Vec<usize> {
-        let mut out: Vec<usize> = self
-            .covering(addr)
-            .filter_map(|u| Some(self.headers[u].debug_info_offset()?.0))
-            .collect();
+        let mut out: Vec<usize> = self.covering(addr).map(|u| self.starts[u]).collect();
         out.sort_unstable();
         out.dedup();
         out
