@@ -155,7 +155,7 @@ pub(crate) struct SplitUnit<'a> {
 
 /// One unit's subprograms, nesting depth, and what lookups have read of it.
 struct Searched<'a> {
-    unit: Arc<gimli::Unit<R<'a>>>,
+    unit: SharedUnit<'a>,
     functions: Functions,
     too_deep: bool,
     lines: OnceCell<Sure<Option<Lines>>>,
