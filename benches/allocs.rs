@@ -20,9 +20,10 @@
 //! usage: cargo bench --bench allocs
 
 use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 
 use object::{Object, ObjectSegment, ObjectSymbol, SegmentFlags, SymbolKind};
 use symfilter::filter::{Dialect, Filter, Options};
@@ -33,27 +34,45 @@ struct Counting;
 
 static ALLOCS: AtomicU64 = AtomicU64::new(0);
 static BYTES: AtomicU64 = AtomicU64::new(0);
+/// SYMFILTER_BENCH_TRACE set: where each allocation of the repeated run
+/// comes from is printed (to find them; the counts then include the
+/// tracer's own).
+static TRACING: AtomicBool = AtomicBool::new(false);
+
+thread_local! {
+    static IN_TRACE: Cell<bool> = const { Cell::new(false) };
+}
+
+fn count(size: usize) {
+    ALLOCS.fetch_add(1, Relaxed);
+    BYTES.fetch_add(size as u64, Relaxed);
+    if TRACING.load(Relaxed) && !IN_TRACE.get() {
+        IN_TRACE.set(true);
+        eprintln!(
+            "allocation of {size} B:\n{}",
+            std::backtrace::Backtrace::force_capture()
+        );
+        IN_TRACE.set(false);
+    }
+}
 
 // SAFETY: every call is passed to the system allocator unchanged; the
 // counters are only read.
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCS.fetch_add(1, Relaxed);
-        BYTES.fetch_add(layout.size() as u64, Relaxed);
+        count(layout.size());
         // SAFETY: the caller's contract is the system allocator's.
         unsafe { System.alloc(layout) }
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        ALLOCS.fetch_add(1, Relaxed);
-        BYTES.fetch_add(layout.size() as u64, Relaxed);
+        count(layout.size());
         // SAFETY: as above.
         unsafe { System.alloc_zeroed(layout) }
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCS.fetch_add(1, Relaxed);
-        BYTES.fetch_add(new_size as u64, Relaxed);
+        count(new_size);
         // SAFETY: as above.
         unsafe { System.realloc(ptr, layout, new_size) }
     }
@@ -150,8 +169,16 @@ enum Shape {
     Diverse,
 }
 
-/// The log as contexts, each with its number of `bt`/`pc`/`data` elements.
-fn make_log(bin: &Binary, shape: Shape, lines: usize) -> Vec<(Vec<u8>, u64)> {
+/// One context of the log: its `reset`/`module`/`mmap` lines, the lines
+/// after them, and the number of `bt`/`pc`/`data` elements among those.
+struct Part {
+    head: Vec<u8>,
+    body: Vec<u8>,
+    elements: u64,
+}
+
+/// The log as contexts.
+fn make_log(bin: &Binary, shape: Shape, lines: usize) -> Vec<Part> {
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
     let funcs = &bin.funcs;
     // An address inside one of `among`, past its first byte.
@@ -188,9 +215,17 @@ fn make_log(bin: &Binary, shape: Shape, lines: usize) -> Vec<(Vec<u8>, u64)> {
                 )
                 .unwrap();
             }
-            contexts.push((log, 0));
+            contexts.push(Part {
+                head: log,
+                body: Vec::new(),
+                elements: 0,
+            });
         }
-        let (log, elements) = contexts.last_mut().unwrap();
+        let Part {
+            body: log,
+            elements,
+            ..
+        } = contexts.last_mut().unwrap();
         let r = rng.below(100);
         if r < 85 {
             write!(log, "[{i:07}]").unwrap();
@@ -249,8 +284,8 @@ fn main() {
         bin.funcs.len()
     );
     println!(
-        "{:<12} {:<6} {:>24} {:>24}",
-        "shape", "format", "first context", "later contexts"
+        "{:<12} {:<6} {:>22} {:>22} {:>16}",
+        "shape", "format", "first context", "later contexts", "repeated"
     );
     for (shape, shape_name) in [
         (Shape::Repetitive, "repetitive"),
@@ -284,22 +319,33 @@ fn main() {
             // (allocations, bytes, elements) of the first context and of the rest.
             let mut cold = (0, 0, 0);
             let mut warm = (0, 0, 0);
-            for (i, (log, elements)) in contexts.iter().enumerate() {
+            let mut run = |text: &[u8], elements: u64, sum: &mut (u64, u64, u64)| {
                 let (a0, b0) = counters();
-                filter.run("bench", &log[..], &mut out).expect("filter");
+                filter.run("bench", text, &mut out).expect("filter");
                 let (a1, b1) = counters();
-                let sum = if i == 0 { &mut cold } else { &mut warm };
                 *sum = (sum.0 + a1 - a0, sum.1 + b1 - b0, sum.2 + elements);
+            };
+            for (i, part) in contexts.iter().enumerate() {
+                let sum = if i == 0 { &mut cold } else { &mut warm };
+                run(&part.head, 0, sum);
+                run(&part.body, part.elements, sum);
             }
+            // The last context's lines again: every address was looked up.
+            let mut again = (0, 0, 0);
+            let last = contexts.last().expect("a context");
+            TRACING.store(std::env::var_os("SYMFILTER_BENCH_TRACE").is_some(), Relaxed);
+            run(&last.body, last.elements, &mut again);
+            TRACING.store(false, Relaxed);
             filter.finish(&mut out).expect("finish");
             let per = |(a, b, n): (u64, u64, u64)| {
                 let n = n.max(1) as f64;
                 format!("{:.2} ({:.0} B)", a as f64 / n, b as f64 / n)
             };
             println!(
-                "{shape_name:<12} {format_name:<6} {:>24} {:>24}",
+                "{shape_name:<12} {format_name:<6} {:>22} {:>22} {:>16}",
                 per(cold),
-                per(warm)
+                per(warm),
+                format!("{} / {}", again.0, again.2)
             );
         }
     }

@@ -143,6 +143,8 @@ pub struct Filter {
     nodes: Vec<Node>,
     explained: HashSet<BuildId>,
     input: String,
+    /// The read buffer, kept from one input to the next.
+    read_buf: Vec<u8>,
     /// Location of the element being resolved (for diagnostics).
     at: (u64, usize),
     /// `None` when dumpfile elements are left alone.
@@ -153,6 +155,10 @@ pub struct Filter {
     /// Lines in the inputs before this one.
     lines_before: u64,
     crash: crash::CrashState,
+    /// The event list of [`Filter::line`], kept empty between lines.
+    events: Vec<Event<'static>>,
+    /// A diagnostic's text being made (see [`Filter::report_unresolved`]).
+    message: String,
     /// Offsets of the `\n`s inside the line being handled (a hexdict
     /// group's): element positions are located from them.
     breaks: Vec<usize>,
@@ -185,12 +191,15 @@ impl Filter {
             nodes: Vec::new(),
             explained: HashSet::new(),
             input: String::from("<stdin>"),
+            read_buf: Vec::new(),
             at: (0, 0),
             dumps: opts.dumpfile.clone().map(crate::dumpfile::Dumps::new),
             wrap: None,
             lines_before: 0,
             crash: crash::CrashState::default(),
             breaks: Vec::new(),
+            events: Vec::new(),
+            message: String::new(),
             missing_reports: (0, 0),
             demux: opts.demux.as_ref().map(|d| Box::new(demux::Demux::new(d))),
             opts,
@@ -229,7 +238,8 @@ impl Filter {
         mut reader: impl Read,
         out: &mut dyn Write,
     ) -> Result<(), FilterError> {
-        self.input = input.to_string();
+        self.input.clear();
+        self.input.push_str(input);
         let mut st = Scan::at_line(1);
         let result = self.scan(&mut reader, out, &mut st);
         self.lines_before += st.line - 1;
@@ -272,8 +282,8 @@ impl Filter {
             Some(Node::Text(r)) if r.start == 0 => lead.min(r.end),
             _ => 0,
         };
-        // Most lines hold a few nodes: no allocation for them.
-        let mut events: smallvec::SmallVec<[Event<'_>; 4]> = smallvec::SmallVec::new();
+        // The last line's list, emptied: no allocation per line.
+        let mut events = recycle(std::mem::take(&mut self.events));
         let stop_after_context = self.opts.dialect.context_ends_line;
         for node in &nodes {
             match node {
@@ -306,7 +316,7 @@ impl Filter {
             key: demux::key_bytes(&key, bytes, &current),
         };
         let result = self.render.line(out, &line, &events);
-        drop(events);
+        self.events = recycle(events);
         self.nodes = nodes;
         if let demux::Key::Current = key {
             self.restore_key(current);
@@ -507,6 +517,16 @@ impl Filter {
         }
         outcome.report
     }
+}
+
+/// `events` emptied, as a list of events of another lifetime, in the same
+/// allocation (the elements have the same layout, so collecting reuses it).
+fn recycle<'b>(mut events: Vec<Event<'_>>) -> Vec<Event<'b>> {
+    events.clear();
+    events
+        .into_iter()
+        .map(|_| -> Event<'b> { unreachable!("the list is empty") })
+        .collect()
 }
 
 /// Line and 1-based byte column of offset `at` in `bytes` (a line, or a

@@ -26,6 +26,8 @@ mod msvc;
 use std::fmt::Write;
 use std::sync::{Arc, Mutex};
 
+use crate::symbols::Text;
+
 /// Longest demangled name we accept before falling back to the raw name.
 pub const MAX_DEMANGLED: usize = 64 * 1024;
 
@@ -34,7 +36,9 @@ pub const MAX_DEMANGLED: usize = 64 * 1024;
 /// than the rest of rendering a frame.
 const MAX_REMEMBERED: usize = 1 << 15;
 
-type Remembered = rustc_hash::FxHashMap<Box<str>, Box<str>>;
+/// Demangled names by raw name. A remembered name is handed out shared: a
+/// hit costs a hash and a reference count, not a copy.
+type Remembered = rustc_hash::FxHashMap<Box<str>, Text>;
 
 thread_local! {
     static REMEMBERED: std::cell::RefCell<[Remembered; 2]> = std::cell::RefCell::default();
@@ -55,24 +59,24 @@ impl std::fmt::Debug for Shared {
 
 impl Shared {
     /// [`demangle_full`], through this table.
-    pub fn full(&self, name: &str) -> String {
+    pub fn full(&self, name: &str) -> Text {
         remembered(FULL, name, full_uncached, Some(self))
     }
 
     /// [`demangle_llvm`], through this table.
-    pub fn llvm(&self, name: &str) -> String {
+    pub fn llvm(&self, name: &str) -> Text {
         remembered(LLVM, name, llvm_uncached, Some(self))
     }
 
     /// `name` demangled, from the table when it is there.
-    fn get(&self, style: usize, name: &str, demangle: fn(&str) -> String) -> String {
+    fn get(&self, style: usize, name: &str, demangle: fn(&str) -> String) -> Text {
         // Demangling cannot panic with the lock held: a poisoned table is
         // still a table of finished entries.
         let lock = || self.0.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(hit) = lock()[style].get(name) {
-            return hit.to_string();
+            return Text::clone(hit);
         }
-        let out = demangle(name);
+        let out = Text::from(demangle(name));
         keep(&mut lock()[style], name, &out);
         out
     }
@@ -94,37 +98,37 @@ fn remembered(
     name: &str,
     demangle: fn(&str) -> String,
     shared: Option<&Shared>,
-) -> String {
+) -> Text {
     REMEMBERED.with(|tables| {
         let mut tables = tables.borrow_mut();
         let table = &mut tables[style];
         if let Some(hit) = table.get(name) {
-            return hit.to_string();
+            return Text::clone(hit);
         }
         let out = match shared {
             Some(shared) => shared.get(style, name, demangle),
-            None => demangle(name),
+            None => Text::from(demangle(name)),
         };
         keep(table, name, &out);
         out
     })
 }
 
-fn keep(table: &mut Remembered, name: &str, demangled: &str) {
+fn keep(table: &mut Remembered, name: &str, demangled: &Text) {
     if table.len() >= MAX_REMEMBERED {
         table.clear();
     }
-    table.insert(name.into(), demangled.into());
+    table.insert(name.into(), Text::clone(demangled));
 }
 
 /// Demangle for people (see the module docs).
 pub fn demangle_full(name: &str) -> String {
-    remembered(FULL, name, full_uncached, None)
+    remembered(FULL, name, full_uncached, None).to_string()
 }
 
 /// Demangle as `llvm::demangle` does (see the module docs).
 pub fn demangle_llvm(name: &str) -> String {
-    remembered(LLVM, name, llvm_uncached, None)
+    remembered(LLVM, name, llvm_uncached, None).to_string()
 }
 
 /// [`demangle_llvm`] without the cache: what a name costs the first time

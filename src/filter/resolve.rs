@@ -2,6 +2,7 @@
 //! module's symbols (with the diagnostics and `--explain` notes that go
 //! with a first opening), return-address adjustment, and the lookups.
 
+use std::fmt::Write as _;
 use std::io::Write;
 
 use super::{Filter, MAX_MISSING_REPORTS};
@@ -20,17 +21,23 @@ impl Filter {
         res: &Resolved,
     ) {
         if let Lookup::NoRegion = res.lookup {
-            let msg = if res.adjusted != res.addr {
-                format!(
+            // Made in a kept buffer: a log may name many such addresses.
+            let mut msg = std::mem::take(&mut self.message);
+            msg.clear();
+            // Writing to a `String` cannot fail.
+            let _ = if res.adjusted != res.addr {
+                write!(
+                    msg,
                     "no mmap covers address {:#x} (return address {:#x} minus {})",
                     res.adjusted,
                     res.addr,
                     res.addr.wrapping_sub(res.adjusted)
                 )
             } else {
-                format!("no mmap covers address {:#x}", res.addr)
+                write!(msg, "no mmap covers address {:#x}", res.addr)
             };
             self.report(bytes, number, at, &msg);
+            self.message = msg;
         }
     }
 

@@ -53,9 +53,25 @@ impl Filter {
         st: &mut Scan,
     ) -> Result<(), FilterError> {
         let chunk = (256 << 10).min(self.opts.max_line.max(16));
-        let mut buf = vec![0u8; chunk];
+        // The last input's buffer, unless it grew for a long line.
+        let mut buf = std::mem::take(&mut self.read_buf);
+        buf.resize(chunk, 0);
+        let result = self.scan_in(&mut buf, reader, out, st);
+        if buf.len() == chunk {
+            self.read_buf = buf;
+        }
+        result
+    }
+
+    fn scan_in(
+        &mut self,
+        buf: &mut Vec<u8>,
+        reader: &mut impl Read,
+        out: &mut dyn Write,
+        st: &mut Scan,
+    ) -> Result<(), FilterError> {
         loop {
-            self.process(&buf, st, out)?;
+            self.process(buf, st, out)?;
             if st.eof {
                 break;
             }
@@ -108,7 +124,7 @@ impl Filter {
                     Err(e) => {
                         // Keep what was read so far.
                         st.eof = true;
-                        self.process(&buf, st, out)?;
+                        self.process(buf, st, out)?;
                         return Err(FilterError::Read(e));
                     }
                 }

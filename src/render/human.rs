@@ -54,7 +54,7 @@ use super::paths::{self, Class, Token};
 use super::{ContextEvent, Event, Line, Lookup, Place, Render, RenderOptions, Resolved};
 use crate::demangle;
 use crate::markup::Sgr;
-use crate::symbols::{CodeInfo, Frame, Text};
+use crate::symbols::{CodeInfo, Frame, SymbolHit, Text};
 
 /// Most bytes of a backtrace held before a part of it is written.
 pub const BLOCK_MAX: usize = 64 << 10;
@@ -97,6 +97,8 @@ struct Block {
     last_frame: Option<u64>,
     /// The common directory, once one has been stated.
     prefix: Option<Vec<u8>>,
+    /// The buffer of the last common directory, for the next one.
+    spare: Vec<u8>,
     /// A relative path (from the debug info) was seen: no common directory.
     relative: bool,
     /// The last thing written was a backtrace with a stated directory: a
@@ -127,8 +129,8 @@ pub struct Human {
 /// What a frame shows that does not depend on the line it is on, made once
 /// per answer.
 struct Shown {
-    /// Demangled function (`??` when unknown).
-    name: String,
+    /// Demangled function (`None`: unknown, shown as `??`).
+    name: Option<Text>,
     /// The source path normalised and its class (see [`PathCache`]); `None`
     /// when the options alone decide how it is shown ([`Human::fixed_path`]).
     path: Option<Arc<Normalised>>,
@@ -136,6 +138,12 @@ struct Shown {
     /// toolchain root is stated, and the length of `PATH` in it (see
     /// [`Human::frame_location`]).
     located: Option<(Vec<u8>, usize)>,
+}
+
+impl Shown {
+    fn name(&self) -> &str {
+        self.name.as_deref().unwrap_or("??")
+    }
 }
 
 type Normalised = (Box<[u8]>, Class);
@@ -333,7 +341,10 @@ impl Human {
                 let n = paths::common_dir(spans.iter().map(|&(a, l)| &b.buf[a..a + l]));
                 let legend = b.indent.len() + LEGEND_TEXT + n + if b.crlf { 2 } else { 1 };
                 if paths::worth_stating(spans.len(), n, legend) {
-                    b.prefix = Some(b.buf[first..first + n].to_vec());
+                    let mut prefix = std::mem::take(&mut b.spare);
+                    prefix.clear();
+                    prefix.extend_from_slice(&b.buf[first..first + n]);
+                    b.prefix = Some(prefix);
                     newly = true;
                 }
             }
@@ -367,7 +378,9 @@ impl Human {
             self.st.spans.clear();
         }
         if end {
-            b.prefix = None;
+            if let Some(prefix) = b.prefix.take() {
+                b.spare = prefix;
+            }
             b.last_frame = None;
             b.relative = false;
         }
@@ -377,14 +390,37 @@ impl Human {
     /// Write a name from the log or the debug info (control characters
     /// escaped), in `style` when colour is on.
     fn paint(&self, out: &mut Vec<u8>, style: &str, text: &str) {
-        let text = &*crate::escape::controls(text);
-        if !self.opts.color {
-            out.extend_from_slice(text.as_bytes());
-            return;
+        self.paint_with(out, style, text, &[]);
+    }
+
+    /// [`Human::paint`] of `name+0xoffset`, the offset of `rel` in `sym`
+    /// (`name` alone at offset 0), written in place.
+    fn paint_offset(&self, out: &mut Vec<u8>, style: &str, name: &str, rel: u64, sym: &SymbolHit) {
+        match rel.wrapping_sub(sym.address) {
+            0 => self.paint_with(out, style, name, &[]),
+            offset => {
+                let mut suffix = [0u8; 19];
+                let hex = Hex::new(offset, 0);
+                let hex = hex.as_bytes();
+                suffix[0] = b'+';
+                suffix[1..=hex.len()].copy_from_slice(hex);
+                self.paint_with(out, style, name, &suffix[..=hex.len()]);
+            }
         }
-        out.extend_from_slice(style.as_bytes());
+    }
+
+    /// [`Human::paint`] of `text` followed by `suffix` (no control
+    /// characters in it).
+    fn paint_with(&self, out: &mut Vec<u8>, style: &str, text: &str, suffix: &[u8]) {
+        let text = &*crate::escape::controls(text);
+        if self.opts.color {
+            out.extend_from_slice(style.as_bytes());
+        }
         out.extend_from_slice(text.as_bytes());
-        self.restore(out);
+        out.extend_from_slice(suffix);
+        if self.opts.color {
+            self.restore(out);
+        }
     }
 
     /// End a coloured piece: reset, then the input's own SGR state again.
@@ -438,19 +474,30 @@ impl Human {
         }
     }
 
-    fn function_of(&self, f: &Frame) -> String {
-        f.function
-            .as_deref()
-            .map_or_else(|| "??".to_string(), |n| self.opts.demangled.full(n))
+    fn function_of(&self, f: &Frame) -> Option<Text> {
+        f.function.as_deref().map(|n| self.opts.demangled.full(n))
     }
 
-    /// `function+0xoff` from the symbol table, if any.
-    fn symbol_offset(&self, info: &CodeInfo, rel: u64) -> Option<String> {
-        let sym = info.symbol.as_ref()?;
-        Some(with_offset(
-            self.opts.demangled.full(&sym.name),
-            rel.wrapping_sub(sym.address),
-        ))
+    /// Paint `function+0xoff` from the symbol table, if `info` has a
+    /// symbol; else `fallback`, if any. True when something was painted.
+    fn paint_symbol(
+        &self,
+        out: &mut Vec<u8>,
+        info: &CodeInfo,
+        rel: u64,
+        fallback: Option<&str>,
+    ) -> bool {
+        match (&info.symbol, fallback) {
+            (Some(sym), _) => {
+                self.paint_offset(out, FUNC, &self.opts.demangled.full(&sym.name), rel, sym);
+                true
+            }
+            (None, Some(text)) => {
+                self.paint(out, FUNC, text);
+                true
+            }
+            (None, None) => false,
+        }
     }
 
     /// `module+0xoffset`, the module by its base name when that is
@@ -488,12 +535,9 @@ impl Human {
                         out.extend_from_slice(b", inlined into ");
                     }
                     if i == info.frames.len() - 1 && f.function.is_none() {
-                        let name = self
-                            .symbol_offset(info, place.rel)
-                            .unwrap_or_else(|| "??".into());
-                        self.paint(out, FUNC, &name);
+                        self.paint_symbol(out, info, place.rel, Some("??"));
                     } else {
-                        self.paint(out, FUNC, &sh.name);
+                        self.paint(out, FUNC, sh.name());
                     }
                     if let Some(located) = &sh.located {
                         out.extend_from_slice(b" at ");
@@ -502,8 +546,7 @@ impl Human {
                 }
             }
             Lookup::Code(info) if info.symbol.is_some() => {
-                let s = self.symbol_offset(info, place.rel).unwrap_or_default();
-                self.paint(out, FUNC, &s);
+                self.paint_symbol(out, info, place.rel, None);
                 out.extend_from_slice(b" (");
                 self.module_offset(out, place)?;
                 out.push(b')');
@@ -524,8 +567,7 @@ impl Human {
             && let Some(sym) = &d.symbol
         {
             let name = self.opts.demangled.full(&sym.name);
-            let s = with_offset(name, place.rel.wrapping_sub(sym.address));
-            self.paint(out, FUNC, &s);
+            self.paint_offset(out, FUNC, &name, place.rel, sym);
             if let Some(file) = &d.decl_file {
                 out.extend_from_slice(b" at ");
                 self.location(st, out, file, d.decl_line, 0);
@@ -546,9 +588,13 @@ impl Human {
         res: &Resolved,
         place: &Place,
     ) -> io::Result<()> {
-        let (frames, shown): (&[Frame], Arc<[Shown]>) = match &res.lookup {
-            Lookup::Code(info) => (&info.frames, self.shown(info)),
-            _ => (&[], Arc::from([])),
+        let shown_kept;
+        let (frames, shown): (&[Frame], &[Shown]) = match &res.lookup {
+            Lookup::Code(info) => {
+                shown_kept = self.shown(info);
+                (&info.frames, &shown_kept)
+            }
+            _ => (&[], &[]),
         };
         let n = frames.len().max(1);
         let addr = Hex::new(res.adjusted, 18);
@@ -588,15 +634,14 @@ impl Human {
                 Some(f) => {
                     out.extend_from_slice(b" in ");
                     if i == n - 1 && f.function.is_none() {
-                        let name = match &res.lookup {
-                            Lookup::Code(info) => self
-                                .symbol_offset(info, place.rel)
-                                .unwrap_or_else(|| "??".into()),
-                            _ => "??".into(),
-                        };
-                        self.paint(out, FUNC, &name);
+                        match &res.lookup {
+                            Lookup::Code(info) => {
+                                self.paint_symbol(out, info, place.rel, Some("??"));
+                            }
+                            _ => self.paint(out, FUNC, "??"),
+                        }
                     } else {
-                        self.paint(out, FUNC, shown.get(i).map_or("??", |s| &s.name));
+                        self.paint(out, FUNC, shown.get(i).map_or("??", Shown::name));
                     }
                     if let Some(sh) = shown.get(i)
                         && let Some(located) = &sh.located
@@ -607,10 +652,10 @@ impl Human {
                 }
                 None => {
                     if let Lookup::Code(info) = &res.lookup
-                        && let Some(s) = self.symbol_offset(info, place.rel)
+                        && info.symbol.is_some()
                     {
                         out.extend_from_slice(b" in ");
-                        self.paint(out, FUNC, &s);
+                        self.paint_symbol(out, info, place.rel, None);
                     }
                 }
             }
@@ -768,20 +813,6 @@ impl Human {
         }
         Ok(())
     }
-}
-
-/// `name+0xoffset`, or `name` at offset 0 (`format!` costs more than the
-/// rest of a `data` element).
-fn with_offset(name: String, offset: u64) -> String {
-    if offset == 0 {
-        return name;
-    }
-    let hex = Hex::new(offset, 0);
-    let mut s = name;
-    s.reserve(1 + hex.as_bytes().len());
-    s.push('+');
-    s.extend(hex.as_bytes().iter().map(|&b| char::from(b)));
-    s
 }
 
 /// A normalised path as written once its toolchain root, if any, has been

@@ -212,6 +212,12 @@ fn string(buf: &mut Vec<u8>, s: &str) {
     }
     buf.reserve(bytes.len() + 2);
     buf.push(b'"');
+    escaped(buf, bytes);
+    buf.push(b'"');
+}
+
+/// What goes between the quotes of a JSON string of `bytes` (UTF-8).
+fn escaped(buf: &mut Vec<u8>, bytes: &[u8]) {
     // Runs of bytes that need no escape are copied whole; words of 8 bytes
     // are checked at once.
     let mut start = 0;
@@ -236,6 +242,21 @@ fn string(buf: &mut Vec<u8>, s: &str) {
         i = end;
     }
     buf.extend_from_slice(&bytes[start..]);
+}
+
+/// A JSON string of what `value` displays, escaped as it is written (no
+/// string made first).
+fn display(buf: &mut Vec<u8>, value: &dyn std::fmt::Display) {
+    struct Inside<'a>(&'a mut Vec<u8>);
+    impl std::fmt::Write for Inside<'_> {
+        fn write_str(&mut self, s: &str) -> std::fmt::Result {
+            escaped(self.0, s.as_bytes());
+            Ok(())
+        }
+    }
+    buf.push(b'"');
+    // Writing to a `Vec` cannot fail.
+    let _ = std::fmt::Write::write_fmt(&mut Inside(buf), format_args!("{value}"));
     buf.push(b'"');
 }
 
@@ -432,7 +453,7 @@ fn resolved(buf: &mut Vec<u8>, kept: &mut Kept, extra: &Extra<'_>, res: &Resolve
         Lookup::NoSource | Lookup::Unreadable => b"no_symbols",
         Lookup::Failed(miss) => {
             buf.extend_from_slice(b",\"reason\":");
-            string(buf, &miss.to_string());
+            display(buf, miss);
             b"no_info"
         }
         Lookup::Code(_) | Lookup::Data(_) => b"ok",

@@ -8,19 +8,29 @@ use rustc_hash::FxHashMap;
 
 use crate::symbols::CodeInfo;
 
-/// Answers kept at most; the table is refilled when full.
+/// Answers kept at most.
 pub(crate) const MAX_KEPT: usize = 1 << 14;
 
 /// Keyed by the address of the shared answer; the kept `Arc` keeps that
 /// address from being reused while the entry lives.
+type Table<V> = FxHashMap<usize, (Arc<CodeInfo>, V)>;
+
+/// Two generations of at most half of [`MAX_KEPT`] each: values are made
+/// into the young one; when it is full, it becomes the old one and the old
+/// one is dropped. A value asked for from the old generation moves back to
+/// the young one, so the answers a log keeps naming stay, and the ones
+/// made last are all there (not lost to a table emptied when full). The
+/// tables keep their room from one generation to the next.
 pub(crate) struct PerAnswer<V> {
-    map: FxHashMap<usize, (Arc<CodeInfo>, V)>,
+    young: Table<V>,
+    old: Table<V>,
 }
 
 impl<V> Default for PerAnswer<V> {
     fn default() -> Self {
         PerAnswer {
-            map: FxHashMap::default(),
+            young: FxHashMap::default(),
+            old: FxHashMap::default(),
         }
     }
 }
@@ -33,18 +43,54 @@ impl<V> PerAnswer<V> {
         make: impl FnOnce(&CodeInfo) -> V,
     ) -> &V {
         let key = Arc::as_ptr(info) as usize;
-        if self.map.len() >= MAX_KEPT && !self.map.contains_key(&key) {
-            self.map.clear();
+        if !self.young.contains_key(&key) {
+            let kept = match self.old.remove(&key) {
+                Some(kept) => kept,
+                None => (Arc::clone(info), make(info)),
+            };
+            if self.young.len() >= MAX_KEPT / 2 {
+                std::mem::swap(&mut self.young, &mut self.old);
+                self.young.clear();
+            }
+            self.young.insert(key, kept);
         }
-        &self
-            .map
-            .entry(key)
-            .or_insert_with(|| (Arc::clone(info), make(info)))
-            .1
+        &self.young[&key].1
     }
 
     #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
-        self.map.len()
+        self.young.len() + self.old.len()
+    }
+
+    #[cfg(test)]
+    fn has(&self, info: &Arc<CodeInfo>) -> bool {
+        let key = Arc::as_ptr(info) as usize;
+        self.young.contains_key(&key) || self.old.contains_key(&key)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn recent_and_repeated_answers_stay() {
+        let mut kept = PerAnswer::default();
+        let answers: Vec<Arc<CodeInfo>> = (0..3 * MAX_KEPT)
+            .map(|_| Arc::new(CodeInfo::default()))
+            .collect();
+        let hot = &answers[0];
+        let mut made = 0;
+        for a in &answers {
+            kept.get_or_make(a, |_| made += 1);
+            kept.get_or_make(hot, |_| made += 1);
+            assert!(kept.len() <= MAX_KEPT);
+        }
+        // Each made once: the hot one never left.
+        assert_eq!(made, answers.len());
+        // The last half of the bound's worth is all there.
+        let recent = &answers[answers.len() - MAX_KEPT / 2 + 1..];
+        assert!(recent.iter().all(|a| kept.has(a)));
+        assert!(!kept.has(&answers[1]));
     }
 }

@@ -24,6 +24,12 @@ const CYAN: u8 = 6;
 const GREEN: u8 = 2;
 const BAD: &str = "<invalid>";
 
+/// [`BAD`] as shared text: the frames of every failed lookup name it.
+fn bad() -> Text {
+    static BAD_TEXT: std::sync::LazyLock<Text> = std::sync::LazyLock::new(|| Text::from(BAD));
+    Text::clone(&BAD_TEXT)
+}
+
 /// The open `[[[ELF module ...` line.
 struct InfoLine {
     module: u64,
@@ -41,6 +47,8 @@ pub struct Llvm {
     kept: PerAnswer<Arc<[LFrame]>>,
     /// Names demangled by the run's threads.
     demangled: demangle::Shared,
+    /// The frames of a failed lookup.
+    failed: Arc<[LFrame]>,
     /// Modules whose file was found unreadable by an element printed
     /// already: LLVM has cached them as bad since (see [`Llvm::bad_module`]).
     bad_modules: HashSet<BuildId>,
@@ -54,7 +62,7 @@ pub struct Llvm {
 
 /// One frame as LLVM's `DILineInfo` holds it.
 struct LFrame {
-    function: String,
+    function: Text,
     file: Text,
     line: u32,
     column: u32,
@@ -66,15 +74,15 @@ struct LFrame {
 impl LFrame {
     fn bad() -> LFrame {
         LFrame {
-            function: BAD.into(),
-            file: BAD.into(),
+            function: bad(),
+            file: bad(),
             line: 0,
             column: 0,
             body: Box::default(),
         }
     }
     fn is_empty(&self) -> bool {
-        self.function == BAD && &*self.file == BAD && self.line == 0 && self.column == 0
+        &*self.function == BAD && &*self.file == BAD && self.line == 0 && self.column == 0
     }
     fn plain_body(&self) -> Box<[u8]> {
         if self.is_empty() {
@@ -105,8 +113,8 @@ fn llvm_frames(demangled: &demangle::Shared, info: &CodeInfo) -> Vec<LFrame> {
             function: f
                 .function
                 .as_deref()
-                .map_or(BAD.into(), |n| demangled.llvm(n)),
-            file: f.file.clone().unwrap_or_else(|| BAD.into()),
+                .map_or_else(bad, |n| demangled.llvm(n)),
+            file: f.file.clone().unwrap_or_else(bad),
             line: f.line,
             column: f.column,
             body: Box::default(),
@@ -126,12 +134,11 @@ fn llvm_frames(demangled: &demangle::Shared, info: &CodeInfo) -> Vec<LFrame> {
     frames
 }
 
-fn sgr_color(c: u8, bold: bool) -> String {
-    if bold {
-        format!("\x1b[0;1;3{c}m")
-    } else {
-        format!("\x1b[0;3{c}m")
-    }
+/// Write the escape that sets colour `c` (a digit), bold or not.
+fn sgr_color(out: &mut Vec<u8>, c: u8, bold: bool) {
+    out.extend_from_slice(if bold { b"\x1b[0;1;3" } else { b"\x1b[0;3" });
+    out.extend_from_slice(itoa::Buffer::new().format(c).as_bytes());
+    out.push(b'm');
 }
 
 impl Llvm {
@@ -147,6 +154,7 @@ impl Llvm {
             line_buf: Vec::new(),
             unfinished: None,
             demangled: demangle::Shared::default(),
+            failed: Arc::from([LFrame::bad()]),
         }
     }
 
@@ -196,12 +204,13 @@ impl Llvm {
             return Ok(());
         }
         let c = if self.color == Some(BLUE) { CYAN } else { BLUE };
-        out.write_all(sgr_color(c, self.bold).as_bytes())
+        sgr_color(out, c, self.bold);
+        Ok(())
     }
 
     fn value(&self, out: &mut Vec<u8>, v: &[u8]) -> io::Result<()> {
         if self.colors {
-            out.write_all(sgr_color(GREEN, self.bold).as_bytes())?;
+            sgr_color(out, GREEN, self.bold);
         }
         out.write_all(v)?;
         self.highlight(out)
@@ -212,7 +221,10 @@ impl Llvm {
             return Ok(());
         }
         match self.color {
-            Some(c) => out.write_all(sgr_color(c, self.bold).as_bytes()),
+            Some(c) => {
+                sgr_color(out, c, self.bold);
+                Ok(())
+            }
             None => {
                 out.write_all(b"\x1b[0m")?;
                 if self.bold {
@@ -343,7 +355,7 @@ impl Llvm {
             Sgr::Color(c) => {
                 self.color = Some(c);
                 if self.colors {
-                    out.write_all(sgr_color(c, false).as_bytes())?;
+                    sgr_color(out, c, false);
                 }
                 Ok(())
             }
@@ -389,7 +401,7 @@ impl Llvm {
     ) -> io::Result<()> {
         let (place, frames) = match (&res.place, &res.lookup) {
             (Some(place), Lookup::Code(info)) => (place, self.frames(info)),
-            (Some(place), Lookup::Failed(_)) => (place, Arc::from([LFrame::bad()])),
+            (Some(place), Lookup::Failed(_)) => (place, Arc::clone(&self.failed)),
             // A module cached as bad gives no frames at all.
             (Some(_), Lookup::Unreadable) if self.bad_module(res) => {
                 self.highlight(out)?;
@@ -505,9 +517,9 @@ impl Llvm {
             Lookup::Data(d) => d
                 .symbol
                 .as_ref()
-                .map_or(BAD.to_string(), |s| self.demangled.llvm(&s.name)),
-            Lookup::Failed(_) => BAD.to_string(),
-            Lookup::Unreadable if self.bad_module(res) => BAD.to_string(),
+                .map_or_else(bad, |s| self.demangled.llvm(&s.name)),
+            Lookup::Failed(_) => bad(),
+            Lookup::Unreadable if self.bad_module(res) => bad(),
             _ => return self.raw_element(out, line, el),
         };
         self.highlight(out)?;

@@ -79,7 +79,11 @@ fn remembered<K: std::hash::Hash + Eq, T>(
     compute: impl FnOnce() -> Option<Result<Arc<T>, Miss>>,
 ) -> Result<Arc<T>, Miss> {
     if let Some(hit) = table.borrow().get(&key) {
-        return hit.clone().map_err(|miss| *miss);
+        // The miss itself cloned, not its box: no allocation for most.
+        return match hit {
+            Ok(answer) => Ok(Arc::clone(answer)),
+            Err(miss) => Err(Miss::clone(miss)),
+        };
     }
     let Some(answer) = compute() else {
         return Err(Miss::NoInfo);
