@@ -35,8 +35,8 @@ struct Counting;
 static ALLOCS: AtomicU64 = AtomicU64::new(0);
 static BYTES: AtomicU64 = AtomicU64::new(0);
 /// SYMFILTER_BENCH_TRACE set: where each allocation of the repeated run
-/// comes from is printed (to find them; the counts then include the
-/// tracer's own).
+/// comes from is printed (`=later`: of the later contexts) to find them;
+/// the counts then include the tracer's own.
 static TRACING: AtomicBool = AtomicBool::new(false);
 
 thread_local! {
@@ -325,15 +325,17 @@ fn main() {
                 let (a1, b1) = counters();
                 *sum = (sum.0 + a1 - a0, sum.1 + b1 - b0, sum.2 + elements);
             };
+            let trace = std::env::var("SYMFILTER_BENCH_TRACE").ok();
             for (i, part) in contexts.iter().enumerate() {
                 let sum = if i == 0 { &mut cold } else { &mut warm };
+                TRACING.store(i > 0 && trace.as_deref() == Some("later"), Relaxed);
                 run(&part.head, 0, sum);
                 run(&part.body, part.elements, sum);
             }
             // The last context's lines again: every address was looked up.
             let mut again = (0, 0, 0);
             let last = contexts.last().expect("a context");
-            TRACING.store(std::env::var_os("SYMFILTER_BENCH_TRACE").is_some(), Relaxed);
+            TRACING.store(trace.is_some_and(|t| t != "later"), Relaxed);
             run(&last.body, last.elements, &mut again);
             TRACING.store(false, Relaxed);
             filter.finish(&mut out).expect("finish");

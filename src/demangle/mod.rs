@@ -37,8 +37,10 @@ pub const MAX_DEMANGLED: usize = 64 * 1024;
 const MAX_REMEMBERED: usize = 1 << 15;
 
 /// Demangled names by raw name. A remembered name is handed out shared: a
-/// hit costs a hash and a reference count, not a copy.
-type Remembered = rustc_hash::FxHashMap<Box<str>, Text>;
+/// hit costs a hash and a reference count, not a copy. A thread's table and
+/// the [`Shared`] one share their keys, and a name that demangles to itself
+/// is its own value.
+type Remembered = rustc_hash::FxHashMap<Text, Text>;
 
 thread_local! {
     static REMEMBERED: std::cell::RefCell<[Remembered; 2]> = std::cell::RefCell::default();
@@ -68,17 +70,18 @@ impl Shared {
         remembered(LLVM, name, llvm_uncached, Some(self))
     }
 
-    /// `name` demangled, from the table when it is there.
-    fn get(&self, style: usize, name: &str, demangle: fn(&str) -> String) -> Text {
+    /// `name` demangled and `name` as the table's key, from the table
+    /// when it is there.
+    fn get(&self, style: usize, name: &str, demangle: fn(&str) -> String) -> (Text, Text) {
         // Demangling cannot panic with the lock held: a poisoned table is
         // still a table of finished entries.
         let lock = || self.0.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(hit) = lock()[style].get(name) {
-            return Text::clone(hit);
+        if let Some((key, hit)) = lock()[style].get_key_value(name) {
+            return (Text::clone(key), Text::clone(hit));
         }
-        let out = Text::from(demangle(name));
-        keep(&mut lock()[style], name, &out);
-        out
+        let (key, out) = made(name, demangle);
+        keep(&mut lock()[style], &key, &out);
+        (key, out)
     }
 
     /// The table's [`demangle_full`] entry for `name`, if it has one.
@@ -105,20 +108,33 @@ fn remembered(
         if let Some(hit) = table.get(name) {
             return Text::clone(hit);
         }
-        let out = match shared {
+        let (key, out) = match shared {
             Some(shared) => shared.get(style, name, demangle),
-            None => Text::from(demangle(name)),
+            None => made(name, demangle),
         };
-        keep(table, name, &out);
+        keep(table, &key, &out);
         out
     })
 }
 
-fn keep(table: &mut Remembered, name: &str, demangled: &Text) {
+/// `name` as a key, and demangled: the key itself when demangling leaves
+/// it as it is (a C name, a name that is no mangling).
+fn made(name: &str, demangle: fn(&str) -> String) -> (Text, Text) {
+    let key = Text::from(name);
+    let out = demangle(name);
+    let out = if out == name {
+        Text::clone(&key)
+    } else {
+        Text::from(out)
+    };
+    (key, out)
+}
+
+fn keep(table: &mut Remembered, name: &Text, demangled: &Text) {
     if table.len() >= MAX_REMEMBERED {
         table.clear();
     }
-    table.insert(name.into(), Text::clone(demangled));
+    table.insert(Text::clone(name), Text::clone(demangled));
 }
 
 /// Demangle for people (see the module docs).
@@ -208,7 +224,8 @@ fn rust(name: &str) -> Option<String> {
         None => (name, ""),
     };
     let d = rustc_demangle::try_demangle(base).ok()?;
-    let mut out = String::new();
+    // Room for the usual demangling (shorter than the name): no growing.
+    let mut out = String::with_capacity(name.len());
     let mut w = Bounded(&mut out);
     write!(w, "{d:#}").ok()?;
     if !suffix.is_empty() {

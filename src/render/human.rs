@@ -121,7 +121,9 @@ pub struct Human {
     /// Module IDs shown by base name, sorted (looked up per frame).
     short_ids: Vec<u64>,
     /// Frames as shown, per shared answer.
-    kept: RefCell<PerAnswer<Arc<[Shown]>>>,
+    kept: RefCell<PerAnswer<ShownAnswer>>,
+    /// Where a new answer's location texts are written first.
+    located: RefCell<Vec<u8>>,
     /// Source paths normalised, by path.
     normalised: RefCell<PathCache>,
 }
@@ -137,7 +139,26 @@ struct Shown {
     /// `PATH:LINE:COLUMN` as [`Human::location`] writes it once the path's
     /// toolchain root is stated, and the length of `PATH` in it (see
     /// [`Human::frame_location`]).
-    located: Option<(Vec<u8>, usize)>,
+    located: Option<Located>,
+}
+
+/// Where a frame's `PATH:LINE:COLUMN` is in [`ShownAnswer::located`], and
+/// the length of its `PATH`.
+type Located = (std::ops::Range<usize>, usize);
+
+/// The frames of an answer as shown, and their location texts in one
+/// buffer.
+#[derive(Clone)]
+struct ShownAnswer {
+    frames: Arc<[Shown]>,
+    located: Arc<[u8]>,
+}
+
+impl ShownAnswer {
+    /// The location text of `located` and the length of its path.
+    fn located(&self, (range, path_len): &Located) -> (&[u8], usize) {
+        (&self.located[range.clone()], *path_len)
+    }
 }
 
 impl Shown {
@@ -192,51 +213,60 @@ impl Human {
             short_names: HashMap::new(),
             short_ids: Vec::new(),
             kept: RefCell::default(),
+            located: RefCell::default(),
             normalised: RefCell::default(),
         }
     }
 
     /// Each frame's demangled function, normalised path and location text,
     /// once per answer.
-    fn shown(&self, info: &Arc<CodeInfo>) -> Arc<[Shown]> {
-        Arc::clone(self.kept.borrow_mut().get_or_make(info, |info| {
-            let mut normalised = self.normalised.borrow_mut();
-            info.frames
-                .iter()
-                .map(|f| {
-                    let Some(p) = f.file.as_deref() else {
-                        return Shown {
-                            name: self.function_of(f),
-                            path: None,
-                            located: None,
+    fn shown(&self, info: &Arc<CodeInfo>) -> ShownAnswer {
+        self.kept
+            .borrow_mut()
+            .get_or_make(info, |info| {
+                let mut normalised = self.normalised.borrow_mut();
+                let mut text = self.located.borrow_mut();
+                text.clear();
+                let frames = info
+                    .frames
+                    .iter()
+                    .map(|f| {
+                        let Some(p) = f.file.as_deref() else {
+                            return Shown {
+                                name: self.function_of(f),
+                                path: None,
+                                located: None,
+                            };
                         };
-                    };
-                    let p = crate::escape::controls(p);
-                    let p: &str = &p;
-                    // Room for the path and `:line:column`: an answer's
-                    // frames are made once, and growing costs more.
-                    let mut text = Vec::with_capacity(p.len() + 24);
-                    let path = match self.fixed_path(p) {
-                        Some(fixed) => {
-                            text.extend_from_slice(fixed.as_bytes());
-                            None
+                        let p = crate::escape::controls(p);
+                        let p: &str = &p;
+                        let start = text.len();
+                        let path = match self.fixed_path(p) {
+                            Some(fixed) => {
+                                text.extend_from_slice(fixed.as_bytes());
+                                None
+                            }
+                            None => {
+                                let normal = normalised.get(p);
+                                push_shortened(&mut text, &normal);
+                                Some(normal)
+                            }
+                        };
+                        let path_len = text.len() - start;
+                        push_line_column(&mut text, f.line, f.column);
+                        Shown {
+                            name: self.function_of(f),
+                            path,
+                            located: Some((start..text.len(), path_len)),
                         }
-                        None => {
-                            let normal = normalised.get(p);
-                            push_shortened(&mut text, &normal);
-                            Some(normal)
-                        }
-                    };
-                    let path_len = text.len();
-                    push_line_column(&mut text, f.line, f.column);
-                    Shown {
-                        name: self.function_of(f),
-                        path,
-                        located: Some((text, path_len)),
-                    }
-                })
-                .collect()
-        }))
+                    })
+                    .collect();
+                ShownAnswer {
+                    frames,
+                    located: Arc::from(&text[..]),
+                }
+            })
+            .clone()
     }
 
     /// Path `p` as the options alone have it shown, when they do: under
@@ -457,7 +487,7 @@ impl Human {
         st: &mut PathState,
         out: &mut Vec<u8>,
         normal: Option<&Normalised>,
-        (located, path_len): &(Vec<u8>, usize),
+        (located, path_len): (&[u8], usize),
     ) {
         if self.opts.color {
             out.extend_from_slice(LOC.as_bytes());
@@ -465,7 +495,7 @@ impl Human {
         match normal {
             Some(normal) if !self.note_path(st, normal, out.len()) => {
                 out.extend_from_slice(&normal.0);
-                out.extend_from_slice(&located[*path_len..]);
+                out.extend_from_slice(&located[path_len..]);
             }
             _ => out.extend_from_slice(located),
         }
@@ -530,7 +560,7 @@ impl Human {
         match &res.lookup {
             Lookup::Code(info) if !info.frames.is_empty() => {
                 let shown = self.shown(info);
-                for (i, (f, sh)) in info.frames.iter().zip(shown.iter()).enumerate() {
+                for (i, (f, sh)) in info.frames.iter().zip(shown.frames.iter()).enumerate() {
                     if i > 0 {
                         out.extend_from_slice(b", inlined into ");
                     }
@@ -541,6 +571,7 @@ impl Human {
                     }
                     if let Some(located) = &sh.located {
                         out.extend_from_slice(b" at ");
+                        let located = shown.located(located);
                         self.frame_location(st, out, sh.path.as_deref(), located);
                     }
                 }
@@ -588,14 +619,11 @@ impl Human {
         res: &Resolved,
         place: &Place,
     ) -> io::Result<()> {
-        let shown_kept;
-        let (frames, shown): (&[Frame], &[Shown]) = match &res.lookup {
-            Lookup::Code(info) => {
-                shown_kept = self.shown(info);
-                (&info.frames, &shown_kept)
-            }
-            _ => (&[], &[]),
+        let (frames, kept): (&[Frame], _) = match &res.lookup {
+            Lookup::Code(info) => (&info.frames, Some(self.shown(info))),
+            _ => (&[], None),
         };
+        let shown: &[Shown] = kept.as_ref().map_or(&[], |k| &k.frames);
         let n = frames.len().max(1);
         let addr = Hex::new(res.adjusted, 18);
         let mut frame_num = itoa::Buffer::new();
@@ -645,7 +673,9 @@ impl Human {
                     }
                     if let Some(sh) = shown.get(i)
                         && let Some(located) = &sh.located
+                        && let Some(kept) = &kept
                     {
+                        let located = kept.located(located);
                         out.push(b' ');
                         self.frame_location(st, out, sh.path.as_deref(), located);
                     }

@@ -84,6 +84,8 @@ struct Kept {
     module: Option<(Arc<Module>, Box<[u8]>)>,
     /// Names demangled by the run's threads.
     demangled: demangle::Shared,
+    /// Where a new answer is rendered before it is kept.
+    scratch: Vec<u8>,
 }
 
 /// `{"build_id":...,"id":...,"name":...}` for `m`, made again only when
@@ -106,10 +108,24 @@ fn module_object<'a>(last: &'a mut Option<(Arc<Module>, Box<[u8]>)>, m: &Arc<Mod
 /// A code answer as JSON, but for the symbol's offset (which depends on the
 /// address looked up).
 struct Rendered {
-    /// `[{...}, ...]`, the value of `"frames"`.
-    frames: Box<[u8]>,
-    /// `{"mangled":...,"name":...,"offset":` and the symbol's address.
-    symbol: Option<(Box<[u8]>, u64)>,
+    /// `[{...}, ...]`, the value of `"frames"`, then, with a symbol,
+    /// `{"mangled":...,"name":...,"offset":` (one allocation for both).
+    text: Box<[u8]>,
+    /// Where the symbol's part of `text` starts.
+    frames_end: usize,
+    /// The symbol's address, with a symbol.
+    symbol: Option<u64>,
+}
+
+impl Rendered {
+    fn frames(&self) -> &[u8] {
+        &self.text[..self.frames_end]
+    }
+
+    /// The symbol's head and address.
+    fn symbol(&self) -> Option<(&[u8], u64)> {
+        self.symbol.map(|a| (&self.text[self.frames_end..], a))
+    }
 }
 
 impl Json {
@@ -349,8 +365,9 @@ fn symbol_head(demangled: &demangle::Shared, buf: &mut Vec<u8>, s: &SymbolHit) {
     buf.extend_from_slice(b",\"offset\":");
 }
 
-fn render(demangled: &demangle::Shared, info: &CodeInfo) -> Rendered {
-    let mut b = Vec::new();
+/// `info` rendered in `b` (a scratch buffer), then kept at its size.
+fn render(demangled: &demangle::Shared, b: &mut Vec<u8>, info: &CodeInfo) -> Rendered {
+    b.clear();
     b.push(b'[');
     let n = info.frames.len();
     for (i, f) in info.frames.iter().enumerate() {
@@ -358,28 +375,29 @@ fn render(demangled: &demangle::Shared, info: &CodeInfo) -> Rendered {
             b.push(b',');
         }
         b.extend_from_slice(b"{\"column\":");
-        num(&mut b, f.column);
+        num(b, f.column);
         b.extend_from_slice(b",\"file\":");
-        opt_string(&mut b, f.file.as_deref());
+        opt_string(b, f.file.as_deref());
         b.extend_from_slice(b",\"function\":");
         let function = f.function.as_deref().map(|n| demangled.full(n));
-        opt_string(&mut b, function.as_deref());
+        opt_string(b, function.as_deref());
         b.extend_from_slice(b",\"inlined\":");
-        boolean(&mut b, i + 1 != n);
+        boolean(b, i + 1 != n);
         b.extend_from_slice(b",\"line\":");
-        num(&mut b, f.line);
+        num(b, f.line);
         b.extend_from_slice(b",\"mangled\":");
-        opt_string(&mut b, f.function.as_deref());
+        opt_string(b, f.function.as_deref());
         b.push(b'}');
     }
     b.push(b']');
+    let frames_end = b.len();
     let symbol = info.symbol.as_ref().map(|s| {
-        let mut h = Vec::new();
-        symbol_head(demangled, &mut h, s);
-        (h.into_boxed_slice(), s.address)
+        symbol_head(demangled, b, s);
+        s.address
     });
     Rendered {
-        frames: b.into_boxed_slice(),
+        text: Box::from(&b[..]),
+        frames_end,
         symbol,
     }
 }
@@ -403,6 +421,7 @@ fn resolved(buf: &mut Vec<u8>, kept: &mut Kept, extra: &Extra<'_>, res: &Resolve
         answers,
         module,
         demangled,
+        scratch,
     } = kept;
     // Without a region the address is the module's own (`lookup`).
     let rel = res.place.as_ref().map_or(res.adjusted, |p| p.rel);
@@ -427,12 +446,14 @@ fn resolved(buf: &mut Vec<u8>, kept: &mut Kept, extra: &Extra<'_>, res: &Resolve
         num(buf, frame);
     }
     let code = match &res.lookup {
-        Lookup::Code(info) => Some(answers.get_or_make(info, |info| render(demangled, info))),
+        Lookup::Code(info) => {
+            Some(answers.get_or_make(info, |info| render(demangled, scratch, info)))
+        }
         _ => None,
     };
     if let Some(code) = code {
         buf.extend_from_slice(b",\"frames\":");
-        buf.extend_from_slice(&code.frames);
+        buf.extend_from_slice(code.frames());
     }
     if let Some((key, _)) = extra.pair {
         buf.extend_from_slice(b",\"key\":");
@@ -461,17 +482,11 @@ fn resolved(buf: &mut Vec<u8>, kept: &mut Kept, extra: &Extra<'_>, res: &Resolve
     buf.extend_from_slice(b",\"status\":\"");
     buf.extend_from_slice(status);
     buf.push(b'"');
-    match (&res.lookup, code) {
-        (
-            _,
-            Some(Rendered {
-                symbol: Some((head, addr)),
-                ..
-            }),
-        ) => {
+    match (&res.lookup, code.and_then(Rendered::symbol)) {
+        (_, Some((head, addr))) => {
             buf.extend_from_slice(b",\"symbol\":");
             buf.extend_from_slice(head);
-            hex(buf, rel.wrapping_sub(*addr));
+            hex(buf, rel.wrapping_sub(addr));
             buf.push(b'}');
         }
         (Lookup::Data(d), _) => {

@@ -44,11 +44,13 @@ pub struct Llvm {
     /// Whether the last line seen ended in `\r\n` (for output at EOF).
     last_crlf: bool,
     /// Frames as LLVM prints them, per shared answer.
-    kept: PerAnswer<Arc<[LFrame]>>,
+    kept: PerAnswer<Answer>,
+    /// Where a new answer's frame bodies are written first.
+    scratch: Vec<u8>,
     /// Names demangled by the run's threads.
     demangled: demangle::Shared,
     /// The frames of a failed lookup.
-    failed: Arc<[LFrame]>,
+    failed: Answer,
     /// Modules whose file was found unreadable by an element printed
     /// already: LLVM has cached them as bad since (see [`Llvm::bad_module`]).
     bad_modules: HashSet<BuildId>,
@@ -66,9 +68,8 @@ struct LFrame {
     file: Text,
     line: u32,
     column: u32,
-    /// `FUNCTION FILE:LINE:COLUMN ` as a `bt` frame prints it without
-    /// colour (empty for an empty frame), made once per kept answer.
-    body: Box<[u8]>,
+    /// Where its body is in [`Answer::bodies`].
+    body: std::ops::Range<usize>,
 }
 
 impl LFrame {
@@ -78,18 +79,19 @@ impl LFrame {
             file: bad(),
             line: 0,
             column: 0,
-            body: Box::default(),
+            body: 0..0,
         }
     }
     fn is_empty(&self) -> bool {
         &*self.function == BAD && &*self.file == BAD && self.line == 0 && self.column == 0
     }
-    fn plain_body(&self) -> Box<[u8]> {
+    /// Append `FUNCTION FILE:LINE:COLUMN ` as a `bt` frame prints it
+    /// without colour (nothing for an empty frame).
+    fn push_body(&self, b: &mut Vec<u8>) {
         if self.is_empty() {
-            return Box::default();
+            return;
         }
         let mut num = itoa::Buffer::new();
-        let mut b = Vec::with_capacity(self.function.len() + self.file.len() + 24);
         b.extend_from_slice(self.function.as_bytes());
         b.push(b' ');
         b.extend_from_slice(self.file.as_bytes());
@@ -98,40 +100,77 @@ impl LFrame {
         b.push(b':');
         b.extend_from_slice(num.format(self.column).as_bytes());
         b.push(b' ');
-        b.into_boxed_slice()
+    }
+}
+
+/// A code answer as LLVM prints it, made once per kept answer: its frames
+/// and their bodies in one buffer.
+#[derive(Clone)]
+struct Answer {
+    frames: Arc<[LFrame]>,
+    bodies: Arc<[u8]>,
+}
+
+impl Answer {
+    fn body(&self, f: &LFrame) -> &[u8] {
+        &self.bodies[f.body.clone()]
     }
 }
 
 /// The frames LLVM's symbolizer would give for `info`: DWARF frames
 /// innermost first (one empty frame when none), the outermost one named from
 /// the symbol table when a symbol covers the address.
-fn llvm_frames(demangled: &demangle::Shared, info: &CodeInfo) -> Vec<LFrame> {
-    let mut frames: Vec<LFrame> = info
-        .frames
-        .iter()
-        .map(|f| LFrame {
-            function: f
-                .function
-                .as_deref()
-                .map_or_else(bad, |n| demangled.llvm(n)),
-            file: f.file.clone().unwrap_or_else(bad),
-            line: f.line,
-            column: f.column,
-            body: Box::default(),
-        })
-        .collect();
-    if frames.is_empty() {
-        frames.push(LFrame::bad());
-    }
-    if let (Some(sym), Some(last)) = (&info.symbol, frames.last_mut()) {
-        last.function = demangled.llvm(&sym.name);
-        if &*last.file == BAD
-            && let Some(file) = &sym.file
+fn llvm_frames(demangled: &demangle::Shared, info: &CodeInfo) -> Arc<[LFrame]> {
+    let last = info.frames.len().saturating_sub(1);
+    let frame = |i: usize| {
+        let mut frame = match info.frames.get(i) {
+            Some(f) => LFrame {
+                function: match (&info.symbol, i == last) {
+                    // Named from the symbol below.
+                    (Some(_), true) => bad(),
+                    _ => f
+                        .function
+                        .as_deref()
+                        .map_or_else(bad, |n| demangled.llvm(n)),
+                },
+                file: f.file.clone().unwrap_or_else(bad),
+                line: f.line,
+                column: f.column,
+                body: 0..0,
+            },
+            None => LFrame::bad(),
+        };
+        if i == last
+            && let Some(sym) = &info.symbol
         {
-            last.file = file.clone();
+            frame.function = demangled.llvm(&sym.name);
+            if &*frame.file == BAD
+                && let Some(file) = &sym.file
+            {
+                frame.file = file.clone();
+            }
+        }
+        frame
+    };
+    // Collected straight into the shared slice (its length is known).
+    (0..info.frames.len().max(1)).map(frame).collect()
+}
+
+/// [`llvm_frames`] with their bodies, written in `scratch` first.
+fn llvm_answer(demangled: &demangle::Shared, scratch: &mut Vec<u8>, info: &CodeInfo) -> Answer {
+    let mut frames = llvm_frames(demangled, info);
+    scratch.clear();
+    if let Some(frames) = Arc::get_mut(&mut frames) {
+        for f in frames {
+            let start = scratch.len();
+            f.push_body(scratch);
+            f.body = start..scratch.len();
         }
     }
-    frames
+    Answer {
+        frames,
+        bodies: Arc::from(&scratch[..]),
+    }
 }
 
 /// Write the escape that sets colour `c` (a digit), bold or not.
@@ -154,7 +193,11 @@ impl Llvm {
             line_buf: Vec::new(),
             unfinished: None,
             demangled: demangle::Shared::default(),
-            failed: Arc::from([LFrame::bad()]),
+            failed: Answer {
+                frames: Arc::from([LFrame::bad()]),
+                bodies: Arc::from(&[][..]),
+            },
+            scratch: Vec::new(),
         }
     }
 
@@ -184,15 +227,12 @@ impl Llvm {
         }
     }
 
-    /// [`llvm_frames`], computed once per distinct answer.
-    fn frames(&mut self, info: &Arc<CodeInfo>) -> Arc<[LFrame]> {
-        Arc::clone(self.kept.get_or_make(info, |info| {
-            let mut frames = llvm_frames(&self.demangled, info);
-            for f in &mut frames {
-                f.body = f.plain_body();
-            }
-            frames.into()
-        }))
+    /// [`llvm_answer`], made once per distinct answer.
+    fn frames(&mut self, info: &Arc<CodeInfo>) -> Answer {
+        let (demangled, scratch) = (&self.demangled, &mut self.scratch);
+        self.kept
+            .get_or_make(info, |info| llvm_answer(demangled, scratch, info))
+            .clone()
     }
 
     fn ending(crlf: bool) -> &'static [u8] {
@@ -374,7 +414,8 @@ impl Llvm {
             Lookup::Code(info) => info,
             _ => return self.raw_element(out, line, el),
         };
-        let frames = self.frames(info);
+        let answer = self.frames(info);
+        let frames = &answer.frames;
         let (Some(inner), Some(outer)) = (frames.first(), frames.last()) else {
             return self.raw_element(out, line, el);
         };
@@ -399,9 +440,9 @@ impl Llvm {
         frame: u64,
         res: &Resolved,
     ) -> io::Result<()> {
-        let (place, frames) = match (&res.place, &res.lookup) {
+        let (place, answer) = match (&res.place, &res.lookup) {
             (Some(place), Lookup::Code(info)) => (place, self.frames(info)),
-            (Some(place), Lookup::Failed(_)) => (place, Arc::clone(&self.failed)),
+            (Some(place), Lookup::Failed(_)) => (place, self.failed.clone()),
             // A module cached as bad gives no frames at all.
             (Some(_), Lookup::Unreadable) if self.bad_module(res) => {
                 self.highlight(out)?;
@@ -409,6 +450,7 @@ impl Llvm {
             }
             _ => return self.raw_element(out, line.bytes, el),
         };
+        let frames = &answer.frames;
         self.highlight(out)?;
         // `{:>6}` of `#N`, with only the number highlighted.
         let digits = frame.checked_ilog10().unwrap_or(0) as usize + 1;
@@ -443,7 +485,7 @@ impl Llvm {
                     }
                 }
                 out.extend_from_slice(&addr);
-                out.extend_from_slice(&f.body);
+                out.extend_from_slice(answer.body(f));
                 if i == 0 {
                     let at = out.len();
                     out.push(b'(');
@@ -482,7 +524,7 @@ impl Llvm {
             }
             self.value(out, &addr)?;
             if !self.colors {
-                out.write_all(&f.body)?;
+                out.write_all(answer.body(f))?;
             } else if !f.is_empty() {
                 self.value(out, f.function.as_bytes())?;
                 out.write_all(b" ")?;

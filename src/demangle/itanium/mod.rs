@@ -13,6 +13,8 @@ pub fn demangle(name: &str, limit: usize) -> Option<String> {
     let mut parser = parse::Parser::new(name);
     let root = parser.parse()?;
     let mut printer = print::Printer::new(&parser.nodes, &parser.caches, limit);
+    // Room for most demangled names (templates can grow past it).
+    printer.out.reserve(2 * name.len());
     printer.print(root);
     (!printer.failed).then_some(printer.out)
 }
