@@ -6,16 +6,21 @@
 //! from an ELF file's symbol table: 85% plain lines, the rest `bt`/`pc`/
 //! `data` elements, a fresh context every fifth of the log.
 //! - repetitive: code addresses from a pool of 5,000 (fewer in a small
-//!   file), so after the first context every answer is memoized;
+//!   file), so later contexts mostly repeat answers;
 //! - diverse: every code address drawn afresh, 60% in 256 hot functions,
 //!   40% in any function.
 //!
 //! Reported per element: allocations (and bytes) in the first context
-//! (cold: units parsed, names demangled) and in the later ones (steady
-//! state). By default over the committed fixture `testdata/elf/bin/cpp_O2`
-//! and 100,000 lines; set SYMFILTER_BENCH_FILE to a large ELF file with
-//! DWARF (ripgrep, as `scripts/bench-shapes.sh` builds it) and
-//! SYMFILTER_BENCH_LINES to measure at scale.
+//! (cold: units parsed, names demangled) and in the later ones (new
+//! addresses still come); then the allocations made when the last
+//! context's lines are filtered again (every address looked up: the
+//! steady state, which allocates nothing; `tests/allocs.rs` holds it to
+//! that) and the number of elements among them. By default over the
+//! committed fixture `testdata/elf/bin/cpp_O2` and 100,000 lines; set
+//! SYMFILTER_BENCH_FILE to a large ELF file with DWARF (ripgrep, as
+//! `scripts/bench-shapes.sh` builds it) and SYMFILTER_BENCH_LINES to
+//! measure at scale. SYMFILTER_BENCH_TRACE prints where each allocation
+//! of the repeated lines comes from (`=later`: of the later contexts).
 //!
 //! usage: cargo bench --bench allocs
 
@@ -26,9 +31,10 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 
 use object::{Object, ObjectSegment, ObjectSymbol, SegmentFlags, SymbolKind};
-use symfilter::filter::{Dialect, Filter, Options};
 use symfilter::render::Format;
-use symfilter::symbols::{Symbolizer, SymbolizerConfig};
+
+#[path = "../tests/support/in_tree.rs"]
+mod in_tree;
 
 struct Counting;
 
@@ -113,11 +119,6 @@ impl Binary {
     fn read(path: &Path) -> Binary {
         let data = std::fs::read(path).expect("read bench file");
         let obj = object::File::parse(&*data).expect("parse bench file");
-        let build_id = obj
-            .build_id()
-            .ok()
-            .flatten()
-            .expect("bench file has a build ID");
         let mut funcs = Vec::new();
         let mut objs = Vec::new();
         for s in obj.symbols().filter(|s| s.is_definition() && s.size() > 0) {
@@ -155,7 +156,7 @@ impl Binary {
             .collect();
         Binary {
             name: path.file_name().unwrap().to_string_lossy().into_owned(),
-            build_id: build_id.iter().map(|b| format!("{b:02x}")).collect(),
+            build_id: in_tree::build_id(&data),
             funcs,
             objs,
             loads,
@@ -273,11 +274,7 @@ fn main() {
         .unwrap_or(100_000);
     let bin = Binary::read(&file);
     // A build-ID tree holding only the bench file.
-    let tree = tempfile::tempdir().expect("temp dir");
-    let dir = tree.path().join(".build-id").join(&bin.build_id[..2]);
-    std::fs::create_dir_all(&dir).expect("build-id dir");
-    std::os::unix::fs::symlink(&file, dir.join(format!("{}.debug", &bin.build_id[2..])))
-        .expect("symlink");
+    let tree = in_tree::tree(&file, &bin.build_id);
     println!(
         "{} ({} functions), {lines} lines; heap allocations (bytes) per element",
         file.display(),
@@ -297,24 +294,7 @@ fn main() {
             (Format::Llvm, "llvm"),
             (Format::Json, "json"),
         ] {
-            let config = SymbolizerConfig {
-                providers: symfilter::elf::providers(&symfilter::elf::Places {
-                    build_id_dirs: vec![tree.path().to_path_buf()],
-                    symbol_paths: Vec::new(),
-                    defaults: false,
-                }),
-            };
-            let opts = Options {
-                format,
-                dialect: Dialect::usual_for(format),
-                ..Options::default()
-            };
-            let mut filter = Filter::new(
-                opts,
-                Symbolizer::new(config),
-                std::sync::Arc::new(symfilter::report::Silent),
-            );
-            filter.set_input_never_blocks(true);
+            let mut filter = in_tree::filter(tree.path(), format, false);
             let mut out = std::io::sink();
             // (allocations, bytes, elements) of the first context and of the rest.
             let mut cold = (0, 0, 0);

@@ -9,10 +9,10 @@ use std::cell::Cell;
 use std::io::Write;
 use std::path::Path;
 
-use object::Object;
-use symfilter::filter::{Dialect, Filter, Options};
 use symfilter::render::Format;
-use symfilter::symbols::{Symbolizer, SymbolizerConfig};
+
+#[path = "support/in_tree.rs"]
+mod in_tree;
 
 struct Counting;
 
@@ -123,21 +123,8 @@ fn log(build_id: &str) -> (Vec<u8>, Vec<u8>) {
 #[test]
 fn repeated_elements_allocate_nothing() {
     let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/elf/bin/cpp_O2");
-    let data = std::fs::read(&file).expect("fixture");
-    let build_id: String = object::File::parse(&*data)
-        .expect("ELF")
-        .build_id()
-        .ok()
-        .flatten()
-        .expect("build ID")
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
-    let tree = tempfile::tempdir().expect("temp dir");
-    let dir = tree.path().join(".build-id").join(&build_id[..2]);
-    std::fs::create_dir_all(&dir).expect("build-id dir");
-    std::os::unix::fs::symlink(&file, dir.join(format!("{}.debug", &build_id[2..])))
-        .expect("symlink");
+    let build_id = in_tree::build_id(&std::fs::read(&file).expect("fixture"));
+    let tree = in_tree::tree(&file, &build_id);
     let (head, body) = log(&build_id);
 
     let mut failures = Vec::new();
@@ -148,25 +135,7 @@ fn repeated_elements_allocate_nothing() {
         (Format::Llvm, true),
         (Format::Json, false),
     ] {
-        let config = SymbolizerConfig {
-            providers: symfilter::elf::providers(&symfilter::elf::Places {
-                build_id_dirs: vec![tree.path().to_path_buf()],
-                symbol_paths: Vec::new(),
-                defaults: false,
-            }),
-        };
-        let opts = Options {
-            format,
-            dialect: Dialect::usual_for(format),
-            color,
-            ..Options::default()
-        };
-        let mut filter = Filter::new(
-            opts,
-            Symbolizer::new(config),
-            std::sync::Arc::new(symfilter::report::Silent),
-        );
-        filter.set_input_never_blocks(true);
+        let mut filter = in_tree::filter(tree.path(), format, color);
         let mut out = std::io::sink();
         // Everything looked up and rendered once (twice: buffers reach
         // their size).
