@@ -131,7 +131,8 @@ pub struct Human {
 /// What a frame shows that does not depend on the line it is on, made once
 /// per answer.
 struct Shown {
-    /// Demangled function (`None`: unknown, shown as `??`).
+    /// Demangled function, control characters escaped (`None`: unknown,
+    /// shown as `??`).
     name: Option<Text>,
     /// The source path normalised and its class (see [`PathCache`]); `None`
     /// when the options alone decide how it is shown ([`Human::fixed_path`]).
@@ -420,29 +421,29 @@ impl Human {
     /// Write a name from the log or the debug info (control characters
     /// escaped), in `style` when colour is on.
     fn paint(&self, out: &mut Vec<u8>, style: &str, text: &str) {
-        self.paint_with(out, style, text, &[]);
+        self.paint_with(out, style, &crate::escape::controls(text), &[]);
     }
 
     /// [`Human::paint`] of `name+0xoffset`, the offset of `rel` in `sym`
     /// (`name` alone at offset 0), written in place.
     fn paint_offset(&self, out: &mut Vec<u8>, style: &str, name: &str, rel: u64, sym: &SymbolHit) {
         match rel.wrapping_sub(sym.address) {
-            0 => self.paint_with(out, style, name, &[]),
+            0 => self.paint(out, style, name),
             offset => {
                 let mut suffix = [0u8; 19];
                 let hex = Hex::new(offset, 0);
                 let hex = hex.as_bytes();
                 suffix[0] = b'+';
                 suffix[1..=hex.len()].copy_from_slice(hex);
-                self.paint_with(out, style, name, &suffix[..=hex.len()]);
+                let name = crate::escape::controls(name);
+                self.paint_with(out, style, &name, &suffix[..=hex.len()]);
             }
         }
     }
 
-    /// [`Human::paint`] of `text` followed by `suffix` (no control
-    /// characters in it).
+    /// [`Human::paint`] of `text` followed by `suffix`, both with their
+    /// control characters escaped already.
     fn paint_with(&self, out: &mut Vec<u8>, style: &str, text: &str, suffix: &[u8]) {
-        let text = &*crate::escape::controls(text);
         if self.opts.color {
             out.extend_from_slice(style.as_bytes());
         }
@@ -504,8 +505,14 @@ impl Human {
         }
     }
 
+    /// A frame's demangled function, its control characters escaped (once
+    /// per answer, not per line that shows it).
     fn function_of(&self, f: &Frame) -> Option<Text> {
-        f.function.as_deref().map(|n| self.opts.demangled.full(n))
+        let name = self.opts.demangled.full(f.function.as_deref()?);
+        Some(match crate::escape::controls(&name) {
+            std::borrow::Cow::Borrowed(_) => name,
+            std::borrow::Cow::Owned(escaped) => Text::from(escaped),
+        })
     }
 
     /// Paint `function+0xoff` from the symbol table, if `info` has a
@@ -567,7 +574,7 @@ impl Human {
                     if i == info.frames.len() - 1 && f.function.is_none() {
                         self.paint_symbol(out, info, place.rel, Some("??"));
                     } else {
-                        self.paint(out, FUNC, sh.name());
+                        self.paint_with(out, FUNC, sh.name(), &[]);
                     }
                     if let Some(located) = &sh.located {
                         out.extend_from_slice(b" at ");
@@ -669,7 +676,8 @@ impl Human {
                             _ => self.paint(out, FUNC, "??"),
                         }
                     } else {
-                        self.paint(out, FUNC, shown.get(i).map_or("??", Shown::name));
+                        let name = shown.get(i).map_or("??", Shown::name);
+                        self.paint_with(out, FUNC, name, &[]);
                     }
                     if let Some(sh) = shown.get(i)
                         && let Some(located) = &sh.located
