@@ -10,13 +10,19 @@ mod print;
 /// or `None` when it is not a valid mangling or its demangling would pass
 /// `limit` bytes.
 pub fn demangle(name: &str, limit: usize) -> Option<String> {
-    let mut parser = parse::Parser::new(name);
-    let root = parser.parse()?;
-    let mut printer = print::Printer::new(&parser.nodes, &parser.caches, limit);
-    // Room for most demangled names (templates can grow past it).
-    printer.out.reserve(2 * name.len());
-    printer.print(root);
-    (!printer.failed).then_some(printer.out)
+    thread_local! {
+        static TABLES: std::cell::RefCell<parse::Tables> = std::cell::RefCell::default();
+    }
+    let mut parser = parse::Parser::reusing(name, TABLES.take());
+    let out = parser.parse().and_then(|root| {
+        let mut printer = print::Printer::new(&parser.nodes, &parser.caches, limit);
+        // Room for most demangled names (templates can grow past it).
+        printer.out.reserve(2 * name.len());
+        printer.print(root);
+        (!printer.failed).then_some(printer.out)
+    });
+    TABLES.set(parser.into_tables());
+    out
 }
 
 #[cfg(test)]

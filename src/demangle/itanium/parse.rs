@@ -54,17 +54,60 @@ pub(super) struct Parser<'a> {
 
 type R = Option<Id>;
 
+/// A parser's tables, empty, kept for the next name: a log's names are
+/// demangled one after another, and a name's tables cost more to grow
+/// than to clear.
+#[derive(Default)]
+pub(super) struct Tables {
+    nodes: Vec<Node<'static>>,
+    caches: Vec<[Cache; 3]>,
+    subs: Vec<Id>,
+    outer: Vec<Id>,
+    levels: Vec<Level>,
+    forward_refs: Vec<Id>,
+}
+
+/// Nodes kept at most in [`Tables`]: a hostile name's tables are let go.
+const KEEP_NODES: usize = 1 << 12;
+
+/// `nodes` emptied, as nodes of another name, in the same allocation.
+fn recycle<'b>(mut nodes: Vec<Node<'_>>) -> Vec<Node<'b>> {
+    nodes.clear();
+    nodes
+        .into_iter()
+        .map(|_| -> Node<'b> { unreachable!("the list is empty") })
+        .collect()
+}
+
 impl<'a> Parser<'a> {
-    pub(super) fn new(src: &'a str) -> Parser<'a> {
+    /// A parser of `src` in the tables of an earlier one.
+    pub(super) fn reusing(src: &'a str, tables: Tables) -> Parser<'a> {
+        let Tables {
+            mut nodes,
+            mut caches,
+            mut subs,
+            mut outer,
+            mut levels,
+            mut forward_refs,
+        } = tables;
+        nodes.clear();
+        caches.clear();
+        subs.clear();
+        outer.clear();
+        levels.clear();
+        forward_refs.clear();
+        let mut nodes = recycle(nodes);
+        nodes.reserve(64);
+        caches.reserve(64);
         Parser {
             src,
             pos: 0,
-            nodes: Vec::with_capacity(64),
-            caches: Vec::with_capacity(64),
-            subs: Vec::new(),
-            outer: Vec::new(),
-            levels: Vec::new(),
-            forward_refs: Vec::new(),
+            nodes,
+            caches,
+            subs,
+            outer,
+            levels,
+            forward_refs,
             try_template_args: true,
             permit_forward_refs: false,
             incomplete_tracking: false,
@@ -72,6 +115,28 @@ impl<'a> Parser<'a> {
             synthetic: [0; 3],
             depth: 0,
         }
+    }
+
+    /// The tables, emptied, for the next parser (fresh ones after a name
+    /// that grew them past [`KEEP_NODES`]).
+    pub(super) fn into_tables(self) -> Tables {
+        if self.nodes.capacity() > KEEP_NODES {
+            return Tables::default();
+        }
+        let mut tables = Tables {
+            nodes: recycle(self.nodes),
+            caches: self.caches,
+            subs: self.subs,
+            outer: self.outer,
+            levels: self.levels,
+            forward_refs: self.forward_refs,
+        };
+        tables.caches.clear();
+        tables.subs.clear();
+        tables.outer.clear();
+        tables.levels.clear();
+        tables.forward_refs.clear();
+        tables
     }
 
     // ---- low-level helpers -------------------------------------------
