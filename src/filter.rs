@@ -283,7 +283,7 @@ impl Filter {
             _ => 0,
         };
         // The last line's list, emptied: no allocation per line.
-        let mut events = recycle(std::mem::take(&mut self.events));
+        let mut events = crate::base::recycle(std::mem::take(&mut self.events));
         let stop_after_context = self.opts.dialect.context_ends_line;
         for node in &nodes {
             match node {
@@ -316,7 +316,7 @@ impl Filter {
             key: demux::key_bytes(&key, bytes, &current),
         };
         let result = self.render.line(out, &line, &events);
-        self.events = recycle(events);
+        self.events = crate::base::recycle(events);
         self.nodes = nodes;
         if let demux::Key::Current = key {
             self.restore_key(current);
@@ -517,16 +517,6 @@ impl Filter {
         }
         outcome.report
     }
-}
-
-/// `events` emptied, as a list of events of another lifetime, in the same
-/// allocation (the elements have the same layout, so collecting reuses it).
-fn recycle<'b>(mut events: Vec<Event<'_>>) -> Vec<Event<'b>> {
-    events.clear();
-    events
-        .into_iter()
-        .map(|_| -> Event<'b> { unreachable!("the list is empty") })
-        .collect()
 }
 
 /// Line and 1-based byte column of offset `at` in `bytes` (a line, or a

@@ -70,33 +70,23 @@ pub(super) struct Tables {
 /// Nodes kept at most in [`Tables`]: a hostile name's tables are let go.
 const KEEP_NODES: usize = 1 << 12;
 
-/// `nodes` emptied, as nodes of another name, in the same allocation.
-fn recycle<'b>(mut nodes: Vec<Node<'_>>) -> Vec<Node<'b>> {
-    nodes.clear();
-    nodes
-        .into_iter()
-        .map(|_| -> Node<'b> { unreachable!("the list is empty") })
-        .collect()
-}
-
 impl<'a> Parser<'a> {
     /// A parser of `src` in the tables of an earlier one.
     pub(super) fn reusing(src: &'a str, tables: Tables) -> Parser<'a> {
         let Tables {
-            mut nodes,
+            nodes,
             mut caches,
             mut subs,
             mut outer,
             mut levels,
             mut forward_refs,
         } = tables;
-        nodes.clear();
         caches.clear();
         subs.clear();
         outer.clear();
         levels.clear();
         forward_refs.clear();
-        let mut nodes = recycle(nodes);
+        let mut nodes = crate::base::recycle(nodes);
         nodes.reserve(64);
         caches.reserve(64);
         Parser {
@@ -124,7 +114,7 @@ impl<'a> Parser<'a> {
             return Tables::default();
         }
         let mut tables = Tables {
-            nodes: recycle(self.nodes),
+            nodes: crate::base::recycle(self.nodes),
             caches: self.caches,
             subs: self.subs,
             outer: self.outer,
