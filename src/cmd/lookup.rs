@@ -111,8 +111,8 @@ pub fn run(args: LookupArgs) -> anyhow::Result<ExitCode> {
         // The lines already read are answered together (a batch); a line
         // typed at a terminal or written to a pipe alone is answered at once.
         let stdin = io::stdin();
-        // Up to ~1,800 addresses a batch: sorted, they already find their units
-        // in the cache (larger batches were hardly faster and hold more).
+        // A 16 KiB buffer's worth of addresses a batch: sorted, they already
+        // find their units in the cache (larger batches would hold more).
         let mut input = io::BufReader::with_capacity(16 << 10, stdin.lock());
         let mut line = String::new();
         loop {

@@ -3,9 +3,9 @@
 //! gimli reads each attribute to skip it. Here each abbreviation is turned
 //! once into steps: one add over the attributes of abbreviations whose
 //! forms all have fixed sizes (most DIEs), else a short list of runs and
-//! variable-size forms. The nesting guard measures depth with it and the
-//! global-variable index finds variables with it (about half of gimli's
-//! cost); either reads the few DIEs it wants with gimli.
+//! variable-size forms. A unit's functions are indexed with it (measuring
+//! its nesting depth on the way) and the global-variable index finds
+//! variables with it; either reads the few DIEs it wants with gimli.
 
 use gimli::{Endianity, Reader, ReaderOffset};
 

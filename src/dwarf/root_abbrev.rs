@@ -3,12 +3,10 @@
 //! Knowing a unit's address ranges takes only its root DIE, but gimli parses
 //! a unit's whole abbreviation set first. LLVM writes one set per object
 //! file, shared by all the units in it (each of rustc's codegen units), with
-//! the root's declaration far down (code 150 of 200 is usual): a large
-//! Rust binary's 974 units share 194 sets of 22,000 declarations. Parsing
-//! them all was a fifth of a one-address lookup; rescanning a set from its
-//! start for each unit cost more. Each set here is scanned once, no further
-//! than the furthest root code asked for, remembering where each
-//! declaration lies.
+//! the root's declaration far down the set: parsing every set costs a
+//! one-address lookup dearly, and rescanning a set from its start for each
+//! unit costs more. Each set here is scanned once, no further than the
+//! furthest root code asked for, remembering where each declaration lies.
 
 use std::sync::Arc;
 
