@@ -328,9 +328,20 @@ struct InlinedFunctionAddress {
 pub(crate) struct Function {
     /// As answers carry it, made when the function is parsed.
     pub name: Option<Text>,
-    inlined: Vec<Inlined>,
+    inlined: Box<[Inlined]>,
     /// Sorted by call depth, then range start, as addr2line sorts them.
+    addresses: Box<[InlinedFunctionAddress]>,
+}
+
+/// Where a function's inlined calls are gathered while it is parsed, kept
+/// from one parse to the next: each function's lists are then made once,
+/// at their size.
+#[derive(Default)]
+pub(crate) struct Gathered {
+    inlined: Vec<Inlined>,
     addresses: Vec<InlinedFunctionAddress>,
+    /// The DIE depth of each enclosing inlined subroutine.
+    open: Vec<isize>,
 }
 
 /// Name lookups through `DW_AT_abstract_origin`/`DW_AT_specification`
@@ -343,45 +354,74 @@ impl Function {
         names: &Names<'_, 'a>,
         offset: gimli::UnitOffset<usize>,
         texts: &mut Interner<'a>,
+        gathered: &mut Gathered,
     ) -> Sure<Function> {
         let NamedDie {
             name,
             mut entries,
             depth,
         } = die_name(unit, names, offset)?;
-        let mut function = Function {
-            name: name.map(|n| texts.text(n)),
-            inlined: Vec::new(),
-            addresses: Vec::new(),
-        };
-        function.parse_children(unit, &mut entries, depth)?;
-        function.addresses.sort_unstable_by(|a, b| {
+        gathered.inlined.clear();
+        gathered.addresses.clear();
+        gathered.open.clear();
+        gathered.children(unit, &mut entries, depth)?;
+        gathered.addresses.sort_unstable_by(|a, b| {
             a.call_depth
                 .cmp(&b.call_depth)
                 .then(a.range.begin.cmp(&b.range.begin))
         });
-        function.inlined.shrink_to_fit();
-        function.addresses.shrink_to_fit();
-        Ok(function)
+        Ok(Function {
+            name: name.map(|n| texts.text(n)),
+            inlined: gathered.inlined.drain(..).collect(),
+            addresses: gathered.addresses.drain(..).collect(),
+        })
     }
+}
 
-    /// The subprogram's descendants, depth first, without recursion:
-    /// `open` holds the DIE depth of each enclosing inlined subroutine.
+impl Function {
+    /// The inlined subroutines covering `probe`, outermost first: one
+    /// binary search per call depth, each after the previous hit.
+    pub(crate) fn inlined_chain(&self, probe: u64) -> SmallVec<[&Inlined; 16]> {
+        let mut chain = SmallVec::new();
+        let mut rest = &self.addresses[..];
+        loop {
+            let Ok(depth) = u32::try_from(chain.len()) else {
+                return chain;
+            };
+            let found = rest.binary_search_by(|a| {
+                if a.call_depth != depth {
+                    a.call_depth.cmp(&depth)
+                } else if a.range.begin > probe {
+                    Ordering::Greater
+                } else if a.range.end <= probe {
+                    Ordering::Less
+                } else {
+                    Ordering::Equal
+                }
+            });
+            let Ok(i) = found else { return chain };
+            chain.push(&self.inlined[rest[i].function as usize]);
+            rest = &rest[i + 1..];
+        }
+    }
+}
+
+impl Gathered {
+    /// The subprogram's descendants, depth first, without recursion.
     /// Nested subprograms are skipped with all they hold.
-    fn parse_children<'a>(
+    fn children<'a>(
         &mut self,
         unit: UnitRef<'_, R<'a>>,
         entries: &mut gimli::EntriesRaw<'_, R<'a>>,
         depth: isize,
     ) -> Sure<()> {
-        let mut open: Vec<isize> = Vec::new();
         loop {
             let offset_depth = entries.next_depth();
             if offset_depth <= depth {
                 return Ok(());
             }
-            while open.last().is_some_and(|&d| offset_depth <= d) {
-                open.pop();
+            while self.open.last().is_some_and(|&d| offset_depth <= d) {
+                self.open.pop();
             }
             let die = entries.next_offset();
             let Some(abbrev) = entries.read_abbreviation()? else {
@@ -397,15 +437,15 @@ impl Function {
                     }
                 }
                 gimli::DW_TAG_inlined_subroutine => {
-                    self.parse_inlined(unit, die, entries, abbrev, open.len())?;
-                    open.push(offset_depth);
+                    self.inlined(unit, die, entries, abbrev, self.open.len())?;
+                    self.open.push(offset_depth);
                 }
                 _ => entries.skip_attributes(abbrev.attributes())?,
             }
         }
     }
 
-    fn parse_inlined<'a>(
+    fn inlined<'a>(
         &mut self,
         unit: UnitRef<'_, R<'a>>,
         die: gimli::UnitOffset<usize>,
@@ -455,32 +495,6 @@ impl Function {
             })
         })?;
         Ok(())
-    }
-
-    /// The inlined subroutines covering `probe`, outermost first: one
-    /// binary search per call depth, each after the previous hit.
-    pub(crate) fn inlined_chain(&self, probe: u64) -> SmallVec<[&Inlined; 16]> {
-        let mut chain = SmallVec::new();
-        let mut rest = &self.addresses[..];
-        loop {
-            let Ok(depth) = u32::try_from(chain.len()) else {
-                return chain;
-            };
-            let found = rest.binary_search_by(|a| {
-                if a.call_depth != depth {
-                    a.call_depth.cmp(&depth)
-                } else if a.range.begin > probe {
-                    Ordering::Greater
-                } else if a.range.end <= probe {
-                    Ordering::Less
-                } else {
-                    Ordering::Equal
-                }
-            });
-            let Ok(i) = found else { return chain };
-            chain.push(&self.inlined[rest[i].function as usize]);
-            rest = &rest[i + 1..];
-        }
     }
 }
 

@@ -306,7 +306,9 @@ fn type_size(
 fn file_path(unit: gimli::UnitRef<'_, R<'_>>, index: u64) -> Option<String> {
     let program = unit.line_program.as_ref()?;
     let header = program.header();
-    super::lines::file_path(unit, header.file(index)?, header).ok()
+    let mut path = String::new();
+    super::lines::file_path(unit, header.file(index)?, header, &mut path).ok()?;
+    Some(path)
 }
 
 #[cfg(test)]

@@ -96,15 +96,20 @@ impl Lines {
         };
         let mut sequences = table.sequences;
         sequences.sort_unstable_by_key(|s| s.start);
-        let mut files = Vec::new();
+        let mut files = Vec::with_capacity(header.file_names().len() + 1);
+        let mut path = String::new();
         match header.file(0) {
-            Some(file) => files.push(file_path(unit, file, header)?.into()),
+            Some(file) => {
+                file_path(unit, file, header, &mut path)?;
+                files.push(Text::from(path.as_str()));
+            }
             // DWARF 4 and older number files from 1.
             None => files.push(Text::from("")),
         }
         let mut index = 1;
         while let Some(file) = header.file(index) {
-            files.push(file_path(unit, file, header)?.into());
+            file_path(unit, file, header, &mut path)?;
+            files.push(Text::from(path.as_str()));
             index += 1;
         }
         files.shrink_to_fit();
@@ -141,33 +146,33 @@ impl Lines {
 
 /// A file entry's path: the unit's directory, the entry's directory (index
 /// 0 is the unit's own) and its name, each absolute part replacing what
-/// came before (addr2line's rendering, for the same strings).
+/// came before (addr2line's rendering, for the same strings), written in
+/// `path`.
 pub(crate) fn file_path<'a>(
     unit: UnitRef<'_, R<'a>>,
     file: &gimli::FileEntry<R<'a>>,
     header: &gimli::LineProgramHeader<R<'a>>,
-) -> Sure<String> {
-    let mut path = match &unit.comp_dir {
-        Some(dir) => dir.to_string_lossy().into_owned(),
-        None => String::new(),
-    };
+    path: &mut String,
+) -> Sure<()> {
+    path.clear();
+    if let Some(dir) = &unit.comp_dir {
+        path.push_str(&dir.to_string_lossy());
+    }
     if file.directory_index() != 0
         && let Some(dir) = file.directory(header)
     {
-        push_path(&mut path, &unit.attr_string(dir)?.to_string_lossy());
+        push_path(path, &unit.attr_string(dir)?.to_string_lossy());
     }
-    push_path(
-        &mut path,
-        &unit.attr_string(file.path_name())?.to_string_lossy(),
-    );
-    Ok(path)
+    push_path(path, &unit.attr_string(file.path_name())?.to_string_lossy());
+    Ok(())
 }
 
 fn push_path(path: &mut String, part: &str) {
     let unix_root = |p: &str| p.starts_with('/') || p.get(1..3) == Some(":/");
     let windows_root = |p: &str| p.starts_with('\\') || p.get(1..3) == Some(":\\");
     if unix_root(part) || windows_root(part) {
-        *path = part.to_owned();
+        path.clear();
+        path.push_str(part);
         return;
     }
     let separator = if windows_root(path) { '\\' } else { '/' };

@@ -14,7 +14,7 @@ use gimli::UnitRef;
 use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
 
-use super::functions::{Function, Functions};
+use super::functions::{Function, Functions, Gathered};
 use super::lines::Lines;
 use super::units::{MAX_DEPTH, UnitIndex};
 use super::{Error, SplitFiles, Sure};
@@ -180,6 +180,8 @@ pub(crate) struct Engine<'a> {
     pub(crate) names: RefCell<FxHashMap<(u64, usize), Option<R<'a>>>>,
     /// Function names as answers carry them, made once each.
     texts: RefCell<Interner<'a>>,
+    /// Room for the inlined calls of the function being parsed.
+    gathered: RefCell<Gathered>,
 }
 
 impl<'a> Engine<'a> {
@@ -197,6 +199,7 @@ impl<'a> Engine<'a> {
             package,
             names: RefCell::default(),
             texts: RefCell::default(),
+            gathered: RefCell::default(),
         }
     }
 
@@ -359,7 +362,9 @@ impl<'a> Engine<'a> {
                 let function = parsed.entry(i).or_insert_with(|| {
                     let offset = searched.functions.offsets[i];
                     let mut texts = self.texts.borrow_mut();
-                    Function::parse(functions_unit, &names, offset, &mut texts).map(Arc::new)
+                    let mut gathered = self.gathered.borrow_mut();
+                    Function::parse(functions_unit, &names, offset, &mut texts, &mut gathered)
+                        .map(Arc::new)
                 });
                 Some(function.clone()?)
             }
