@@ -22,7 +22,7 @@ use std::sync::Mutex;
 pub use search::SYSTEM_DEBUG_DIR;
 pub(crate) use search::dwo_paths;
 pub use source::ElfSource;
-pub(crate) use source::endian_of;
+pub(crate) use source::{dwo_dwarf, endian_of};
 
 use crate::symbols::{Attempt, Locator, Miss, ModuleKey, Provider, Refusal, SymbolSource};
 use file::{Mapped, OpenError, Probe};

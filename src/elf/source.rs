@@ -128,7 +128,7 @@ fn package<'a>(owner: &'a Owner) -> Option<gimli::DwarfPackage<R<'a>>> {
     let endian = endian_of(&obj);
     let empty = EndianSlice::new(&[][..], endian);
     gimli::DwarfPackage::load(
-        |id| section(owner, &obj, id.dwo_name().unwrap_or(""), endian),
+        |id| section(&owner.data, &obj, id.dwo_name().unwrap_or(""), endian),
         empty,
     )
     .ok()
@@ -158,10 +158,7 @@ impl<'a> SplitFiles<'a> for DwoFiles<'a> {
                 .push((path.clone(), m.map.clone()));
             let map: &'a FileMap = owner.dwo_maps.alloc(m.map);
             let Ok(obj) = file::parse(map) else { continue };
-            let endian = endian_of(&obj);
-            let load =
-                |id: gimli::SectionId| section(owner, &obj, id.dwo_name().unwrap_or(""), endian);
-            if let Ok(dwarf) = gimli::Dwarf::load(load)
+            if let Some(dwarf) = dwo_dwarf(&owner.data, &obj)
                 && take(dwarf)
             {
                 return;
@@ -250,11 +247,11 @@ fn load_dwarf<'a>(
     obj: &object::File<'a>,
 ) -> Result<gimli::Dwarf<R<'a>>, LoadError> {
     let endian = endian_of(obj);
-    let mut dwarf = gimli::Dwarf::load(|id| section(owner, obj, id.name(), endian))?;
+    let mut dwarf = gimli::Dwarf::load(|id| section(&owner.data, obj, id.name(), endian))?;
     if let Some(sup) = &owner.parts.sup {
         let sup_obj = file::parse(&sup.map)?;
         let sup_endian = endian_of(&sup_obj);
-        dwarf.load_sup(|id| section(owner, &sup_obj, id.name(), sup_endian))?;
+        dwarf.load_sup(|id| section(&owner.data, &sup_obj, id.name(), sup_endian))?;
     }
     Ok(dwarf)
 }
@@ -267,10 +264,10 @@ pub(crate) fn endian_of(obj: &object::File<'_>) -> RunTimeEndian {
     }
 }
 
-/// A section's bytes: borrowed from the map, or decompressed into the arena
+/// A section's bytes: borrowed from the map, or decompressed into `data`
 /// (bounded). Missing sections are empty.
 fn section<'a>(
-    owner: &'a Owner,
+    data: &'a Arena<Vec<u8>>,
     obj: &object::File<'a>,
     name: &str,
     endian: RunTimeEndian,
@@ -297,14 +294,24 @@ fn section<'a>(
             )));
         }
     }
-    let data = compressed
+    let bytes = compressed
         .decompress()
         .map_err(|e| LoadError(format!("{name}: {e}")))?;
-    let data: &'a [u8] = match (reloc::relocated(obj, &sec, &data), data) {
-        (Some(v), _) | (None, Cow::Owned(v)) => owner.data.alloc(v),
+    let bytes: &'a [u8] = match (reloc::relocated(obj, &sec, &bytes), bytes) {
+        (Some(v), _) | (None, Cow::Owned(v)) => data.alloc(v),
         (None, Cow::Borrowed(b)) => b,
     };
-    Ok(EndianSlice::new(data, endian))
+    Ok(EndianSlice::new(bytes, endian))
+}
+
+/// The DWARF of a `.dwo` file (its `.dwo` sections), decompressed into
+/// `data` within the same bounds as every other section.
+pub(crate) fn dwo_dwarf<'a>(
+    data: &'a Arena<Vec<u8>>,
+    obj: &object::File<'a>,
+) -> Option<gimli::Dwarf<R<'a>>> {
+    let endian = endian_of(obj);
+    gimli::Dwarf::load(|id| section(data, obj, id.dwo_name().unwrap_or(""), endian)).ok()
 }
 
 impl<'a> Loaded<'a> {

@@ -10,7 +10,7 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 use std::path::Path;
 
-use gimli::{AttributeValue, DwAt, EndianSlice, RunTimeEndian, constants};
+use gimli::{AttributeValue, DwAt, EndianSlice, constants};
 use object::{Object, ObjectSection, ObjectSegment, SectionKind};
 
 use super::dies::{Dies, Others, R, Tree};
@@ -18,14 +18,14 @@ use super::writer::{FunctionInfo, GsymBuilder, InlineNode, LineEntry, insert_ran
 use super::{ConvertError, ConvertStats};
 use crate::dwarf::{DwarfIndex, SplitFiles};
 use crate::elf::symtab::{Table, elf_symbols};
-use crate::elf::{dwo_paths, endian_of};
+use crate::elf::{dwo_dwarf, dwo_paths, endian_of};
 
 /// `.dwo` files where the skeleton names them (see [`dwo_paths`]; the
-/// input's folder is where the module's files are), read into `arena`.
+/// input's folder is where the module's files are), read into `arena`
+/// and loaded as the ELF source loads them.
 struct DwoFiles<'d> {
     input_dir: Option<&'d Path>,
     arena: &'d typed_arena::Arena<Vec<u8>>,
-    endian: RunTimeEndian,
 }
 
 impl<'d> SplitFiles<'d> for DwoFiles<'d> {
@@ -43,16 +43,7 @@ impl<'d> SplitFiles<'d> for DwoFiles<'d> {
             let Ok(obj) = object::File::parse(bytes) else {
                 continue;
             };
-            let dwarf = gimli::Dwarf::load(|id| -> gimli::Result<R<'d>> {
-                let section = id.dwo_name().and_then(|n| obj.section_by_name(n));
-                let data: &'d [u8] = match section.map(|s| s.uncompressed_data()) {
-                    Some(Ok(Cow::Borrowed(b))) => b,
-                    Some(Ok(Cow::Owned(v))) => self.arena.alloc(v),
-                    _ => &[],
-                };
-                Ok(EndianSlice::new(data, self.endian))
-            });
-            if let Ok(dwarf) = dwarf
+            if let Some(dwarf) = dwo_dwarf(self.arena, &obj)
                 && take(dwarf)
             {
                 return;
@@ -112,7 +103,6 @@ pub fn from_elf(
     let files = DwoFiles {
         input_dir,
         arena: &dwo_bytes,
-        endian,
     };
     let arena = typed_arena::Arena::new();
     let others = Others::new(index.dwarf(), &arena);
