@@ -16,12 +16,12 @@ fn leak(bytes: Vec<u8>) -> &'static [u8] {
     Box::leak(bytes.into_boxed_slice())
 }
 
-fn read(path: &Path) -> Option<&'static [u8]> {
+pub(super) fn read(path: &Path) -> Option<&'static [u8]> {
     std::fs::read(path).ok().map(leak)
 }
 
 /// `obj`'s DWARF, decompressed; `dwo` for the `.dwo` section names.
-fn sections(obj: &object::File<'static>, dwo: bool) -> gimli::Dwarf<Reader<'static>> {
+pub(super) fn sections(obj: &object::File<'static>, dwo: bool) -> gimli::Dwarf<Reader<'static>> {
     let endian = if obj.is_little_endian() {
         gimli::RunTimeEndian::Little
     } else {

@@ -387,12 +387,12 @@ fn max_depth_slow<T: Reader>(unit: &gimli::Unit<T>) -> isize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::dwarf::tests::{read, sections};
     use object::{Object, ObjectSection};
 
     fn check_file(path: &std::path::Path, dwo: bool) -> usize {
-        let data = std::fs::read(path).unwrap();
-        let obj = object::File::parse(&*data).unwrap();
-        let dwarf = load_sections(&obj, dwo);
+        let obj = object::File::parse(read(path).unwrap()).unwrap();
+        let dwarf = sections(&obj, dwo);
         let mut units = dwarf.units();
         let mut n = 0;
         while let Some(header) = units.next().unwrap() {
@@ -402,23 +402,6 @@ mod tests {
             n += 1;
         }
         n
-    }
-
-    /// Load a file's DWARF sections (unrelocated, as the tests need).
-    fn load_sections<'d>(obj: &object::File<'d>, dwo: bool) -> gimli::Dwarf<R<'d>> {
-        let load = |id: gimli::SectionId| -> Result<R<'d>, gimli::Error> {
-            let name = if dwo {
-                id.dwo_name().unwrap_or("")
-            } else {
-                id.name()
-            };
-            let bytes = obj
-                .section_by_name(name)
-                .and_then(|s| s.data().ok())
-                .unwrap_or(&[]);
-            Ok(gimli::EndianSlice::new(bytes, gimli::RunTimeEndian::Little))
-        };
-        gimli::Dwarf::load(load).unwrap()
     }
 
     /// The result of an addr2line lookup that asks to load split units,
@@ -501,11 +484,10 @@ mod tests {
         }
         let (mut asked, mut found) = (0, 0);
         for path in &files {
-            let data = std::fs::read(path).unwrap();
-            let obj = object::File::parse(&*data).unwrap();
-            let dwarf = load_sections(&obj, false);
+            let obj = object::File::parse(read(path).unwrap()).unwrap();
+            let dwarf = sections(&obj, false);
             let index = UnitIndex::build(&dwarf);
-            let reference = addr2line::Context::from_dwarf(load_sections(&obj, false)).unwrap();
+            let reference = addr2line::Context::from_dwarf(sections(&obj, false)).unwrap();
             for addr in addresses(&dwarf) {
                 asked += 1;
                 let unit = without_loading(reference.find_dwarf_and_unit(addr));
@@ -533,9 +515,8 @@ mod tests {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/latency/bin");
         for name in ["deep_lines", "deep_aranges", "deep_ranges"] {
             let path = dir.join(name);
-            let data = std::fs::read(&path).unwrap();
-            let obj = object::File::parse(&*data).unwrap();
-            let dwarf = load_sections(&obj, false);
+            let obj = object::File::parse(read(&path).unwrap()).unwrap();
+            let dwarf = sections(&obj, false);
             // `outer` is at 0x1140, `_start` at 0x1040 (outside every
             // range).
             let index = UnitIndex::build(&dwarf);
