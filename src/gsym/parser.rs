@@ -193,17 +193,29 @@ impl Layout {
         }
     }
 
-    fn parse_v1(data: &[u8], endian: Endian) -> Result<Layout, GsymError> {
+    /// A cursor at the header's fields after magic and version, for a
+    /// header of `size` bytes, and the error of one cut short.
+    fn header_fields(
+        data: &[u8],
+        endian: Endian,
+        size: usize,
+    ) -> Result<(Cursor<'_>, impl Fn() -> GsymError + Copy), GsymError> {
         let len = data.len();
-        check_range("header", 0, HEADER_V1_SIZE as u64, len)?;
-        let mut c = Cursor::new(data, endian);
-        let bad = || GsymError::Truncated {
+        check_range("header", 0, size as u64, len)?;
+        let bad = move || GsymError::Truncated {
             what: "header",
             start: 0,
-            end: HEADER_V1_SIZE as u64,
+            end: size as u64,
             len: len as u64,
         };
+        let mut c = Cursor::new(data, endian);
         c.bytes(6).ok_or_else(bad)?;
+        Ok((c, bad))
+    }
+
+    fn parse_v1(data: &[u8], endian: Endian) -> Result<Layout, GsymError> {
+        let len = data.len();
+        let (mut c, bad) = Self::header_fields(data, endian, HEADER_V1_SIZE)?;
         let addr_off_size = c.u8().ok_or_else(bad)?;
         let uuid_size = c.u8().ok_or_else(bad)?;
         let base_address = c.u64().ok_or_else(bad)?;
@@ -256,15 +268,7 @@ impl Layout {
 
     fn parse_v2(data: &[u8], endian: Endian) -> Result<Layout, GsymError> {
         let len = data.len();
-        check_range("header", 0, HEADER_V2_SIZE as u64, len)?;
-        let mut c = Cursor::new(data, endian);
-        let bad = || GsymError::Truncated {
-            what: "header",
-            start: 0,
-            end: HEADER_V2_SIZE as u64,
-            len: len as u64,
-        };
-        c.bytes(6).ok_or_else(bad)?;
+        let (mut c, bad) = Self::header_fields(data, endian, HEADER_V2_SIZE)?;
         let addr_off_size = c.u8().ok_or_else(bad)?;
         let encoding = c.u8().ok_or_else(bad)?;
         let base_address = c.u64().ok_or_else(bad)?;
