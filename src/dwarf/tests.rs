@@ -81,18 +81,13 @@ fn package(path: &Path) -> Option<gimli::DwarfPackage<Reader<'static>>> {
     Some(gimli::DwarfPackage::load(load, empty).unwrap())
 }
 
-/// `.dwo` files: the name as it stands, then beside the fixture.
+/// `.dwo` files where the ELF source looks: the name as it stands (under
+/// the comp dir), then beside the fixture.
 struct Beside(PathBuf);
 
 impl Beside {
     fn candidates(&self, name: &[u8], comp_dir: Option<&[u8]>) -> Vec<PathBuf> {
-        let name = Path::new(std::str::from_utf8(name).unwrap());
-        let mut out = Vec::new();
-        if let Some(dir) = comp_dir {
-            out.push(Path::new(std::str::from_utf8(dir).unwrap()).join(name));
-        }
-        out.push(self.0.join(name.file_name().unwrap()));
-        out
+        crate::elf::dwo_paths(name, comp_dir, [self.0.as_path()])
     }
 
     fn dwarf(path: &Path) -> Option<gimli::Dwarf<Reader<'static>>> {
