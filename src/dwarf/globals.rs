@@ -6,12 +6,10 @@
 //! later variable at the same address replaces an earlier one. Built on the
 //! first data lookup of a module (a walk over every DIE), then binary-searched.
 
-use std::sync::Arc;
-
 use gimli::AttributeValue;
-use rustc_hash::FxHashMap;
 
 use super::die_walk::DieWalk;
+use super::units::AbbreviationSets;
 use crate::symbols::Text;
 
 type R<'a> = gimli::EndianSlice<'a, gimli::RunTimeEndian>;
@@ -107,22 +105,9 @@ fn half_of_bytes(headers: &[gimli::UnitHeader<R<'_>>]) -> usize {
 
 fn collect_units(dwarf: &gimli::Dwarf<R<'_>>, headers: &[gimli::UnitHeader<R<'_>>]) -> Vec<Global> {
     let mut vars = Vec::new();
-    // Units share abbreviation sets (LLVM writes one per object file).
-    let mut sets: FxHashMap<usize, Arc<gimli::Abbreviations>> = FxHashMap::default();
+    let mut sets = AbbreviationSets::default();
     for header in headers {
-        let offset = header.debug_abbrev_offset();
-        let abbreviations = match sets.get(&offset.0) {
-            Some(a) => a.clone(),
-            None => {
-                let Ok(a) = dwarf.debug_abbrev.abbreviations(offset) else {
-                    continue;
-                };
-                let a = Arc::new(a);
-                sets.insert(offset.0, a.clone());
-                a
-            }
-        };
-        let Ok(unit) = gimli::Unit::new_with_abbreviations(dwarf, *header, abbreviations) else {
+        let Ok(unit) = sets.unit(dwarf, *header) else {
             continue;
         };
         collect(gimli::UnitRef::new(dwarf, &unit), &mut vars);

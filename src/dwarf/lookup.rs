@@ -16,7 +16,7 @@ use smallvec::SmallVec;
 
 use super::functions::{Function, Functions, Gathered};
 use super::lines::Lines;
-use super::units::{MAX_DEPTH, UnitIndex};
+use super::units::{AbbreviationSets, MAX_DEPTH, UnitIndex};
 use super::{Error, SplitFiles, Sure};
 use crate::symbols::{Frame, Interner};
 
@@ -47,9 +47,7 @@ struct File<'a> {
     /// (Each cell a word until used: a file of many tiny units costs a
     /// few words per unit.)
     parsed: Vec<OnceCell<Box<Sure<SharedUnit<'a>>>>>,
-    /// Abbreviation sets by offset: LLVM shares one among the units of an
-    /// object file.
-    abbreviations: RefCell<FxHashMap<usize, Arc<gimli::Abbreviations>>>,
+    abbreviations: RefCell<AbbreviationSets>,
 }
 
 impl<'a> File<'a> {
@@ -79,17 +77,7 @@ impl<'a> File<'a> {
 
     fn parse(&self, index: usize) -> Sure<SharedUnit<'a>> {
         let header = self.units.header(index)?;
-        let offset = header.debug_abbrev_offset();
-        let cached = self.abbreviations.borrow().get(&offset.0).cloned();
-        let abbreviations = match cached {
-            Some(a) => a,
-            None => {
-                let a = Arc::new(self.dwarf.debug_abbrev.abbreviations(offset)?);
-                self.abbreviations.borrow_mut().insert(offset.0, a.clone());
-                a
-            }
-        };
-        let unit = gimli::Unit::new_with_abbreviations(&self.dwarf, header, abbreviations)?;
+        let unit = self.abbreviations.borrow_mut().unit(&self.dwarf, header)?;
         Ok(Arc::new(unit))
     }
 }

@@ -7,7 +7,10 @@
 //! overlapping units give the same answers. Partial units (dwz) are kept
 //! for references into them, without ranges; type units are left out.
 
+use std::sync::Arc;
+
 use gimli::Reader;
+use rustc_hash::FxHashMap;
 
 use super::root_abbrev::RootAbbreviations;
 
@@ -135,6 +138,34 @@ impl<'a> UnitIndex<'a> {
             Ok(_) | Err(0) => None,
             Err(i) => Some(i - 1),
         }
+    }
+}
+
+/// Abbreviation sets by offset, parsed once each: units share them (LLVM
+/// writes one set per object file, for all the units in it).
+#[derive(Default)]
+pub(crate) struct AbbreviationSets {
+    sets: FxHashMap<usize, Arc<gimli::Abbreviations>>,
+}
+
+impl AbbreviationSets {
+    /// The unit of `header`, its abbreviations shared with the units
+    /// parsed before.
+    pub(crate) fn unit<'a>(
+        &mut self,
+        dwarf: &gimli::Dwarf<R<'a>>,
+        header: gimli::UnitHeader<R<'a>>,
+    ) -> gimli::Result<gimli::Unit<R<'a>>> {
+        let offset = header.debug_abbrev_offset();
+        let abbreviations = match self.sets.get(&offset.0) {
+            Some(a) => a.clone(),
+            None => {
+                let a = Arc::new(dwarf.debug_abbrev.abbreviations(offset)?);
+                self.sets.insert(offset.0, a.clone());
+                a
+            }
+        };
+        gimli::Unit::new_with_abbreviations(dwarf, header, abbreviations)
     }
 }
 
