@@ -16,7 +16,7 @@ use smallvec::SmallVec;
 use super::die_walk::DieWalk;
 use super::lookup::{NAMES_MAX, Names, Within};
 use super::{Error, Sure};
-use crate::symbols::{Interner, Text};
+use crate::symbols::Text;
 
 type R<'a> = gimli::EndianSlice<'a, gimli::RunTimeEndian>;
 
@@ -163,31 +163,48 @@ impl Functions {
     }
 }
 
-/// A `DW_TAG_inlined_subroutine`: where it was called, and where its DIE
-/// is, for its name. A function holds many inlined calls and a lookup
-/// meets few of them: the name is read only when a lookup lands in one.
+/// A `DW_TAG_inlined_subroutine`: where it was called, and where its name
+/// is. A function holds many inlined calls and a lookup meets few of them:
+/// the name is read only when a lookup lands in one.
 pub(crate) struct Inlined {
     /// The DIE's offset in its unit.
     die: u32,
-    /// Wider indexes name no file a unit can have.
-    pub call_file: Option<u32>,
+    /// The unit offset its one `DW_AT_abstract_origin` points to, when that
+    /// link alone names it (most inlined calls): the name is then the
+    /// link's, remembered by the engine, and the DIE is not read again. 0
+    /// when the DIE must be read (no DIE lies at offset 0).
+    origin: u32,
+    /// [`NO_FILE`] for none (wider indexes name no file a unit can have).
+    call_file: u32,
     pub call_line: u32,
     pub call_column: u32,
 }
+
+/// [`Inlined::call_file`] when there is none.
+const NO_FILE: u32 = u32::MAX;
 
 impl Inlined {
     pub(crate) fn name<'a>(
         &self,
         unit: UnitRef<'_, R<'a>>,
         names: &Names<'_, 'a>,
-    ) -> Sure<Option<&'a [u8]>> {
+    ) -> Sure<Option<Text>> {
+        if self.origin != 0 {
+            let origin = gimli::UnitOffset(self.origin as usize);
+            return linked_name(unit, names, gimli::AttributeValue::UnitRef(origin));
+        }
         die_name(unit, names, gimli::UnitOffset(self.die as usize)).map(|d| d.name)
+    }
+
+    /// The index of the file it was called from.
+    pub(crate) fn call_file(&self) -> Option<u32> {
+        (self.call_file != NO_FILE).then_some(self.call_file)
     }
 }
 
 /// A DIE read by [`die_name`].
 struct NamedDie<'u, 'a> {
-    name: Option<&'a [u8]>,
+    name: Option<Text>,
     /// The entries after its attributes.
     entries: gimli::EntriesRaw<'u, R<'a>>,
     /// Its depth among them.
@@ -219,10 +236,11 @@ fn die_name<'u, 'a>(
 /// it: its linkage name wins; its plain name, or the name its abstract
 /// origin or specification leads to, only while it has none. The link is
 /// followed once all attributes are read, unless a later one settles it.
-#[derive(Clone, Copy)]
 pub(crate) enum DieName<'a> {
     None,
     Name(&'a [u8]),
+    /// A name a link led to.
+    Linked(Text),
     /// The name the link leads to; else the plain name that came after it.
     Link(Link, Option<&'a [u8]>),
 }
@@ -260,7 +278,7 @@ impl<'a> DieName<'a> {
         names: &Names<'_, 'a>,
         attr: &gimli::Attribute<R<'a>>,
     ) -> Sure<()> {
-        use DieName::{Link as Linked, Name, None as Nothing};
+        use DieName::{Link as Linking, Linked, Name, None as Nothing};
         match attr.name() {
             gimli::DW_AT_linkage_name | gimli::DW_AT_MIPS_linkage_name => {
                 if let Ok(n) = unit.attr_string(attr.value()) {
@@ -273,24 +291,24 @@ impl<'a> DieName<'a> {
                         *self = Name(n.slice());
                     }
                 }
-                Linked(link, None) => {
-                    *self = Linked(link, unit.attr_string(attr.value()).ok().map(|n| n.slice()));
+                Linking(link, None) => {
+                    *self = Linking(link, unit.attr_string(attr.value()).ok().map(|n| n.slice()));
                 }
                 _ => {}
             },
             gimli::DW_AT_abstract_origin | gimli::DW_AT_specification => {
                 // A second link counts only when the first leads nowhere.
-                if let Linked(first, None) = *self {
+                if let Linking(first, None) = *self {
                     *self = match linked_name(unit, names, first.value())? {
-                        Some(n) => Name(n.slice()),
+                        Some(n) => Linked(n),
                         None => Nothing,
                     };
                 }
                 if let Nothing = *self {
                     *self = match Link::of(&attr.value()) {
-                        Some(link) => Linked(link, None),
+                        Some(link) => Linking(link, None),
                         None => match linked_name(unit, names, attr.value())? {
-                            Some(n) => Name(n.slice()),
+                            Some(n) => Linked(n),
                             None => Nothing,
                         },
                     };
@@ -306,14 +324,16 @@ impl<'a> DieName<'a> {
         self,
         unit: UnitRef<'_, R<'a>>,
         names: &Names<'_, 'a>,
-    ) -> Sure<Option<&'a [u8]>> {
-        match self {
-            DieName::None => Ok(None),
-            DieName::Name(n) => Ok(Some(n)),
-            DieName::Link(link, then) => Ok(linked_name(unit, names, link.value())?
-                .map(|n| n.slice())
-                .or(then)),
-        }
+    ) -> Sure<Option<Text>> {
+        Ok(match self {
+            DieName::None => None,
+            DieName::Name(n) => Some(names.text(n)),
+            DieName::Linked(n) => Some(n),
+            DieName::Link(link, then) => match linked_name(unit, names, link.value())? {
+                Some(n) => Some(n),
+                None => then.map(|n| names.text(n)),
+            },
+        })
     }
 }
 
@@ -353,7 +373,6 @@ impl Function {
         unit: UnitRef<'_, R<'a>>,
         names: &Names<'_, 'a>,
         offset: gimli::UnitOffset<usize>,
-        texts: &mut Interner<'a>,
         gathered: &mut Gathered,
     ) -> Sure<Function> {
         let NamedDie {
@@ -371,7 +390,7 @@ impl Function {
                 .then(a.range.begin.cmp(&b.range.begin))
         });
         Ok(Function {
-            name: name.map(|n| texts.text(n)),
+            name,
             inlined: gathered.inlined.drain(..).collect(),
             addresses: gathered.addresses.drain(..).collect(),
         })
@@ -456,20 +475,34 @@ impl Gathered {
         let mut ranges = RangeAttrs::default();
         let mut inlined = Inlined {
             die: u32::try_from(die.0).map_err(|_| Error::Malformed("unit size"))?,
-            call_file: None,
+            origin: 0,
+            call_file: NO_FILE,
             call_line: 0,
             call_column: 0,
         };
+        // The name comes from the link alone when it is the only attribute
+        // that names (see `DieName::take`).
+        let mut naming = 0;
         for spec in abbrev.attributes() {
             let attr = entries.read_attribute(*spec)?;
             ranges.read(unit, &attr)?;
             match attr.name() {
+                gimli::DW_AT_linkage_name
+                | gimli::DW_AT_MIPS_linkage_name
+                | gimli::DW_AT_name
+                | gimli::DW_AT_specification => naming += 1,
+                gimli::DW_AT_abstract_origin => {
+                    naming += 1;
+                    if let gimli::AttributeValue::UnitRef(o) = attr.value() {
+                        inlined.origin = u32::try_from(o.0).unwrap_or(0);
+                    }
+                }
                 gimli::DW_AT_call_file => {
                     // DWARF 5 numbers files from 0; before, 0 means none.
                     if let gimli::AttributeValue::FileIndex(i) = attr.value()
                         && (i > 0 || unit.header.version() >= 5)
                     {
-                        inlined.call_file = u32::try_from(i).ok();
+                        inlined.call_file = u32::try_from(i).unwrap_or(NO_FILE);
                     }
                 }
                 gimli::DW_AT_call_line => {
@@ -480,6 +513,9 @@ impl Gathered {
                 }
                 _ => {}
             }
+        }
+        if naming != 1 {
+            inlined.origin = 0;
         }
         // Depth is bounded before; a unit cannot hold 2^32 DIEs.
         let too_many = |_| Error::Malformed("DIE tree");
@@ -498,14 +534,14 @@ impl Gathered {
     }
 }
 
-/// [`name_attr`] from the start of a chain of links, remembered by the
-/// `.debug_info` offset it starts at (where the same start always leads to
-/// the same name).
+/// [`name_attr`] from the start of a chain of links, as answers carry it,
+/// remembered by the `.debug_info` offset it starts at (where the same
+/// start always leads to the same name).
 fn linked_name<'a>(
     unit: UnitRef<'_, R<'a>>,
     names: &Names<'_, 'a>,
     value: gimli::AttributeValue<R<'a>>,
-) -> Sure<Option<R<'a>>> {
+) -> Sure<Option<Text>> {
     let start = match value {
         gimli::AttributeValue::UnitRef(offset) => {
             offset.to_debug_info_offset(&unit.header).map(|o| o.0)
@@ -514,18 +550,19 @@ fn linked_name<'a>(
         _ => None,
     };
     let Some(start) = start else {
-        return name_attr(unit, names, value, NAME_LINKS);
+        let name = name_attr(unit, names, value, NAME_LINKS)?;
+        return Ok(name.map(|n| names.text(n.slice())));
     };
     let key = (names.within.tag(), start);
-    if let Some(&name) = names.engine.names.borrow().get(&key) {
-        return Ok(name);
+    if let Some(name) = names.engine.names.borrow().get(&key) {
+        return Ok(name.clone());
     }
-    let name = name_attr(unit, names, value, NAME_LINKS)?;
+    let name = name_attr(unit, names, value, NAME_LINKS)?.map(|n| names.text(n.slice()));
     let mut kept = names.engine.names.borrow_mut();
     if kept.len() >= NAMES_MAX {
         kept.clear();
     }
-    kept.insert(key, name);
+    kept.insert(key, name.clone());
     Ok(name)
 }
 

@@ -18,7 +18,7 @@ use super::functions::{Function, Functions, Gathered};
 use super::lines::Lines;
 use super::units::{AbbreviationSets, MAX_DEPTH, UnitIndex};
 use super::{Error, SplitFiles, Sure};
-use crate::symbols::{Frame, Interner};
+use crate::symbols::{Frame, Interner, Text};
 
 type R<'a> = gimli::EndianSlice<'a, gimli::RunTimeEndian>;
 
@@ -111,6 +111,11 @@ pub(crate) struct Names<'e, 'a> {
 }
 
 impl<'a> Names<'_, 'a> {
+    /// `bytes` as answers carry it, made once per string.
+    pub(crate) fn text(&self, bytes: &'a [u8]) -> Text {
+        self.engine.texts.borrow_mut().text(bytes)
+    }
+
     /// The name of the DIE at `target` in another unit of `self.within`.
     pub(crate) fn other_unit(
         &self,
@@ -165,7 +170,7 @@ pub(crate) struct Engine<'a> {
     /// The name each abstract origin or specification leads to, by file
     /// and `.debug_info` offset: a function inlined in many places is
     /// named once, not at every call site.
-    pub(crate) names: RefCell<FxHashMap<(u64, usize), Option<R<'a>>>>,
+    pub(crate) names: RefCell<FxHashMap<(u64, usize), Option<Text>>>,
     /// Function names as answers carry them, made once each.
     texts: RefCell<Interner<'a>>,
     /// Room for the inlined calls of the function being parsed.
@@ -349,10 +354,8 @@ impl<'a> Engine<'a> {
                 let mut parsed = searched.parsed.borrow_mut();
                 let function = parsed.entry(i).or_insert_with(|| {
                     let offset = searched.functions.offsets[i];
-                    let mut texts = self.texts.borrow_mut();
                     let mut gathered = self.gathered.borrow_mut();
-                    Function::parse(functions_unit, &names, offset, &mut texts, &mut gathered)
-                        .map(Arc::new)
+                    Function::parse(functions_unit, &names, offset, &mut gathered).map(Arc::new)
                 });
                 Some(function.clone()?)
             }
@@ -386,14 +389,13 @@ impl<'a> Engine<'a> {
             frames.extend(next);
             return Ok(Some(Found::Frames(frames, column)));
         };
-        let mut texts = self.texts.borrow_mut();
         for inlined in chain.into_iter().rev() {
             let mut frame = next.take().unwrap_or_default();
-            frame.function = inlined.name(functions_unit, &names)?.map(|n| texts.text(n));
+            frame.function = inlined.name(functions_unit, &names)?;
             frames.push(frame);
             next = Some(Frame {
                 function: None,
-                file: inlined.call_file.and_then(|i| file(i.into())),
+                file: inlined.call_file().and_then(|i| file(i.into())),
                 line: inlined.call_line,
                 column: inlined.call_column,
             });
