@@ -10,7 +10,7 @@ use super::{BuildId, CodeInfo, CodeWant, DataInfo, DataWant, Miss, SourceWarning
 
 /// Answers kept per module before the table is dropped and refilled, so a
 /// log of endless distinct addresses cannot grow memory without bound.
-const MAX_ENTRIES: usize = 1 << 16;
+const MAX_ENTRIES: usize = 1 << 14;
 
 /// A [`SymbolSource`] that remembers its inner source's answers, and hands
 /// them out shared: a remembered answer costs a hash probe and a reference
