@@ -155,6 +155,12 @@ struct ShownAnswer {
     located: Arc<[u8]>,
 }
 
+impl super::kept::Weigh for ShownAnswer {
+    fn weigh(&self) -> usize {
+        std::mem::size_of_val(&*self.frames) + self.located.len()
+    }
+}
+
 impl ShownAnswer {
     /// The location text of `located` and the length of its path.
     fn located(&self, (range, path_len): &Located) -> (&[u8], usize) {

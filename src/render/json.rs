@@ -117,6 +117,12 @@ struct Rendered {
     symbol: Option<u64>,
 }
 
+impl super::kept::Weigh for Rendered {
+    fn weigh(&self) -> usize {
+        self.text.len()
+    }
+}
+
 impl Rendered {
     fn frames(&self) -> &[u8] {
         &self.text[..self.frames_end]

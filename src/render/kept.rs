@@ -11,11 +11,29 @@ use crate::symbols::CodeInfo;
 /// Answers kept at most.
 pub(crate) const MAX_KEPT: usize = 1 << 14;
 
+/// Bytes of kept values at most (as [`Weigh`] counts them): rendered
+/// answers differ in size by format and program (long demangled names and
+/// paths), and a log of endless new addresses would otherwise keep the
+/// largest ones by the thousand.
+pub(crate) const MAX_BYTES: usize = 16 << 20;
+
+/// What a kept value holds on the heap, roughly, in bytes.
+pub(crate) trait Weigh {
+    fn weigh(&self) -> usize;
+}
+
+impl Weigh for () {
+    fn weigh(&self) -> usize {
+        0
+    }
+}
+
 /// Keyed by the address of the shared answer; the kept `Arc` keeps that
 /// address from being reused while the entry lives.
 type Table<V> = FxHashMap<usize, (Arc<CodeInfo>, V)>;
 
-/// Two generations of at most half of [`MAX_KEPT`] each: values are made
+/// Two generations of at most half of [`MAX_KEPT`] and [`MAX_BYTES`] each
+/// (the table's own room aside): values are made
 /// into the young one; when it is full, it becomes the old one and the old
 /// one is dropped. A value asked for from the old generation moves back to
 /// the young one, so the answers a log keeps naming stay, and the ones
@@ -24,6 +42,8 @@ type Table<V> = FxHashMap<usize, (Arc<CodeInfo>, V)>;
 pub(crate) struct PerAnswer<V> {
     young: Table<V>,
     old: Table<V>,
+    /// What the young generation's values weigh.
+    young_bytes: usize,
 }
 
 impl<V> Default for PerAnswer<V> {
@@ -31,11 +51,12 @@ impl<V> Default for PerAnswer<V> {
         PerAnswer {
             young: FxHashMap::default(),
             old: FxHashMap::default(),
+            young_bytes: 0,
         }
     }
 }
 
-impl<V> PerAnswer<V> {
+impl<V: Weigh> PerAnswer<V> {
     /// The value for `info`, made by `make` the first time.
     pub(crate) fn get_or_make(
         &mut self,
@@ -48,10 +69,13 @@ impl<V> PerAnswer<V> {
                 Some(kept) => kept,
                 None => (Arc::clone(info), make(info)),
             };
-            if self.young.len() >= MAX_KEPT / 2 {
+            let bytes = kept.1.weigh();
+            if self.young.len() >= MAX_KEPT / 2 || self.young_bytes + bytes > MAX_BYTES / 2 {
                 std::mem::swap(&mut self.young, &mut self.old);
                 self.young.clear();
+                self.young_bytes = 0;
             }
+            self.young_bytes += bytes;
             self.young.insert(key, kept);
         }
         &self.young[&key].1
@@ -92,5 +116,30 @@ mod tests {
         let recent = &answers[answers.len() - MAX_KEPT / 2 + 1..];
         assert!(recent.iter().all(|a| kept.has(a)));
         assert!(!kept.has(&answers[1]));
+    }
+
+    struct Heavy(usize);
+    impl Weigh for Heavy {
+        fn weigh(&self) -> usize {
+            self.0
+        }
+    }
+
+    #[test]
+    fn heavy_values_are_kept_to_the_byte_bound() {
+        let mut kept = PerAnswer::default();
+        let heavy = MAX_BYTES / 16;
+        let answers: Vec<Arc<CodeInfo>> = (0..64).map(|_| Arc::new(CodeInfo::default())).collect();
+        for a in &answers {
+            kept.get_or_make(a, |_| Heavy(heavy));
+        }
+        // Two generations of at most half the bound each.
+        assert_eq!(kept.len(), 2 * (MAX_BYTES / 2 / heavy));
+        assert!(kept.has(answers.last().unwrap()));
+        assert!(!kept.has(&answers[0]));
+        // A value larger than half the bound is still kept, alone.
+        let huge = Arc::new(CodeInfo::default());
+        assert_eq!(kept.get_or_make(&huge, |_| Heavy(MAX_BYTES)).0, MAX_BYTES);
+        assert!(kept.has(&huge));
     }
 }

@@ -111,6 +111,12 @@ struct Answer {
     bodies: Arc<[u8]>,
 }
 
+impl super::kept::Weigh for Answer {
+    fn weigh(&self) -> usize {
+        std::mem::size_of_val(&*self.frames) + self.bodies.len()
+    }
+}
+
 impl Answer {
     fn body(&self, f: &LFrame) -> &[u8] {
         &self.bodies[f.body.clone()]
