@@ -24,7 +24,10 @@
 //! [`Sharing::computes_data`]).
 //!
 //! An answer is handed over for the same question only: it is published
-//! and taken under its module, address and [`CodeWant`]. Both sides ask
+//! and taken under its module, address and [`CodeWant`]. Modules are
+//! known here by a number each side asks for once ([`Sharing::module`]):
+//! a build ID is copied, hashed and compared once per module, not per
+//! address. Both sides ask
 //! with the same wants (the read-ahead's filter is built from a clone of
 //! the writer's options), so in practice every answer can be taken; the
 //! want in the key keeps a differing caller from taking an answer to
@@ -82,10 +85,12 @@ struct Position(AtomicU64);
 #[derive(Default)]
 struct Tables {
     /// Published by the read-ahead, not yet taken by the writer, by
-    /// module, address and what was asked.
-    answers: HashMap<(BuildId, u64, CodeWant), Result<Arc<CodeInfo>, Miss>>,
+    /// module number, address and what was asked.
+    answers: HashMap<(u64, u64, CodeWant), Result<Arc<CodeInfo>, Miss>>,
     /// Who computes in each region of each module.
-    owners: HashMap<(BuildId, u64), Side>,
+    owners: HashMap<(u64, u64), Side>,
+    /// The number of each module either side has asked about.
+    modules: HashMap<BuildId, u64>,
 }
 
 /// The table between the two threads.
@@ -122,15 +127,25 @@ pub enum Sharing {
 }
 
 impl Sharing {
-    /// This side has no code answer for address `addr` of module `id`,
-    /// asked with `want`: what to do.
-    pub fn begin(&self, id: &BuildId, addr: u64, want: CodeWant) -> Ticket {
+    /// The number module `id` goes by on both sides.
+    pub fn module(&self, id: &BuildId) -> u64 {
+        let (Sharing::Ahead(shared) | Sharing::Writer(shared)) = self;
+        let Some(mut tables) = shared.lock() else {
+            return u64::MAX;
+        };
+        let next = tables.modules.len() as u64;
+        *tables.modules.entry(id.clone()).or_insert(next)
+    }
+
+    /// This side has no code answer for address `addr` of module number
+    /// `module`, asked with `want`: what to do.
+    pub fn begin(&self, module: u64, addr: u64, want: CodeWant) -> Ticket {
         let (shared, side) = match self {
             Sharing::Ahead(s) => (s, Side::Ahead),
             Sharing::Writer(s) => (s, Side::Writer),
         };
-        let key = (id.clone(), addr, want);
-        let region = (id.clone(), addr >> REGION);
+        let key = (module, addr, want);
+        let region = (module, addr >> REGION);
         let Some(mut tables) = shared.lock() else {
             return Ticket::Compute { publish: false };
         };
@@ -198,7 +213,7 @@ impl Sharing {
     /// Hand an answer the read-ahead computed (for `want`) to the writer.
     pub fn publish(
         &self,
-        id: &BuildId,
+        module: u64,
         addr: u64,
         want: CodeWant,
         answer: Result<Arc<CodeInfo>, Miss>,
@@ -208,7 +223,7 @@ impl Sharing {
         };
         if let Some(mut tables) = shared.lock() {
             if tables.answers.len() < MAX_WAITING {
-                tables.answers.insert((id.clone(), addr, want), answer);
+                tables.answers.insert((module, addr, want), answer);
             }
             shared.published.notify_all();
         }
@@ -246,20 +261,24 @@ impl AnswerSupplier for Sharing {
     /// The read-ahead's answer, or `compute`'s (published when this side
     /// is the read-ahead), or none (the read-ahead skips the writer's
     /// regions): see [`Sharing::begin`].
+    fn module(&self, id: &BuildId) -> u64 {
+        Sharing::module(self, id)
+    }
+
     fn code(
         &self,
-        id: &BuildId,
+        module: u64,
         addr: u64,
         want: CodeWant,
         compute: &dyn Fn() -> Result<Arc<CodeInfo>, Miss>,
     ) -> Option<Result<Arc<CodeInfo>, Miss>> {
-        match self.begin(id, addr, want) {
+        match self.begin(module, addr, want) {
             Ticket::Have(answer) => Some(answer),
             Ticket::Skip => None,
             Ticket::Compute { publish } => {
                 let answer = compute();
                 if publish {
-                    self.publish(id, addr, want, answer.clone());
+                    self.publish(module, addr, want, answer.clone());
                 }
                 Some(answer)
             }
@@ -323,14 +342,14 @@ mod tests {
     #[test]
     fn an_answer_computed_ahead_is_taken_once() {
         let (_, ahead, writer) = sides();
-        let id = BuildId(vec![1, 2]);
+        let id = ahead.module(&BuildId(vec![1, 2]));
         ahead.at_line(5);
         assert!(matches!(
-            ahead.begin(&id, 7, W),
+            ahead.begin(id, 7, W),
             Ticket::Compute { publish: true }
         ));
         let answer = Ok(Arc::new(CodeInfo::default()));
-        ahead.publish(&id, 7, W, answer.clone());
+        ahead.publish(id, 7, W, answer.clone());
         writer.at_line(2);
         // Asked with another want: not that answer (the read-ahead is past
         // line 2, so the writer computes its own).
@@ -338,45 +357,54 @@ mod tests {
             line0_columns: false,
         };
         assert!(matches!(
-            writer.begin(&id, 7, other),
+            writer.begin(id, 7, other),
             Ticket::Compute { publish: false }
         ));
-        let got = have(writer.begin(&id, 7, W)).unwrap().unwrap();
+        let got = have(writer.begin(id, 7, W)).unwrap().unwrap();
         assert!(Arc::ptr_eq(&got, answer.as_ref().unwrap()));
         // Taken: the read-ahead is past line 2 and will not bring it again.
         assert!(matches!(
-            writer.begin(&id, 7, W),
+            writer.begin(id, 7, W),
             Ticket::Compute { publish: false }
         ));
         // Another module's address, another kind: not the same answer.
         assert!(matches!(
-            writer.begin(&BuildId(vec![1]), 7, W),
+            writer.begin(writer.module(&BuildId(vec![1])), 7, W),
             Ticket::Compute { .. }
         ));
     }
 
     #[test]
+    fn both_sides_know_a_module_by_one_number() {
+        let (_, ahead, writer) = sides();
+        let a = ahead.module(&BuildId(vec![1, 2]));
+        let b = writer.module(&BuildId(vec![3]));
+        assert_ne!(a, b);
+        assert_eq!(writer.module(&BuildId(vec![1, 2])), a);
+        assert_eq!(ahead.module(&BuildId(vec![3])), b);
+    }
+
+    #[test]
     fn the_writer_waits_while_the_read_ahead_may_bring_the_answer() {
         let (shared, ahead, writer) = sides();
-        let id = BuildId(vec![9]);
+        let id = writer.module(&BuildId(vec![9]));
         ahead.at_line(3);
         writer.at_line(3);
         // The read-ahead owns the region of addresses 1 and 2.
-        assert!(matches!(ahead.begin(&id, 1, W), Ticket::Compute { .. }));
+        assert!(matches!(ahead.begin(id, 1, W), Ticket::Compute { .. }));
         let publisher = {
-            let id = id.clone();
             std::thread::spawn(move || {
                 std::thread::sleep(Duration::from_millis(20));
-                ahead.publish(&id, 1, W, Err::<Arc<CodeInfo>, _>(Miss::NoInfo));
+                ahead.publish(id, 1, W, Err::<Arc<CodeInfo>, _>(Miss::NoInfo));
                 // Moving on to a later line without publishing address 2
                 // releases the writer waiting for it.
                 std::thread::sleep(Duration::from_millis(20));
                 ahead.at_line(4);
             })
         };
-        assert_eq!(have(writer.begin(&id, 1, W)), Some(Err(Miss::NoInfo)));
+        assert_eq!(have(writer.begin(id, 1, W)), Some(Err(Miss::NoInfo)));
         assert!(matches!(
-            writer.begin(&id, 2, W),
+            writer.begin(id, 2, W),
             Ticket::Compute { publish: false }
         ));
         publisher.join().unwrap();
@@ -384,36 +412,36 @@ mod tests {
         // Once the read-ahead is done, nothing is waited for.
         writer.at_line(10);
         shared.ahead_done();
-        assert!(matches!(writer.begin(&id, 3, W), Ticket::Compute { .. }));
+        assert!(matches!(writer.begin(id, 3, W), Ticket::Compute { .. }));
     }
 
     #[test]
     fn a_hungry_writer_gets_every_other_new_region() {
         let (shared, ahead, writer) = sides();
-        let id = BuildId(vec![4]);
+        let id = writer.module(&BuildId(vec![4]));
         let region = |n: u64| n << REGION;
         // The writer meets a region first: its own, skipped by the
         // read-ahead from then on.
         writer.at_line(1);
         assert!(matches!(
-            writer.begin(&id, region(0), W),
+            writer.begin(id, region(0), W),
             Ticket::Compute { .. }
         ));
         ahead.at_line(1);
-        assert!(matches!(ahead.begin(&id, region(0) + 8, W), Ticket::Skip));
+        assert!(matches!(ahead.begin(id, region(0) + 8, W), Ticket::Skip));
         // Not hungry: new regions are the read-ahead's.
         assert!(matches!(
-            ahead.begin(&id, region(1), W),
+            ahead.begin(id, region(1), W),
             Ticket::Compute { .. }
         ));
         assert!(matches!(
-            ahead.begin(&id, region(2), W),
+            ahead.begin(id, region(2), W),
             Ticket::Compute { .. }
         ));
         // Hungry: every other new region goes to the writer.
         shared.writer_hungry.store(true, Ordering::Relaxed);
         let kinds: Vec<bool> = (3..7)
-            .map(|n| matches!(ahead.begin(&id, region(n), W), Ticket::Skip))
+            .map(|n| matches!(ahead.begin(id, region(n), W), Ticket::Skip))
             .collect();
         assert_eq!(kinds, [false, true, false, true]);
         // Data answers are the writer's, wherever they are.

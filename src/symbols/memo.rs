@@ -21,8 +21,9 @@ pub struct Memo {
     inner: Box<dyn SymbolSource>,
     code: RefCell<HashMap<(u64, CodeWant), Kept<CodeInfo>>>,
     data: RefCell<HashMap<(u64, DataWant), Kept<DataInfo>>>,
-    /// Where else answers may come from, and this module's build ID.
-    supplier: Option<(BuildId, Arc<dyn AnswerSupplier>)>,
+    /// Where else answers may come from, and the number it knows this
+    /// module by.
+    supplier: Option<(u64, Arc<dyn AnswerSupplier>)>,
 }
 
 /// Somewhere besides a module's own source that answers may come from (the
@@ -34,13 +35,17 @@ pub trait AnswerSupplier: Send + Sync {
     /// The caller is now at `line` of its input (counted over all its
     /// inputs).
     fn at_line(&self, line: u64);
-    /// The answer for code address `addr` of module `id` asked with `want`:
+    /// The number module `id` goes by in [`AnswerSupplier::code`], the same
+    /// for every caller of this supplier.
+    fn module(&self, id: &BuildId) -> u64;
+    /// The answer for code address `addr` of module number `module` asked
+    /// with `want`:
     /// the supplier's, or `compute`'s; `None` when the caller is to go
     /// without it (the memo then answers [`Miss::NoInfo`] and does not
     /// remember it).
     fn code(
         &self,
-        id: &BuildId,
+        module: u64,
         addr: u64,
         want: CodeWant,
         compute: &dyn Fn() -> Result<Arc<CodeInfo>, Miss>,
@@ -62,7 +67,7 @@ impl Memo {
 
     /// Ask `supplier` for the answers of module `id` before its source.
     pub fn supplied_by(&mut self, id: BuildId, supplier: Arc<dyn AnswerSupplier>) {
-        self.supplier = Some((id, supplier));
+        self.supplier = Some((supplier.module(&id), supplier));
     }
 }
 
@@ -118,7 +123,7 @@ impl Memo {
             let compute = || self.checked(|| self.inner.lookup_code(addr, want).map(Arc::new));
             match &self.supplier {
                 None => Some(compute()),
-                Some((id, supplier)) => supplier.code(id, addr, want, &compute),
+                Some((module, supplier)) => supplier.code(*module, addr, want, &compute),
             }
         })
     }
