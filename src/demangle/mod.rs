@@ -42,14 +42,24 @@ const MAX_REMEMBERED: usize = 1 << 15;
 /// is its own value.
 type Remembered = rustc_hash::FxHashMap<Text, Text>;
 
+/// Demangled names by the address of a shared name (a [`Text`] answers
+/// hand out for every frame of a function): a hit hashes one word and
+/// reads nothing of the name. Each entry keeps its name, so the address is
+/// not reused while the entry lives.
+type ByAddress = rustc_hash::FxHashMap<usize, (Text, Text)>;
+
 thread_local! {
+    /// For names spelled out (`&str`): the free functions, markup names.
     static REMEMBERED: std::cell::RefCell<[Remembered; 2]> = std::cell::RefCell::default();
+    /// For shared names, through a [`Shared`] table.
+    static BY_ADDRESS: std::cell::RefCell<[ByAddress; 2]> = std::cell::RefCell::default();
 }
 
 /// Names demangled by any of the threads that hold it, asked when a
 /// thread's own table misses: the filter's read-ahead demangles the names
 /// in the answers it hands over (see [`crate::render::Discard`]), so the
-/// writing thread finds them done. Clones share one table.
+/// writing thread finds them done. Clones share one table. A shared name
+/// is its own key: it is not copied.
 #[derive(Clone, Default)]
 pub struct Shared(Arc<Mutex<[Remembered; 2]>>);
 
@@ -60,26 +70,60 @@ impl std::fmt::Debug for Shared {
 }
 
 impl Shared {
-    /// [`demangle_full`], through this table.
-    pub fn full(&self, name: &str) -> Text {
+    /// [`demangle_full`] of a shared name, through this table.
+    pub fn full(&self, name: &Text) -> Text {
+        self.by_address(FULL, name, full_uncached)
+    }
+
+    /// [`demangle_llvm`] of a shared name, through this table.
+    pub fn llvm(&self, name: &Text) -> Text {
+        self.by_address(LLVM, name, llvm_uncached)
+    }
+
+    /// [`demangle_full`] of a name the log spells out, through this table.
+    pub fn full_str(&self, name: &str) -> Text {
         remembered(FULL, name, full_uncached, Some(self))
     }
 
-    /// [`demangle_llvm`], through this table.
-    pub fn llvm(&self, name: &str) -> Text {
+    /// [`demangle_llvm`] of a name the log spells out, through this table.
+    pub fn llvm_str(&self, name: &str) -> Text {
         remembered(LLVM, name, llvm_uncached, Some(self))
     }
 
-    /// `name` demangled and `name` as the table's key, from the table
-    /// when it is there.
-    fn get(&self, style: usize, name: &str, demangle: fn(&str) -> String) -> (Text, Text) {
+    fn by_address(&self, style: usize, name: &Text, demangle: fn(&str) -> String) -> Text {
+        let key = Arc::as_ptr(name).cast::<u8>() as usize;
+        BY_ADDRESS.with(|tables| {
+            let mut tables = tables.borrow_mut();
+            let table = &mut tables[style];
+            if let Some((_, hit)) = table.get(&key) {
+                return Text::clone(hit);
+            }
+            let (_, out) = self.get(style, name, Some(name), demangle);
+            if table.len() >= MAX_REMEMBERED {
+                table.clear();
+            }
+            table.insert(key, (Text::clone(name), Text::clone(&out)));
+            out
+        })
+    }
+
+    /// `name` demangled and `name` as the table's key (`shared` itself when
+    /// given, else a copy), from the table when it is there.
+    fn get(
+        &self,
+        style: usize,
+        name: &str,
+        shared: Option<&Text>,
+        demangle: fn(&str) -> String,
+    ) -> (Text, Text) {
         // Demangling cannot panic with the lock held: a poisoned table is
         // still a table of finished entries.
         let lock = || self.0.lock().unwrap_or_else(|e| e.into_inner());
         if let Some((key, hit)) = lock()[style].get_key_value(name) {
             return (Text::clone(key), Text::clone(hit));
         }
-        let (key, out) = made(name, demangle);
+        let key = shared.map_or_else(|| Text::from(name), Text::clone);
+        let out = made(&key, demangle);
         keep(&mut lock()[style], &key, &out);
         (key, out)
     }
@@ -109,25 +153,27 @@ fn remembered(
             return Text::clone(hit);
         }
         let (key, out) = match shared {
-            Some(shared) => shared.get(style, name, demangle),
-            None => made(name, demangle),
+            Some(shared) => shared.get(style, name, None, demangle),
+            None => {
+                let key = Text::from(name);
+                let out = made(&key, demangle);
+                (key, out)
+            }
         };
         keep(table, &key, &out);
         out
     })
 }
 
-/// `name` as a key, and demangled: the key itself when demangling leaves
-/// it as it is (a C name, a name that is no mangling).
-fn made(name: &str, demangle: fn(&str) -> String) -> (Text, Text) {
-    let key = Text::from(name);
+/// `name` demangled: `name` itself when demangling leaves it as it is (a
+/// C name, a name that is no mangling).
+fn made(name: &Text, demangle: fn(&str) -> String) -> Text {
     let out = demangle(name);
-    let out = if out == name {
-        Text::clone(&key)
+    if out == **name {
+        Text::clone(name)
     } else {
         Text::from(out)
-    };
-    (key, out)
+    }
 }
 
 fn keep(table: &mut Remembered, name: &Text, demangled: &Text) {
@@ -256,7 +302,9 @@ mod tests {
         let name = "_ZN4test13one_thread_ok17h0123456789abcdefE";
         let shared = Shared::default();
         let other = shared.clone();
-        std::thread::spawn(move || other.full(name)).join().unwrap();
+        std::thread::spawn(move || other.full(&Text::from(name)))
+            .join()
+            .unwrap();
         assert_eq!(
             shared.has_full(name).as_deref(),
             Some("test::one_thread_ok")
@@ -264,6 +312,33 @@ mod tests {
         // Another run's table, and the free functions, have none of it.
         demangle_full(name);
         assert_eq!(Shared::default().has_full(name), None);
+    }
+
+    #[test]
+    fn shared_names_are_remembered_by_address_and_kept() {
+        let shared = Shared::default();
+        let a = Text::from("_ZN4test1a17h0123456789abcdefE");
+        let first = shared.full(&a);
+        assert_eq!(&*first, "test::a");
+        assert!(Arc::ptr_eq(&first, &shared.full(&a)));
+        // The shared table's key is the name itself, not a copy.
+        assert_eq!(Arc::strong_count(&a), 3);
+        // The tables keep the name: a new one cannot take its address.
+        drop(a);
+        for name in [
+            "_ZN4test1b17h0123456789abcdefE",
+            "_ZN4test1c17h0123456789abcdefE",
+        ] {
+            let demangled = shared.llvm(&Text::from(name));
+            assert_eq!(&*demangled, demangle_llvm(name));
+        }
+        // A name that demangles to itself is its own value.
+        let main = Text::from("main");
+        assert!(Arc::ptr_eq(&shared.full(&main), &main));
+        assert_eq!(
+            &*shared.full_str("_ZN4test1a17h0123456789abcdefE"),
+            "test::a"
+        );
     }
 
     #[test]

@@ -248,8 +248,8 @@ impl Discard {
         };
         let demangled = &self.demangled;
         self.warmed.get_or_make(info, |info| {
-            let functions = info.frames.iter().filter_map(|f| f.function.as_deref());
-            let symbol = info.symbol.as_ref().map(|s| &*s.name);
+            let functions = info.frames.iter().filter_map(|f| f.function.as_ref());
+            let symbol = info.symbol.as_ref().map(|s| &s.name);
             for name in functions.chain(symbol) {
                 demangle(demangled, name);
             }

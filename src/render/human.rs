@@ -514,7 +514,7 @@ impl Human {
     /// A frame's demangled function, its control characters escaped (once
     /// per answer, not per line that shows it).
     fn function_of(&self, f: &Frame) -> Option<Text> {
-        let name = self.opts.demangled.full(f.function.as_deref()?);
+        let name = self.opts.demangled.full(f.function.as_ref()?);
         Some(match crate::escape::controls(&name) {
             std::borrow::Cow::Borrowed(_) => name,
             std::borrow::Cow::Owned(escaped) => Text::from(escaped),
@@ -751,7 +751,7 @@ impl Human {
                 Event::Context(el, _) => out.extend_from_slice(el.text(bytes)),
                 Event::Symbol(_, name) => match std::str::from_utf8(name) {
                     Ok(name) => {
-                        let name = self.opts.demangled.full(name);
+                        let name = self.opts.demangled.full_str(name);
                         self.paint(out, FUNC, &name)
                     }
                     Err(_) => crate::escape::push_bytes(out, name),

@@ -385,7 +385,7 @@ fn render(demangled: &demangle::Shared, b: &mut Vec<u8>, info: &CodeInfo) -> Ren
         b.extend_from_slice(b",\"file\":");
         opt_string(b, f.file.as_deref());
         b.extend_from_slice(b",\"function\":");
-        let function = f.function.as_deref().map(|n| demangled.full(n));
+        let function = f.function.as_ref().map(|n| demangled.full(n));
         opt_string(b, function.as_deref());
         b.extend_from_slice(b",\"inlined\":");
         boolean(b, i + 1 != n);
@@ -572,7 +572,7 @@ impl Json {
             Event::Symbol(el, name) => {
                 let raw = String::from_utf8_lossy(name);
                 buf.extend_from_slice(b"{\"demangled\":");
-                string(buf, &self.opts.demangled.full(&raw));
+                string(buf, &self.opts.demangled.full_str(&raw));
                 buf.extend_from_slice(b",\"element\":\"symbol\",\"name\":");
                 string(buf, &raw);
                 buf.extend_from_slice(b",\"raw\":");

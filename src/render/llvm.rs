@@ -134,10 +134,7 @@ fn llvm_frames(demangled: &demangle::Shared, info: &CodeInfo) -> Arc<[LFrame]> {
                 function: match (&info.symbol, i == last) {
                     // Named from the symbol below.
                     (Some(_), true) => bad(),
-                    _ => f
-                        .function
-                        .as_deref()
-                        .map_or_else(bad, |n| demangled.llvm(n)),
+                    _ => f.function.as_ref().map_or_else(bad, |n| demangled.llvm(n)),
                 },
                 file: f.file.clone().unwrap_or_else(bad),
                 line: f.line,
@@ -377,7 +374,7 @@ impl Llvm {
             Event::Symbol(_, name) => {
                 self.highlight(out)?;
                 match std::str::from_utf8(name) {
-                    Ok(name) => out.write_all(self.demangled.llvm(name).as_bytes())?,
+                    Ok(name) => out.write_all(self.demangled.llvm_str(name).as_bytes())?,
                     Err(_) => out.write_all(name)?,
                 }
                 self.restore(out)

@@ -214,7 +214,7 @@ pub struct RenderOptions {
 }
 
 /// A demangling style, through a run's table.
-pub type Demangler = fn(&demangle::Shared, &str) -> crate::symbols::Text;
+pub type Demangler = fn(&demangle::Shared, &crate::symbols::Text) -> crate::symbols::Text;
 
 /// Build the renderer for `format`.
 pub fn renderer(format: Format, opts: &RenderOptions) -> Box<dyn Render> {
