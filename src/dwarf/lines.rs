@@ -25,11 +25,31 @@ pub(crate) struct LineRow {
     pub column: u32,
 }
 
+/// A row of a sequence that spans less than 4 GiB, as it is kept: its
+/// address as an offset from the sequence's start, its file index
+/// saturated (no unit has 2^32 files, so the index names none either way).
+/// Two thirds of the room of a [`LineRow`], for every row of every unit a
+/// lookup has read.
+#[derive(Clone, Copy)]
+struct NearRow {
+    offset: u32,
+    file_index: u32,
+    line: u32,
+    column: u32,
+}
+
+/// A sequence's rows, in the program's order.
+enum Rows {
+    /// All within 4 GiB above the first (any real program's).
+    Near(Box<[NearRow]>),
+    Far(Box<[LineRow]>),
+}
+
 /// addr2line's `LineSequence`.
 struct LineSequence {
     start: u64,
     end: u64,
-    rows: Box<[LineRow]>,
+    rows: Rows,
 }
 
 /// Sequences as the rows of a line program make them (addr2line's way).
@@ -46,7 +66,21 @@ impl Table {
             if let Some(start) = self.current.first().map(|r| r.address) {
                 let end = row.address;
                 // One allocation of the right size; `current` keeps its room.
-                let rows: Box<[LineRow]> = self.current.as_slice().into();
+                let near = |r: &LineRow| {
+                    Some(NearRow {
+                        offset: u32::try_from(r.address.checked_sub(start)?).ok()?,
+                        file_index: u32::try_from(r.file_index).unwrap_or(u32::MAX),
+                        line: r.line,
+                        column: r.column,
+                    })
+                };
+                let rows = if self.current.iter().all(|r| near(r).is_some()) {
+                    let mut rows = Vec::with_capacity(self.current.len());
+                    rows.extend(self.current.iter().filter_map(near));
+                    Rows::Near(rows.into_boxed_slice())
+                } else {
+                    Rows::Far(self.current.as_slice().into())
+                };
                 self.current.clear();
                 if start < end {
                     self.sequences.push(LineSequence { start, end, rows });
@@ -135,11 +169,26 @@ impl Lines {
                 }
             })
             .ok()?;
-        let rows = &self.sequences[s].rows;
-        match rows.binary_search_by(|r| r.address.cmp(&probe)) {
-            Ok(i) => Some(rows[i]),
+        let sequence = &self.sequences[s];
+        // The row at `probe`, else the one before it.
+        let at = |found: Result<usize, usize>| match found {
+            Ok(i) => Some(i),
             Err(0) => None,
-            Err(i) => Some(rows[i - 1]),
+            Err(i) => Some(i - 1),
+        };
+        match &sequence.rows {
+            Rows::Near(rows) => {
+                // The sequence holds `probe`: it is at or above the start.
+                let offset = probe - sequence.start;
+                let r = rows[at(rows.binary_search_by(|r| u64::from(r.offset).cmp(&offset)))?];
+                Some(LineRow {
+                    address: sequence.start + u64::from(r.offset),
+                    file_index: u64::from(r.file_index),
+                    line: r.line,
+                    column: r.column,
+                })
+            }
+            Rows::Far(rows) => Some(rows[at(rows.binary_search_by(|r| r.address.cmp(&probe)))?]),
         }
     }
 }
@@ -184,7 +233,58 @@ fn push_path(path: &mut String, part: &str) {
 
 #[cfg(test)]
 mod tests {
-    use super::push_path;
+    use super::*;
+
+    fn row(address: u64, file: u64, line: u64, end_sequence: bool) -> Row {
+        Row {
+            address,
+            file,
+            line,
+            column: line + 1,
+            end_sequence,
+        }
+    }
+
+    /// Rows kept near (offsets) and far (a sequence spanning more than
+    /// 4 GiB, a row below its first, a file index past 32 bits) are found
+    /// alike.
+    #[test]
+    fn near_and_far_rows_are_found_alike() {
+        let mut table = Table::default();
+        let far = 0x1_0000_0000 + 0x50;
+        for r in [
+            row(0x10, 1, 10, false),
+            row(0x20, 1, 20, false),
+            row(0x30, 0, 0, true),
+            row(0x40, 2, 40, false),
+            row(far, u64::MAX, 50, false),
+            row(far + 0x10, 0, 0, true),
+            row(far + 0x9000, 3, 60, false),
+            row(far + 0x8000, 3, 70, false),
+            row(far + 0x9100, 0, 0, true),
+        ] {
+            table.take(r);
+        }
+        assert!(matches!(table.sequences[0].rows, Rows::Near(_)));
+        assert!(matches!(table.sequences[1].rows, Rows::Far(_)));
+        assert!(matches!(table.sequences[2].rows, Rows::Far(_)));
+        let mut sequences = table.sequences;
+        sequences.sort_unstable_by_key(|s| s.start);
+        let lines = Lines {
+            files: Vec::new(),
+            sequences,
+        };
+        let found = |probe| lines.find(probe).map(|r| (r.address, r.file_index, r.line));
+        assert_eq!(found(0x0f), None);
+        assert_eq!(found(0x10), Some((0x10, 1, 10)));
+        assert_eq!(found(0x2f), Some((0x20, 1, 20)));
+        assert_eq!(found(0x30), None);
+        assert_eq!(found(0x41), Some((0x40, 2, 40)));
+        assert_eq!(found(far + 1), Some((far, u64::MAX, 50)));
+        assert_eq!(found(far + 0x20), None);
+        // Rows out of order are searched as addr2line searches them.
+        assert_eq!(found(far + 0x9050), Some((far + 0x8000, 3, 70)));
+    }
 
     /// addr2line's joining rule: an absolute part (either style) replaces
     /// the path; otherwise the path's own style's separator joins them.
