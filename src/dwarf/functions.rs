@@ -344,13 +344,58 @@ struct InlinedFunctionAddress {
     function: u32,
 }
 
+/// An [`InlinedFunctionAddress`] as it is kept when all of its function's
+/// ranges lie within 4 GiB above the lowest (any real program's): offsets
+/// from that base, two thirds of the room, for every inlined range of
+/// every function a lookup has read.
+struct NearAddress {
+    begin: u32,
+    end: u32,
+    call_depth: u32,
+    function: u32,
+}
+
+/// A function's inlined ranges, sorted by call depth, then range start, as
+/// addr2line sorts them.
+enum Addresses {
+    Near {
+        base: u64,
+        ranges: Box<[NearAddress]>,
+    },
+    Far(Box<[InlinedFunctionAddress]>),
+}
+
+impl Addresses {
+    /// The ranges of `sorted`, which is left empty (its room kept).
+    fn new(sorted: &mut Vec<InlinedFunctionAddress>) -> Addresses {
+        let base = sorted.iter().map(|a| a.range.begin).min().unwrap_or(0);
+        let near = |a: &InlinedFunctionAddress| {
+            Some(NearAddress {
+                begin: u32::try_from(a.range.begin - base).ok()?,
+                end: u32::try_from(a.range.end.checked_sub(base)?).ok()?,
+                call_depth: a.call_depth,
+                function: a.function,
+            })
+        };
+        if sorted.iter().all(|a| near(a).is_some()) {
+            let mut ranges = Vec::with_capacity(sorted.len());
+            ranges.extend(sorted.drain(..).filter_map(|a| near(&a)));
+            Addresses::Near {
+                base,
+                ranges: ranges.into_boxed_slice(),
+            }
+        } else {
+            Addresses::Far(sorted.drain(..).collect())
+        }
+    }
+}
+
 /// The subprogram holding the address, with its inlined subroutines.
 pub(crate) struct Function {
     /// As answers carry it, made when the function is parsed.
     pub name: Option<Text>,
     inlined: Box<[Inlined]>,
-    /// Sorted by call depth, then range start, as addr2line sorts them.
-    addresses: Box<[InlinedFunctionAddress]>,
+    addresses: Addresses,
 }
 
 /// Where a function's inlined calls are gathered while it is parsed, kept
@@ -392,7 +437,7 @@ impl Function {
         Ok(Function {
             name,
             inlined: gathered.inlined.drain(..).collect(),
-            addresses: gathered.addresses.drain(..).collect(),
+            addresses: Addresses::new(&mut gathered.addresses),
         })
     }
 }
@@ -401,25 +446,57 @@ impl Function {
     /// The inlined subroutines covering `probe`, outermost first: one
     /// binary search per call depth, each after the previous hit.
     pub(crate) fn inlined_chain(&self, probe: u64) -> SmallVec<[&Inlined; 16]> {
+        // Where a range lies from `probe`: above it, below it, or on it.
+        let place = |begin: u64, end: u64, probe: u64| {
+            if begin > probe {
+                Ordering::Greater
+            } else if end <= probe {
+                Ordering::Less
+            } else {
+                Ordering::Equal
+            }
+        };
+        match &self.addresses {
+            Addresses::Near { base, ranges } => {
+                // Every range begins at or above the base.
+                let probe = probe.checked_sub(*base);
+                self.chain(ranges, |a| {
+                    let at = probe.map_or(Ordering::Greater, |p| {
+                        place(a.begin.into(), a.end.into(), p)
+                    });
+                    (a.call_depth, at, a.function)
+                })
+            }
+            Addresses::Far(ranges) => self.chain(ranges, |a| {
+                let at = place(a.range.begin, a.range.end, probe);
+                (a.call_depth, at, a.function)
+            }),
+        }
+    }
+
+    /// [`Self::inlined_chain`] over `ranges`, each seen by `seen` as its
+    /// call depth, where it lies from the probe, and its inlined call.
+    fn chain<'f, A>(
+        &'f self,
+        ranges: &[A],
+        seen: impl Fn(&A) -> (u32, Ordering, u32),
+    ) -> SmallVec<[&'f Inlined; 16]> {
         let mut chain = SmallVec::new();
-        let mut rest = &self.addresses[..];
+        let mut rest = ranges;
         loop {
             let Ok(depth) = u32::try_from(chain.len()) else {
                 return chain;
             };
             let found = rest.binary_search_by(|a| {
-                if a.call_depth != depth {
-                    a.call_depth.cmp(&depth)
-                } else if a.range.begin > probe {
-                    Ordering::Greater
-                } else if a.range.end <= probe {
-                    Ordering::Less
+                let (call_depth, at, _) = seen(a);
+                if call_depth != depth {
+                    call_depth.cmp(&depth)
                 } else {
-                    Ordering::Equal
+                    at
                 }
             });
             let Ok(i) = found else { return chain };
-            chain.push(&self.inlined[rest[i].function as usize]);
+            chain.push(&self.inlined[seen(&rest[i]).2 as usize]);
             rest = &rest[i + 1..];
         }
     }
@@ -622,5 +699,87 @@ pub(crate) fn name_entry<'a>(
         (Some(n), _) => Ok(Some(n)),
         (None, Some(next)) => name_attr(unit, names, next, links - 1),
         (None, None) => Ok(None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ranges(base: u64) -> Vec<InlinedFunctionAddress> {
+        let mut ranges: Vec<InlinedFunctionAddress> = [
+            (0x10, 0x40, 0, 0),
+            (0x50, 0x60, 0, 1),
+            (0x18, 0x20, 1, 2),
+            (0x20, 0x30, 1, 3),
+            (0x22, 0x24, 2, 4),
+            (0x55, 0x58, 1, 5),
+        ]
+        .into_iter()
+        .map(
+            |(begin, end, call_depth, function)| InlinedFunctionAddress {
+                range: gimli::Range {
+                    begin: base + begin,
+                    end: base + end,
+                },
+                call_depth,
+                function,
+            },
+        )
+        .collect();
+        ranges.sort_unstable_by(|a, b| {
+            a.call_depth
+                .cmp(&b.call_depth)
+                .then(a.range.begin.cmp(&b.range.begin))
+        });
+        ranges
+    }
+
+    fn function(addresses: Addresses) -> Function {
+        let inlined = (0..6)
+            .map(|die| Inlined {
+                die,
+                origin: 0,
+                call_file: NO_FILE,
+                call_line: 0,
+                call_column: 0,
+            })
+            .collect();
+        Function {
+            name: None,
+            inlined,
+            addresses,
+        }
+    }
+
+    fn chain(f: &Function, probe: u64) -> Vec<u32> {
+        f.inlined_chain(probe).iter().map(|i| i.die).collect()
+    }
+
+    /// Ranges kept as offsets answer as the full ranges do, below the base
+    /// included; a function whose ranges spread over more than 4 GiB keeps
+    /// them whole.
+    #[test]
+    fn near_and_far_ranges_give_the_same_chains() {
+        let base = 0x40_0000;
+        let near = function(Addresses::new(&mut ranges(base)));
+        assert!(matches!(near.addresses, Addresses::Near { .. }));
+        let far = function(Addresses::Far(ranges(base).into_iter().collect()));
+        for probe in (0..0x70).map(|p| base + p).chain([0, base - 1, u64::MAX]) {
+            assert_eq!(chain(&near, probe), chain(&far, probe), "at {probe:#x}");
+        }
+        assert_eq!(chain(&near, base + 0x23), [0, 3, 4]);
+        assert_eq!(chain(&near, base + 0x56), [1, 5]);
+        let mut spread = ranges(base);
+        spread.push(InlinedFunctionAddress {
+            range: gimli::Range {
+                begin: base + (1 << 33),
+                end: base + (1 << 33) + 1,
+            },
+            call_depth: 3,
+            function: 0,
+        });
+        assert!(matches!(Addresses::new(&mut spread), Addresses::Far(_)));
+        assert!(spread.is_empty());
     }
 }
