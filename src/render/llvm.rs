@@ -9,6 +9,7 @@
 
 use std::collections::HashSet;
 use std::io::{self, Write};
+use std::ops::Range;
 use std::sync::Arc;
 
 use super::kept::PerAnswer;
@@ -62,118 +63,123 @@ pub struct Llvm {
     unfinished: Option<Vec<u8>>,
 }
 
-/// One frame as LLVM's `DILineInfo` holds it.
+/// One frame as LLVM's `DILineInfo` holds it, its texts in its
+/// [`Answer`]'s buffer (copied there once: the frame holds no shared
+/// names, so making and dropping it touches no other thread's counts).
 struct LFrame {
-    function: Text,
-    file: Text,
+    function: Range<usize>,
+    file: Range<usize>,
     line: u32,
     column: u32,
-    /// Where its body is in [`Answer::bodies`].
-    body: std::ops::Range<usize>,
+    /// `FUNCTION FILE:LINE:COLUMN ` as a `bt` frame prints it without
+    /// colour; empty for an empty frame.
+    body: Range<usize>,
 }
 
 impl LFrame {
-    fn bad() -> LFrame {
-        LFrame {
-            function: bad(),
-            file: bad(),
-            line: 0,
-            column: 0,
-            body: 0..0,
-        }
-    }
     fn is_empty(&self) -> bool {
-        &*self.function == BAD && &*self.file == BAD && self.line == 0 && self.column == 0
-    }
-    /// Append `FUNCTION FILE:LINE:COLUMN ` as a `bt` frame prints it
-    /// without colour (nothing for an empty frame).
-    fn push_body(&self, b: &mut Vec<u8>) {
-        if self.is_empty() {
-            return;
-        }
-        let mut num = itoa::Buffer::new();
-        b.extend_from_slice(self.function.as_bytes());
-        b.push(b' ');
-        b.extend_from_slice(self.file.as_bytes());
-        b.push(b':');
-        b.extend_from_slice(num.format(self.line).as_bytes());
-        b.push(b':');
-        b.extend_from_slice(num.format(self.column).as_bytes());
-        b.push(b' ');
+        self.body.is_empty()
     }
 }
 
 /// A code answer as LLVM prints it, made once per kept answer: its frames
-/// and their bodies in one buffer.
+/// and their texts in one buffer.
 #[derive(Clone)]
 struct Answer {
     frames: Arc<[LFrame]>,
-    bodies: Arc<[u8]>,
+    text: Arc<[u8]>,
 }
 
 impl super::kept::Weigh for Answer {
     fn weigh(&self) -> usize {
-        std::mem::size_of_val(&*self.frames) + self.bodies.len()
+        std::mem::size_of_val(&*self.frames) + self.text.len()
     }
 }
 
 impl Answer {
+    fn function(&self, f: &LFrame) -> &[u8] {
+        &self.text[f.function.clone()]
+    }
+    fn file(&self, f: &LFrame) -> &[u8] {
+        &self.text[f.file.clone()]
+    }
     fn body(&self, f: &LFrame) -> &[u8] {
-        &self.bodies[f.body.clone()]
+        &self.text[f.body.clone()]
     }
 }
 
-/// The frames LLVM's symbolizer would give for `info`: DWARF frames
-/// innermost first (one empty frame when none), the outermost one named from
-/// the symbol table when a symbol covers the address.
-fn llvm_frames(demangled: &demangle::Shared, info: &CodeInfo) -> Arc<[LFrame]> {
+/// The frames LLVM's symbolizer would give for `info`, their texts written
+/// in `scratch` first: DWARF frames innermost first (one empty frame when
+/// none), the outermost one named from the symbol table when a symbol
+/// covers the address.
+fn llvm_answer(demangled: &demangle::Shared, scratch: &mut Vec<u8>, info: &CodeInfo) -> Answer {
+    scratch.clear();
     let last = info.frames.len().saturating_sub(1);
     let frame = |i: usize| {
-        let mut frame = match info.frames.get(i) {
-            Some(f) => LFrame {
-                function: match (&info.symbol, i == last) {
+        let (mut function, mut file, line, column) = match info.frames.get(i) {
+            Some(f) => (
+                match (&info.symbol, i == last) {
                     // Named from the symbol below.
-                    (Some(_), true) => bad(),
-                    _ => f.function.as_ref().map_or_else(bad, |n| demangled.llvm(n)),
+                    (Some(_), true) => None,
+                    _ => f.function.as_ref().map(|n| demangled.llvm(n)),
                 },
-                file: f.file.clone().unwrap_or_else(bad),
-                line: f.line,
-                column: f.column,
-                body: 0..0,
-            },
-            None => LFrame::bad(),
+                f.file.as_ref(),
+                f.line,
+                f.column,
+            ),
+            None => (None, None, 0, 0),
         };
         if i == last
             && let Some(sym) = &info.symbol
         {
-            frame.function = demangled.llvm(&sym.name);
-            if &*frame.file == BAD
-                && let Some(file) = &sym.file
-            {
-                frame.file = file.clone();
+            function = Some(demangled.llvm(&sym.name));
+            if file.is_none_or(|f| &**f == BAD) {
+                file = sym.file.as_ref().or(file);
             }
         }
-        frame
+        let function = function.as_deref().unwrap_or(BAD);
+        let file = file.map_or(BAD, |f| &**f);
+        let empty = function == BAD && file == BAD && line == 0 && column == 0;
+        let start = scratch.len();
+        let function = push_span(scratch, function);
+        let mut num = itoa::Buffer::new();
+        let file = if empty {
+            push_span(scratch, file)
+        } else {
+            scratch.push(b' ');
+            let file = push_span(scratch, file);
+            scratch.push(b':');
+            scratch.extend_from_slice(num.format(line).as_bytes());
+            scratch.push(b':');
+            scratch.extend_from_slice(num.format(column).as_bytes());
+            scratch.push(b' ');
+            file
+        };
+        LFrame {
+            body: if empty {
+                start..start
+            } else {
+                start..scratch.len()
+            },
+            function,
+            file,
+            line,
+            column,
+        }
     };
     // Collected straight into the shared slice (its length is known).
-    (0..info.frames.len().max(1)).map(frame).collect()
-}
-
-/// [`llvm_frames`] with their bodies, written in `scratch` first.
-fn llvm_answer(demangled: &demangle::Shared, scratch: &mut Vec<u8>, info: &CodeInfo) -> Answer {
-    let mut frames = llvm_frames(demangled, info);
-    scratch.clear();
-    if let Some(frames) = Arc::get_mut(&mut frames) {
-        for f in frames {
-            let start = scratch.len();
-            f.push_body(scratch);
-            f.body = start..scratch.len();
-        }
-    }
+    let frames = (0..info.frames.len().max(1)).map(frame).collect();
     Answer {
         frames,
-        bodies: Arc::from(&scratch[..]),
+        text: Arc::from(&scratch[..]),
     }
+}
+
+/// Where `text` lands when appended to `buf`.
+fn push_span(buf: &mut Vec<u8>, text: &str) -> Range<usize> {
+    let at = buf.len();
+    buf.extend_from_slice(text.as_bytes());
+    at..buf.len()
 }
 
 /// Write the escape that sets colour `c` (a digit), bold or not.
@@ -197,8 +203,14 @@ impl Llvm {
             unfinished: None,
             demangled: demangle::Shared::default(),
             failed: Answer {
-                frames: Arc::from([LFrame::bad()]),
-                bodies: Arc::from(&[][..]),
+                frames: Arc::from([LFrame {
+                    function: 0..BAD.len(),
+                    file: 0..BAD.len(),
+                    line: 0,
+                    column: 0,
+                    body: 0..0,
+                }]),
+                text: Arc::from(BAD.as_bytes()),
             },
             scratch: Vec::new(),
         }
@@ -426,9 +438,9 @@ impl Llvm {
             return self.raw_element(out, line, el);
         }
         self.highlight(out)?;
-        self.value(out, outer.function.as_bytes())?;
+        self.value(out, answer.function(outer))?;
         out.write_all(b"[")?;
-        self.value(out, inner.file.as_bytes())?;
+        self.value(out, answer.file(inner))?;
         out.write_all(b":")?;
         self.value(out, itoa::Buffer::new().format(inner.line).as_bytes())?;
         out.write_all(b"]")?;
@@ -529,9 +541,9 @@ impl Llvm {
             if !self.colors {
                 out.write_all(answer.body(f))?;
             } else if !f.is_empty() {
-                self.value(out, f.function.as_bytes())?;
+                self.value(out, answer.function(f))?;
                 out.write_all(b" ")?;
-                self.value(out, f.file.as_bytes())?;
+                self.value(out, answer.file(f))?;
                 out.write_all(b":")?;
                 self.value(out, num.format(f.line).as_bytes())?;
                 out.write_all(b":")?;
