@@ -33,12 +33,12 @@ impl Weigh for () {
 type Table<V> = FxHashMap<usize, (Arc<CodeInfo>, V)>;
 
 /// Two generations of at most half of [`MAX_KEPT`] and [`MAX_BYTES`] each
-/// (the table's own room aside): values are made
-/// into the young one; when it is full, it becomes the old one and the old
-/// one is dropped. A value asked for from the old generation moves back to
-/// the young one, so the answers a log keeps naming stay, and the ones
-/// made last are all there (not lost to a table emptied when full). The
-/// tables keep their room from one generation to the next.
+/// (the table's own room aside): values are made into the young one; when
+/// it is full, it becomes the old one and the old one is dropped. A value
+/// asked for from the old generation moves back to the young one, so the
+/// answers a log keeps naming stay, and the ones made last are all there
+/// (not lost to a table emptied when full). The tables keep their room
+/// from one generation to the next.
 pub(crate) struct PerAnswer<V> {
     young: Table<V>,
     old: Table<V>,
