@@ -15,6 +15,7 @@ use smallvec::SmallVec;
 
 use super::die_walk::DieWalk;
 use super::lookup::{NAMES_MAX, Names, Within};
+use super::ranges::{all_narrow, place};
 use super::{Error, Sure};
 use crate::symbols::Text;
 
@@ -149,15 +150,7 @@ impl Functions {
     pub(crate) fn find(&self, probe: u64) -> Option<usize> {
         let i = self
             .addresses
-            .binary_search_by(|a| {
-                if probe < a.range.begin {
-                    Ordering::Greater
-                } else if probe >= a.range.end {
-                    Ordering::Less
-                } else {
-                    Ordering::Equal
-                }
-            })
+            .binary_search_by(|a| place(a.range.begin, a.range.end, probe))
             .ok()?;
         Some(self.addresses[i].function)
     }
@@ -369,23 +362,20 @@ impl Addresses {
     /// The ranges of `sorted`, which is left empty (its room kept).
     fn new(sorted: &mut Vec<InlinedFunctionAddress>) -> Addresses {
         let base = sorted.iter().map(|a| a.range.begin).min().unwrap_or(0);
-        let near = |a: &InlinedFunctionAddress| {
+        let near = all_narrow(sorted, |a| {
             Some(NearAddress {
                 begin: u32::try_from(a.range.begin - base).ok()?,
                 end: u32::try_from(a.range.end.checked_sub(base)?).ok()?,
                 call_depth: a.call_depth,
                 function: a.function,
             })
-        };
-        if sorted.iter().all(|a| near(a).is_some()) {
-            let mut ranges = Vec::with_capacity(sorted.len());
-            ranges.extend(sorted.drain(..).filter_map(|a| near(&a)));
-            Addresses::Near {
-                base,
-                ranges: ranges.into_boxed_slice(),
+        });
+        match near {
+            Some(ranges) => {
+                sorted.clear();
+                Addresses::Near { base, ranges }
             }
-        } else {
-            Addresses::Far(sorted.drain(..).collect())
+            None => Addresses::Far(sorted.drain(..).collect()),
         }
     }
 }
@@ -446,16 +436,6 @@ impl Function {
     /// The inlined subroutines covering `probe`, outermost first: one
     /// binary search per call depth, each after the previous hit.
     pub(crate) fn inlined_chain(&self, probe: u64) -> SmallVec<[&Inlined; 16]> {
-        // Where a range lies from `probe`: above it, below it, or on it.
-        let place = |begin: u64, end: u64, probe: u64| {
-            if begin > probe {
-                Ordering::Greater
-            } else if end <= probe {
-                Ordering::Less
-            } else {
-                Ordering::Equal
-            }
-        };
         match &self.addresses {
             Addresses::Near { base, ranges } => {
                 // Every range begins at or above the base.

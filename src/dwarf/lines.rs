@@ -6,12 +6,11 @@
 //! each row keeps its column even on line 0, which LLVM prints.
 //! Following addr2line's design (Apache-2.0 OR MIT); no code is copied.
 
-use std::cmp::Ordering;
-
 use gimli::UnitRef;
 
 use super::Sure;
 use super::line_program::{self, Malformed, Outcome, Row};
+use super::ranges::{all_narrow, place};
 use crate::symbols::Text;
 
 type R<'a> = gimli::EndianSlice<'a, gimli::RunTimeEndian>;
@@ -74,12 +73,9 @@ impl Table {
                         column: r.column,
                     })
                 };
-                let rows = if self.current.iter().all(|r| near(r).is_some()) {
-                    let mut rows = Vec::with_capacity(self.current.len());
-                    rows.extend(self.current.iter().filter_map(near));
-                    Rows::Near(rows.into_boxed_slice())
-                } else {
-                    Rows::Far(self.current.as_slice().into())
+                let rows = match all_narrow(&self.current, near) {
+                    Some(rows) => Rows::Near(rows),
+                    None => Rows::Far(self.current.as_slice().into()),
                 };
                 self.current.clear();
                 if start < end {
@@ -159,15 +155,7 @@ impl Lines {
     pub(crate) fn find(&self, probe: u64) -> Option<LineRow> {
         let s = self
             .sequences
-            .binary_search_by(|s| {
-                if probe < s.start {
-                    Ordering::Greater
-                } else if probe >= s.end {
-                    Ordering::Less
-                } else {
-                    Ordering::Equal
-                }
-            })
+            .binary_search_by(|s| place(s.start, s.end, probe))
             .ok()?;
         let sequence = &self.sequences[s];
         // The row at `probe`, else the one before it.

@@ -17,6 +17,7 @@ mod globals;
 mod line_program;
 mod lines;
 mod lookup;
+mod ranges;
 mod root_abbrev;
 mod units;
 
