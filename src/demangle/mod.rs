@@ -99,10 +99,7 @@ impl Shared {
                 return Text::clone(hit);
             }
             let (_, out) = self.get(style, name, Some(name), demangle);
-            if table.len() >= MAX_REMEMBERED {
-                table.clear();
-            }
-            table.insert(key, (Text::clone(name), Text::clone(&out)));
+            keep(table, key, (Text::clone(name), Text::clone(&out)));
             out
         })
     }
@@ -124,7 +121,7 @@ impl Shared {
         }
         let key = shared.map_or_else(|| Text::from(name), Text::clone);
         let out = made(&key, demangle);
-        keep(&mut lock()[style], &key, &out);
+        keep(&mut lock()[style], Text::clone(&key), Text::clone(&out));
         (key, out)
     }
 
@@ -160,7 +157,7 @@ fn remembered(
                 (key, out)
             }
         };
-        keep(table, &key, &out);
+        keep(table, Text::clone(&key), Text::clone(&out));
         out
     })
 }
@@ -176,11 +173,13 @@ fn made(name: &Text, demangle: fn(&str) -> String) -> Text {
     }
 }
 
-fn keep(table: &mut Remembered, name: &Text, demangled: &Text) {
+/// Insert into a table of at most [`MAX_REMEMBERED`] entries, refilled
+/// when full.
+fn keep<K: std::hash::Hash + Eq, V>(table: &mut rustc_hash::FxHashMap<K, V>, key: K, value: V) {
     if table.len() >= MAX_REMEMBERED {
         table.clear();
     }
-    table.insert(Text::clone(name), Text::clone(demangled));
+    table.insert(key, value);
 }
 
 /// Demangle for people (see the module docs).
