@@ -25,13 +25,12 @@
 //!
 //! An answer is handed over for the same question only: it is published
 //! and taken under its module, address and [`CodeWant`]. Modules are
-//! known here by a number each side asks for once ([`Sharing::module`]):
-//! a build ID is copied, hashed and compared once per module, not per
-//! address. Both sides ask
-//! with the same wants (the read-ahead's filter is built from a clone of
-//! the writer's options), so in practice every answer can be taken; the
-//! want in the key keeps a differing caller from taking an answer to
-//! another question.
+//! known here by a number each side asks for once
+//! ([`AnswerSupplier::module`]): a build ID is copied, hashed and compared
+//! once per module, not per address. Both sides ask with the same wants
+//! (the read-ahead's filter is built from a clone of the writer's
+//! options), so in practice every answer can be taken; the want in the key
+//! keeps a differing caller from taking an answer to another question.
 
 use rustc_hash::FxHashMap as HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -127,16 +126,6 @@ pub enum Sharing {
 }
 
 impl Sharing {
-    /// The number module `id` goes by on both sides.
-    pub fn module(&self, id: &BuildId) -> u64 {
-        let (Sharing::Ahead(shared) | Sharing::Writer(shared)) = self;
-        let Some(mut tables) = shared.lock() else {
-            return u64::MAX;
-        };
-        let next = tables.modules.len() as u64;
-        *tables.modules.entry(id.clone()).or_insert(next)
-    }
-
     /// This side has no code answer for address `addr` of module number
     /// `module`, asked with `want`: what to do.
     pub fn begin(&self, module: u64, addr: u64, want: CodeWant) -> Ticket {
@@ -258,13 +247,19 @@ impl AnswerSupplier for Sharing {
         matches!(self, Sharing::Writer(_))
     }
 
+    /// The number module `id` goes by on both sides.
+    fn module(&self, id: &BuildId) -> u64 {
+        let (Sharing::Ahead(shared) | Sharing::Writer(shared)) = self;
+        let Some(mut tables) = shared.lock() else {
+            return u64::MAX;
+        };
+        let next = tables.modules.len() as u64;
+        *tables.modules.entry(id.clone()).or_insert(next)
+    }
+
     /// The read-ahead's answer, or `compute`'s (published when this side
     /// is the read-ahead), or none (the read-ahead skips the writer's
     /// regions): see [`Sharing::begin`].
-    fn module(&self, id: &BuildId) -> u64 {
-        Sharing::module(self, id)
-    }
-
     fn code(
         &self,
         module: u64,

@@ -202,16 +202,12 @@ impl Llvm {
             line_buf: Vec::new(),
             unfinished: None,
             demangled: demangle::Shared::default(),
-            failed: Answer {
-                frames: Arc::from([LFrame {
-                    function: 0..BAD.len(),
-                    file: 0..BAD.len(),
-                    line: 0,
-                    column: 0,
-                    body: 0..0,
-                }]),
-                text: Arc::from(BAD.as_bytes()),
-            },
+            // What a lookup that found nothing gives: one empty frame.
+            failed: llvm_answer(
+                &demangle::Shared::default(),
+                &mut Vec::new(),
+                &CodeInfo::default(),
+            ),
             scratch: Vec::new(),
         }
     }
