@@ -6,7 +6,8 @@
 //! ranges when made, each unit's functions and line table on the first
 //! lookup that lands in it, a split unit's `.dwo` file or package entry
 //! then too, and the global-variable index on the first data lookup.
-//! Names and paths borrow from the sections. dwz supplementary files are
+//! Names are made from the sections' bytes once per module and paths once
+//! per unit, and every answer shares them. dwz supplementary files are
 //! followed for names and strings. It knows nothing of ELF or of where
 //! files lie: the caller hands over the sections and a way to find `.dwo`
 //! files.
