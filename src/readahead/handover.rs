@@ -214,7 +214,11 @@ impl Sharing {
             if tables.answers.len() < MAX_WAITING {
                 tables.answers.insert((module, addr, want), answer);
             }
-            shared.published.notify_all();
+            // Under the lock, so a writer about to wait has set the flag:
+            // a wake-up is a system call, not worth making for nobody.
+            if shared.writer_waits.load(Ordering::Acquire) {
+                shared.published.notify_all();
+            }
         }
     }
 }
