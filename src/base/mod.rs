@@ -1,6 +1,6 @@
 //! The neutral base every layer stands on: build IDs and hexadecimal
-//! numbers, file paths from bytes, the one memory-mapped file type, and
-//! lists kept empty for reuse.
+//! numbers, file paths from bytes, the one memory-mapped file type, lists
+//! kept empty for reuse, and caches bounded by emptying.
 //! It knows nothing of markup, symbol sources or output formats, so the
 //! lexer and the context can use it without reaching into either.
 
@@ -21,4 +21,42 @@ pub(crate) fn recycle<T, U>(mut list: Vec<T>) -> Vec<U> {
     list.into_iter()
         .map(|_| -> U { unreachable!("the list is empty") })
         .collect()
+}
+
+/// Inserts into a cache of at most `max` entries, emptying it first when
+/// it is full: every entry can be made again, and a log of endless new
+/// keys cannot grow the cache without bound. The caches that use it keep
+/// names, paths and answers a log names over and over, so a full one is
+/// refilled at once by what the log names now.
+pub(crate) fn insert_bounded<K, V, S>(
+    table: &mut std::collections::HashMap<K, V, S>,
+    max: usize,
+    key: K,
+    value: V,
+) where
+    K: std::hash::Hash + Eq,
+    S: std::hash::BuildHasher,
+{
+    if table.len() >= max {
+        table.clear();
+    }
+    table.insert(key, value);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_full_cache_is_emptied_before_an_insert() {
+        let mut table = std::collections::HashMap::new();
+        for k in 0..3 {
+            insert_bounded(&mut table, 3, k, k);
+        }
+        assert_eq!(table.len(), 3);
+        // A fourth key finds the table full: it starts again.
+        insert_bounded(&mut table, 3, 7, 7);
+        assert_eq!(table.len(), 1);
+        assert_eq!(table.get(&7), Some(&7));
+    }
 }

@@ -26,6 +26,7 @@ mod msvc;
 use std::fmt::Write;
 use std::sync::{Arc, Mutex};
 
+use crate::base::insert_bounded;
 use crate::symbols::Text;
 
 /// Longest demangled name we accept before falling back to the raw name.
@@ -99,7 +100,12 @@ impl Shared {
                 return Text::clone(hit);
             }
             let (_, out) = self.get(style, name, Some(name), demangle);
-            keep(table, key, (Text::clone(name), Text::clone(&out)));
+            insert_bounded(
+                table,
+                MAX_REMEMBERED,
+                key,
+                (Text::clone(name), Text::clone(&out)),
+            );
             out
         })
     }
@@ -121,7 +127,12 @@ impl Shared {
         }
         let key = shared.map_or_else(|| Text::from(name), Text::clone);
         let out = made(&key, demangle);
-        keep(&mut lock()[style], Text::clone(&key), Text::clone(&out));
+        insert_bounded(
+            &mut lock()[style],
+            MAX_REMEMBERED,
+            Text::clone(&key),
+            Text::clone(&out),
+        );
         (key, out)
     }
 
@@ -157,7 +168,7 @@ fn remembered(
                 (key, out)
             }
         };
-        keep(table, Text::clone(&key), Text::clone(&out));
+        insert_bounded(table, MAX_REMEMBERED, Text::clone(&key), Text::clone(&out));
         out
     })
 }
@@ -171,15 +182,6 @@ fn made(name: &Text, demangle: fn(&str) -> String) -> Text {
     } else {
         Text::from(out)
     }
-}
-
-/// Insert into a table of at most [`MAX_REMEMBERED`] entries, refilled
-/// when full.
-fn keep<K: std::hash::Hash + Eq, V>(table: &mut rustc_hash::FxHashMap<K, V>, key: K, value: V) {
-    if table.len() >= MAX_REMEMBERED {
-        table.clear();
-    }
-    table.insert(key, value);
 }
 
 /// Demangle for people (see the module docs).

@@ -616,10 +616,7 @@ fn linked_name<'a>(
     }
     let name = name_attr(unit, names, value, NAME_LINKS)?.map(|n| names.text(n.slice()));
     let mut kept = names.engine.names.borrow_mut();
-    if kept.len() >= NAMES_MAX {
-        kept.clear();
-    }
-    kept.insert(key, name.clone());
+    crate::base::insert_bounded(&mut kept, NAMES_MAX, key, name.clone());
     Ok(name)
 }
 

@@ -199,10 +199,7 @@ impl PathCache {
         self.normalizer.push(&mut v, p);
         let class = paths::classify(&v);
         let n = Arc::new((v.into_boxed_slice(), class));
-        if self.map.len() >= PATHS_MAX {
-            self.map.clear();
-        }
-        self.map.insert(p.into(), Arc::clone(&n));
+        crate::base::insert_bounded(&mut self.map, PATHS_MAX, p.into(), Arc::clone(&n));
         n
     }
 }

@@ -93,11 +93,8 @@ fn remembered<K: std::hash::Hash + Eq, T>(
     let Some(answer) = compute() else {
         return Err(Miss::NoInfo);
     };
-    let mut table = table.borrow_mut();
-    if table.len() >= MAX_ENTRIES {
-        table.clear();
-    }
-    table.insert(key, answer.clone().map_err(Box::new));
+    let kept = answer.clone().map_err(Box::new);
+    crate::base::insert_bounded(&mut table.borrow_mut(), MAX_ENTRIES, key, kept);
     answer
 }
 

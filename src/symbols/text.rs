@@ -45,11 +45,8 @@ impl<'a> Interner<'a> {
         if let Some(text) = self.kept.get(&key) {
             return text.clone();
         }
-        if self.kept.len() >= KEPT {
-            self.kept.clear();
-        }
         let text = lossy(bytes);
-        self.kept.insert(key, text.clone());
+        crate::base::insert_bounded(&mut self.kept, KEPT, key, text.clone());
         text
     }
 }
