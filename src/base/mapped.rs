@@ -17,7 +17,7 @@
 use std::fs::File;
 use std::mem::ManuallyDrop;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Mutex, Once, OnceLock};
 
 /// How many mappings the handler can know of at once.
@@ -45,6 +45,9 @@ static TABLE: [Slot; SLOTS] = [const {
 }; SLOTS];
 /// Faults so far; [`take_faults`] returns at once while it is unchanged.
 static FAULTS: AtomicUsize = AtomicUsize::new(0);
+/// Set by the first fault inside a mapping, before its pages are replaced:
+/// see [`any_fault`].
+static ANY_FAULT: AtomicBool = AtomicBool::new(false);
 static SEEN: AtomicUsize = AtomicUsize::new(0);
 /// The file of each slot, for [`take_faults`] (never read by the handler).
 static PATHS: Mutex<Vec<Option<PathBuf>>> = Mutex::new(Vec::new());
@@ -160,6 +163,13 @@ impl Drop for FileMap {
     }
 }
 
+/// Whether any mapping has faulted in this process: until one does, no
+/// file can have been read as zeros, and a caller checking after every
+/// read (see [`FileMap::faulted`]) has nothing to look at.
+pub fn any_fault() -> bool {
+    ANY_FAULT.load(Ordering::SeqCst)
+}
+
 /// The files that were truncated under their mapping since the last call
 /// (each once).
 pub fn take_faults() -> Vec<PathBuf> {
@@ -247,6 +257,8 @@ extern "C" fn on_sigbus(_sig: libc::c_int, info: *mut libc::siginfo_t, _ctx: *mu
             continue;
         }
         let whole = len.div_ceil(page) * page;
+        // Before the zeros: whoever reads them sees the flag afterwards.
+        ANY_FAULT.store(true, Ordering::SeqCst);
         // SAFETY: replaces exactly the pages of a live mapping this process
         // owns (the slot is cleared before that mapping is unmapped).
         let p = unsafe {

@@ -125,6 +125,15 @@ impl Memo {
         })
     }
 
+    /// [`SymbolSource::truncated`], asked only once some mapping has
+    /// faulted: it is asked twice per lookup, and a source may have many
+    /// files to look at.
+    fn truncated(&self) -> Option<String> {
+        crate::base::mapped::any_fault()
+            .then(|| self.inner.truncated())
+            .flatten()
+    }
+
     /// `ask`, unless a file of the source was truncated before or while it
     /// ran (then the answer may come from zeros).
     fn checked<T>(&self, ask: impl FnOnce() -> Result<T, Miss>) -> Result<T, Miss> {
@@ -132,11 +141,11 @@ impl Memo {
             path,
             reason: crate::base::mapped::TRUNCATED.to_string(),
         };
-        if let Some(path) = self.inner.truncated() {
+        if let Some(path) = self.truncated() {
             return Err(truncated(path));
         }
         let answer = ask();
-        match self.inner.truncated() {
+        match self.truncated() {
             Some(path) => Err(truncated(path)),
             None => answer,
         }
