@@ -15,13 +15,15 @@
 use std::cell::{Cell, OnceCell};
 
 use object::read::StringTable;
-use object::read::elf::{ElfFile, FileHeader, Sym};
+use object::read::elf::{ElfFile, FileHeader, SectionHeader, Sym};
 use object::{Endianness, elf};
 
 /// Lookups answered by scanning the tables before the sorted table is
-/// built: a scan costs about a twentieth of the build, and a process asked
-/// for one address should not pay for the sort.
-const SCANS: u32 = 8;
+/// built: a process asked for one address should not pay for the sort, and
+/// a module asked for many should not pay much more than the sort. A build
+/// costs about three scans (BENCHMARKS.md), so scanning three times costs
+/// at most about twice the cheaper of the two ways.
+const SCANS: u32 = 3;
 
 /// The symbol table of a module, built on demand: the first [`SCANS`]
 /// lookups scan the files' tables (same answers), later ones use the
@@ -51,20 +53,20 @@ impl<'a> Symbols<'a> {
         let table = self
             .table
             .get_or_init(|| SymbolTable::build(&self.files.iter().collect::<Vec<_>>()));
-        table.find(addr).copied()
+        table.find(addr)
     }
 
     /// One pass over the tables, keeping the entry the sorted table would
     /// answer with: the largest address at or below `addr`, then the
-    /// largest size, then the last one seen.
+    /// largest size, then the last one seen. Only its name is read.
     fn scan(&self, addr: u64) -> Option<SymEntry<'a>> {
         for table in [Table::Static, Table::Dynamic] {
             let mut any = false;
-            let best: Cell<Option<SymEntry<'a>>> = Cell::new(None);
+            let best: Cell<Option<(ElfSymbol<'a>, u64)>> = Cell::new(None);
             let want = |a: u64, size: u64| {
-                a <= addr && best.get().is_none_or(|b| (a, size) >= (b.addr, b.size))
+                a <= addr && best.get().is_none_or(|(b, at)| (a, size) >= (at, b.size))
             };
-            let keep = |s: SymEntry<'a>| best.set(Some(s));
+            let keep = |sym: &ElfSymbol<'a>, at| best.set(Some((*sym, at)));
             for file in &self.files {
                 match file {
                     object::File::Elf32(f) => visit(f, table, &mut any, want, &keep),
@@ -73,8 +75,9 @@ impl<'a> Symbols<'a> {
                 }
             }
             if any {
-                return best
-                    .get()
+                let (sym, at) = best.get()?;
+                return sym
+                    .entry(at)
                     .filter(|s| s.size == 0 || s.addr.saturating_add(s.size) > addr);
             }
         }
@@ -94,9 +97,27 @@ pub(crate) struct SymEntry<'a> {
 
 #[derive(Default)]
 pub(crate) struct SymbolTable<'a> {
-    syms: Vec<SymEntry<'a>>,
-    /// `syms`' addresses alone, for the binary search of every lookup.
+    /// The symbols' addresses alone, for the binary search of every lookup.
     addrs: Vec<u64>,
+    /// The rest of each symbol, at the same index.
+    kept: Vec<Kept>,
+    /// The string tables [`Kept`] names point into.
+    strings: Vec<StringTable<'a>>,
+}
+
+/// A symbol as the sorted table keeps it: its name and its file's as
+/// offsets into one of the table's string tables, read only for the symbol
+/// a lookup lands on (most are never asked for, and their strings never
+/// paged in).
+#[derive(Clone, Copy)]
+struct Kept {
+    size: u64,
+    name: u32,
+    /// Where the `STT_FILE` name of a local symbol starts (see
+    /// [`ElfSymbol::file`]).
+    file: Option<u32>,
+    /// Index in [`SymbolTable::strings`].
+    strings: u32,
 }
 
 /// Which table of a file to read.
@@ -111,11 +132,12 @@ impl<'a> SymbolTable<'a> {
     /// (later entries win ties, as LLVM's stable sort + "keep last" does).
     pub(crate) fn build(files: &[&object::File<'a>]) -> SymbolTable<'a> {
         let mut syms = Vec::new();
+        let mut strings = Vec::new();
         for table in [Table::Static, Table::Dynamic] {
             for file in files {
                 match file {
-                    object::File::Elf32(f) => collect(f, table, &mut syms),
-                    object::File::Elf64(f) => collect(f, table, &mut syms),
+                    object::File::Elf32(f) => collect(f, table, &mut syms, &mut strings),
+                    object::File::Elf64(f) => collect(f, table, &mut syms, &mut strings),
                     _ => {}
                 }
             }
@@ -123,59 +145,103 @@ impl<'a> SymbolTable<'a> {
                 break;
             }
         }
-        Self::from_symbols(syms)
+        Self::sorted(syms, strings)
     }
 
-    pub(crate) fn from_symbols(mut syms: Vec<SymEntry<'a>>) -> SymbolTable<'a> {
+    fn sorted(mut syms: Vec<(u64, Kept)>, strings: Vec<StringTable<'a>>) -> SymbolTable<'a> {
         // Stable: among equal (addr, size) the later one is kept below.
-        syms.sort_by_key(|s| (s.addr, s.size));
-        let mut out: Vec<SymEntry<'a>> = Vec::with_capacity(syms.len());
-        for s in syms {
-            match out.last_mut() {
-                Some(last) if last.addr == s.addr => *last = s,
-                _ => out.push(s),
+        syms.sort_by_key(|(addr, k)| (*addr, k.size));
+        let mut addrs: Vec<u64> = Vec::with_capacity(syms.len());
+        let mut kept: Vec<Kept> = Vec::with_capacity(syms.len());
+        for (addr, k) in syms {
+            match (addrs.last(), kept.last_mut()) {
+                (Some(&last), Some(same)) if last == addr => *same = k,
+                _ => {
+                    addrs.push(addr);
+                    kept.push(k);
+                }
             }
         }
-        out.shrink_to_fit();
-        let addrs = out.iter().map(|s| s.addr).collect();
-        SymbolTable { syms: out, addrs }
+        addrs.shrink_to_fit();
+        kept.shrink_to_fit();
+        SymbolTable {
+            addrs,
+            kept,
+            strings,
+        }
     }
 
     /// The symbol covering `addr`, by LLVM's rule (a size-0 symbol covers
     /// everything up to the next symbol).
-    pub(crate) fn find(&self, addr: u64) -> Option<&SymEntry<'a>> {
-        let idx = self.addrs.partition_point(|&a| a <= addr);
-        let s = self.syms.get(idx.checked_sub(1)?)?;
-        if s.size != 0 && s.addr.saturating_add(s.size) <= addr {
+    pub(crate) fn find(&self, addr: u64) -> Option<SymEntry<'a>> {
+        let i = self.addrs.partition_point(|&a| a <= addr).checked_sub(1)?;
+        let k = self.kept[i];
+        if k.size != 0 && self.addrs[i].saturating_add(k.size) <= addr {
             return None;
         }
-        Some(s)
+        Some(self.entry(i))
+    }
+
+    /// Symbol `i`, its strings read. They were readable when the table was
+    /// built; a file truncated since reads as zeros (an empty name).
+    fn entry(&self, i: usize) -> SymEntry<'a> {
+        let k = self.kept[i];
+        let strings = &self.strings[k.strings as usize];
+        SymEntry {
+            addr: self.addrs[i],
+            size: k.size,
+            name: strings.get(k.name).unwrap_or_default(),
+            file: k.file.and_then(|f| strings.get(f).ok()),
+        }
     }
 
     #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
-        self.syms.len()
+        self.addrs.len()
     }
 }
 
 fn collect<'a, Elf: FileHeader<Endian = Endianness>>(
     file: &ElfFile<'a, Elf, &'a [u8]>,
     which: Table,
-    out: &mut Vec<SymEntry<'a>>,
+    out: &mut Vec<(u64, Kept)>,
+    strings: &mut Vec<StringTable<'a>>,
 ) {
+    let Ok(id) = u32::try_from(strings.len()) else {
+        return;
+    };
     let mut any = false;
-    visit(file, which, &mut any, |_, _| true, |s| out.push(s));
+    let mut table = None;
+    visit(
+        file,
+        which,
+        &mut any,
+        |_, _| true,
+        |sym, addr| {
+            table.get_or_insert(sym.strings);
+            let local = sym.bind == elf::STB_LOCAL;
+            let kept = Kept {
+                size: sym.size,
+                name: sym.name,
+                file: sym.file.filter(|_| local),
+                strings: id,
+            };
+            out.push((addr, kept));
+        },
+    );
+    strings.extend(table);
 }
 
-/// Hand the symbols LLVM keeps from one table to `keep`, in table order,
-/// skipping those `want(address, size)` refuses before reading their names.
-/// `any` is set once the table is known to keep at least one symbol.
+/// Hand the symbols LLVM keeps from one table to `keep` with their
+/// addresses, in table order, skipping those `want(address, size)` refuses.
+/// `any` is set once the table is known to keep at least one symbol. Names
+/// are not read, only checked to be readable (mapping symbols aside).
 fn visit<'a, Elf: FileHeader<Endian = Endianness>>(
     file: &ElfFile<'a, Elf, &'a [u8]>,
     which: Table,
     any: &mut bool,
     want: impl Fn(u64, u64) -> bool,
-    mut keep: impl FnMut(SymEntry<'a>),
+    mut keep: impl FnMut(&ElfSymbol<'a>, u64),
 ) {
     let machine = file.elf_header().e_machine(file.endian());
     let is_arm = machine == elf::EM_ARM;
@@ -199,23 +265,18 @@ fn visit<'a, Elf: FileHeader<Endian = Endianness>>(
         if !wanted && *any {
             continue;
         }
-        let Some(name) = sym.name() else {
-            continue;
+        let readable = if mapping_symbols {
+            sym.name().is_some_and(|name| !is_mapping_symbol(name))
+        } else {
+            sym.has_name()
         };
-        if mapping_symbols && is_mapping_symbol(name) {
+        if !readable {
             continue;
         }
         *any = true;
-        if !wanted {
-            continue;
+        if wanted {
+            keep(&sym, addr);
         }
-        let local = sym.bind == elf::STB_LOCAL;
-        keep(SymEntry {
-            addr,
-            size: sym.size,
-            name,
-            file: if local { sym.file } else { None },
-        });
     }
 }
 
@@ -233,16 +294,48 @@ pub(crate) struct ElfSymbol<'a> {
     pub defined: bool,
     /// In `SHN_COMMON`: the value is an alignment, not an address.
     pub common: bool,
-    /// The name of the last non-empty `STT_FILE` symbol before this one.
-    pub file: Option<&'a [u8]>,
+    /// Where the name of the last non-empty `STT_FILE` symbol before this
+    /// one starts in `strings`.
+    file: Option<u32>,
     name: u32,
     strings: StringTable<'a>,
+    /// The size of `strings` when they end with a NUL: then every name
+    /// that starts inside them can be read.
+    names_len: Option<usize>,
 }
 
 impl<'a> ElfSymbol<'a> {
     /// The name, `None` when its offset is outside the string table.
     pub(crate) fn name(&self) -> Option<&'a [u8]> {
         self.strings.get(self.name).ok()
+    }
+
+    /// Whether [`Self::name`] is `Some`, mostly without reading it.
+    fn has_name(&self) -> bool {
+        match self.names_len {
+            Some(len) => usize::try_from(self.name).is_ok_and(|n| n < len),
+            None => self.name().is_some(),
+        }
+    }
+
+    /// The name of the last non-empty `STT_FILE` symbol before this one.
+    pub(crate) fn file(&self) -> Option<&'a [u8]> {
+        self.strings.get(self.file?).ok()
+    }
+
+    /// This symbol at `addr` as a lookup answers with it: local symbols
+    /// carry their file. `None` when the name cannot be read.
+    fn entry(&self, addr: u64) -> Option<SymEntry<'a>> {
+        Some(SymEntry {
+            addr,
+            size: self.size,
+            name: self.name()?,
+            file: if self.bind == elf::STB_LOCAL {
+                self.file()
+            } else {
+                None
+            },
+        })
     }
 }
 
@@ -281,7 +374,8 @@ pub(crate) struct ElfSymbolsOf<'f, 'a, Elf: FileHeader> {
     endian: Elf::Endian,
     section_count: usize,
     next: usize,
-    file: Option<&'a [u8]>,
+    file: Option<u32>,
+    names_len: Option<usize>,
 }
 
 impl<'f, 'a, Elf: FileHeader<Endian = Endianness>> ElfSymbolsOf<'f, 'a, Elf> {
@@ -290,12 +384,22 @@ impl<'f, 'a, Elf: FileHeader<Endian = Endianness>> ElfSymbolsOf<'f, 'a, Elf> {
             Table::Static => file.elf_symbol_table(),
             Table::Dynamic => file.elf_dynamic_symbol_table(),
         };
+        let endian = file.endian();
+        let sections = file.elf_section_table();
+        let names_len = sections
+            .section(table.string_section())
+            .ok()
+            .filter(|s| s.sh_type(endian) == elf::SHT_STRTAB)
+            .and_then(|s| s.data(endian, file.data()).ok())
+            .filter(|names| names.last() == Some(&0))
+            .map(<[u8]>::len);
         ElfSymbolsOf {
             table,
-            endian: file.endian(),
-            section_count: file.elf_section_table().len(),
+            endian,
+            section_count: sections.len(),
             next: 1,
             file: None,
+            names_len,
         }
     }
 }
@@ -313,8 +417,8 @@ impl<'a, Elf: FileHeader<Endian = Endianness>> Iterator for ElfSymbolsOf<'_, 'a,
         let name = sym.st_name(endian);
         if kind == elf::STT_FILE {
             // (A name that cannot be read leaves the current file as it was.)
-            if let Ok(name) = strings.get(name) {
-                self.file = (!name.is_empty()).then_some(name);
+            if let Ok(file) = strings.get(name) {
+                self.file = (!file.is_empty()).then_some(name);
             }
         }
         let defined = matches!(
@@ -331,6 +435,7 @@ impl<'a, Elf: FileHeader<Endian = Endianness>> Iterator for ElfSymbolsOf<'_, 'a,
             file: self.file,
             name,
             strings,
+            names_len: self.names_len,
         })
     }
 }
@@ -347,22 +452,33 @@ fn is_mapping_symbol(name: &[u8]) -> bool {
 mod tests {
     use super::*;
 
-    fn s(addr: u64, size: u64, name: &'static str) -> SymEntry<'static> {
-        SymEntry {
-            addr,
-            size,
-            name: name.as_bytes(),
-            file: None,
+    /// A table of `syms` (address, size, name), in this order.
+    fn table(syms: &[(u64, u64, &str)]) -> SymbolTable<'static> {
+        let mut names = Vec::new();
+        let mut kept = Vec::new();
+        for &(addr, size, name) in syms {
+            let k = Kept {
+                size,
+                name: names.len() as u32,
+                file: None,
+                strings: 0,
+            };
+            names.extend_from_slice(name.as_bytes());
+            names.push(0);
+            kept.push((addr, k));
         }
+        let names: &'static [u8] = names.leak();
+        let strings = StringTable::new(names, 0, names.len() as u64);
+        SymbolTable::sorted(kept, vec![strings])
     }
 
     #[test]
     fn llvm_alias_rule_keeps_largest_then_last() {
-        let t = SymbolTable::from_symbols(vec![
-            s(0x10, 8, "big_first"),
-            s(0x10, 0, "nosize"),
-            s(0x10, 8, "big_last"),
-            s(0x20, 4, "next"),
+        let t = table(&[
+            (0x10, 8, "big_first"),
+            (0x10, 0, "nosize"),
+            (0x10, 8, "big_last"),
+            (0x20, 4, "next"),
         ]);
         assert_eq!(t.len(), 2);
         assert_eq!(t.find(0x10).map(|s| s.name), Some(&b"big_last"[..]));
@@ -376,8 +492,40 @@ mod tests {
 
     #[test]
     fn size_zero_covers_to_the_end() {
-        let t = SymbolTable::from_symbols(vec![s(0x10, 0, "asm")]);
+        let t = table(&[(0x10, 0, "asm")]);
         assert_eq!(t.find(u64::MAX).map(|s| s.name), Some(&b"asm"[..]));
+    }
+
+    /// A name is readable when it starts inside the strings and a NUL ends
+    /// it: known from the table's last byte when that is a NUL, else read.
+    #[test]
+    fn names_are_checked_without_reading_them() {
+        let sym = |names: &'static [u8], name: u32| ElfSymbol {
+            kind: elf::STT_FUNC,
+            bind: elf::STB_GLOBAL,
+            value: 0,
+            size: 0,
+            defined: true,
+            common: false,
+            file: None,
+            name,
+            strings: StringTable::new(names, 0, names.len() as u64),
+            names_len: (names.last() == Some(&0)).then_some(names.len()),
+        };
+        for (names, name) in [
+            (&b"\0ab\0"[..], 1),
+            (&b"\0ab\0"[..], 3),
+            (&b"\0ab\0"[..], 4),
+            (&b"\0ab\0"[..], u32::MAX),
+            (&b"\0ab\0c"[..], 1),
+            (&b"\0ab\0c"[..], 4),
+            (&b""[..], 0),
+        ] {
+            let s = sym(names, name);
+            assert_eq!(s.has_name(), s.name().is_some(), "{names:?} {name}");
+        }
+        assert!(!sym(b"\0ab\0c", 4).has_name());
+        assert!(sym(b"\0ab\0", 1).has_name());
     }
 
     /// The scan answers as the sorted table, at every symbol's edges, on
@@ -418,7 +566,7 @@ mod tests {
             let table = SymbolTable::build(&files.iter().collect::<Vec<_>>());
             let symbols = Symbols::new(parse());
             let mut addrs = vec![0, 1, u64::MAX];
-            for s in &table.syms {
+            for s in (0..table.len()).map(|i| table.entry(i)) {
                 addrs.extend([s.addr.wrapping_sub(1), s.addr, s.addr + 1]);
                 addrs.extend([
                     s.addr.wrapping_add(s.size).wrapping_sub(1),
@@ -469,6 +617,7 @@ mod tests {
                     assert_eq!(ours.len(), theirs.len(), "{path:?}");
                     for (a, b) in ours.iter().zip(&theirs) {
                         assert_eq!(a.name(), b.name_bytes().ok(), "{path:?}");
+                        assert_eq!(a.has_name(), a.name().is_some(), "{path:?}");
                         assert_eq!(a.size, b.size());
                         assert_eq!(a.common, b.is_common());
                         if !a.common {
