@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# symfilter against llvm-symbolizer --filter-markup (LLVM 22) on both log shapes of issue 14:
+# symfilter against llvm-symbolizer --filter-markup (LLVM 22) on three log shapes:
 # "repetitive" (5,000 distinct module offsets) and "diverse" (about 100,000 distinct addresses,
 # 60% in 256 hot functions, 40% anywhere), 1,000,000 lines each, made by
-# scripts/make-bench-log.py from ripgrep 14.1.1 built with full DWARF.
+# scripts/make-bench-log.py from ripgrep 14.1.1 built with full DWARF; and "modules" (400 of
+# this machine's shared libraries, 100,000 pcs in 5 contexts, answered from their symbol
+# tables), made by scripts/make-modules-log.py. On "modules" symfilter runs with
+# --no-default-paths, so that both tools read the same files.
 #
 # For each shape, ROUNDS interleaved rounds (one LLVM run, then one run of each symfilter
 # variant: human, llvm, json, llvm --no-read-ahead, and the same for every extra build named in
@@ -30,6 +33,7 @@ ln -sf "$work/rg/bin/rg" "debug/.build-id/${id:0:2}/${id:2}.debug"
 [ -f bench.log ] || python3 "$root/scripts/make-bench-log.py" rg/bin/rg bench.log 1000000
 [ -f diverse.log ] ||
   python3 "$root/scripts/make-bench-log.py" rg/bin/rg diverse.log 1000000 --shape diverse
+[ -f modules.log ] || python3 "$root/scripts/make-modules-log.py" modules.log modules-debug
 (cd "$root" && nice -n 10 cargo build --release -q)
 binaries="symfilter=$root/target/release/symfilter ${SYMFILTER_EXTRA:-}"
 variants=("human:" "llvm:--format=llvm" "json:--format=json" "llvm-1-thread:--format=llvm --no-read-ahead")
@@ -45,19 +49,23 @@ runs() {
   done
 }
 
-for shape in repetitive diverse; do
-  log=bench.log
-  [ "$shape" = diverse ] && log=diverse.log
+for shape in repetitive diverse modules; do
+  dir=debug extra=
+  case $shape in
+    repetitive) log=bench.log ;;
+    diverse) log=diverse.log ;;
+    modules) log=modules.log dir=modules-debug extra=--no-default-paths ;;
+  esac
   echo "== $shape ($log: $(grep -c '{{{' "$log") elements)"
   times="$shape.times"
   : > "$times"
   for _ in $(seq "$rounds"); do
     /usr/bin/time -a -o "$times" -f "llvm-symbolizer %e %U %S %M" "$LLVM" --filter-markup \
-      --debug-file-directory=debug < "$log" > /dev/null
+      --debug-file-directory="$dir" < "$log" > /dev/null
     while read -r name env bin args; do
       # shellcheck disable=SC2086
-      /usr/bin/time -a -o "$times" -f "$name %e %U %S %M" env ${env#-} "$bin" $args \
-        --build-id-dir debug "$log" < /dev/null > /dev/null
+      /usr/bin/time -a -o "$times" -f "$name %e %U %S %M" env ${env#-} "$bin" $args $extra \
+        --build-id-dir "$dir" "$log" < /dev/null > /dev/null
     done < <(runs)
   done
   awk '
@@ -71,8 +79,10 @@ for shape in repetitive diverse; do
       for (k in n) printf "%-34s %4d %8.3fs %6.2fs %7.3fs %7d KB %7.1fx %6.1fx %8.2f\n", k, n[k],
         w[k] / n[k], lo[k], c[k] / n[k], m[k], lw / (w[k] / n[k]), lc / (c[k] / n[k]), m[k] / lm
     }' "$times" | sort -k1,1
-  "$LLVM" --filter-markup --debug-file-directory=debug < "$log" > "$shape.llvm.out"
-  "$root/target/release/symfilter" --format=llvm --build-id-dir debug "$log" > "$shape.sf-llvm.out"
+  "$LLVM" --filter-markup --debug-file-directory="$dir" < "$log" > "$shape.llvm.out"
+  # shellcheck disable=SC2086
+  "$root/target/release/symfilter" --format=llvm $extra --build-id-dir "$dir" "$log" \
+    > "$shape.sf-llvm.out"
   if cmp -s "$shape.llvm.out" "$shape.sf-llvm.out"; then
     echo "--format=llvm output identical to llvm-symbolizer's"
   else
@@ -83,8 +93,8 @@ for shape in repetitive diverse; do
     head -n "$instr_lines" "$log" > "$shape.head.log"
     echo "instructions, first $instr_lines lines ($(grep -c '{{{' "$shape.head.log") elements):"
     {
-      echo "llvm-symbolizer - $LLVM --filter-markup --debug-file-directory=debug"
-      runs | sed 's|$| --build-id-dir debug|'
+      echo "llvm-symbolizer - $LLVM --filter-markup --debug-file-directory=$dir"
+      runs | sed "s|\$| $extra --build-id-dir $dir|"
     } | while read -r name env cmd; do
       # shellcheck disable=SC2086
       env ${env#-} valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=/dev/null $cmd \
