@@ -1,10 +1,11 @@
-//! Fuzz DWARF lookups: a fixture binary whose debug sections get the
-//! input's byte patches, looked up at addresses spread over its code,
-//! through the whole ELF source (no panic, no hang, no unbounded memory,
-//! whatever the DWARF says) and through the DWARF index alone, compared
-//! with addr2line: wherever both answer, the answers are the same.
-//! The input is 5-byte patches: a little-endian offset into the
-//! concatenated `.debug_*` sections, and the byte to write there.
+//! Fuzz DWARF lookups: a fixture binary whose debug sections and symbol
+//! tables get the input's byte patches, looked up at addresses spread over
+//! its code, through the whole ELF source (no panic, no hang, no unbounded
+//! memory, whatever the DWARF and the symbols say) and through the DWARF
+//! index alone, compared with addr2line: wherever both answer, the answers
+//! are the same. The input is 5-byte patches: a little-endian offset into
+//! the concatenated `.debug_*` and symbol table sections, and the byte to
+//! write there.
 #![no_main]
 
 use std::io::Write;
@@ -18,7 +19,7 @@ use symfilter::symbols::{CodeWant, DataWant, Frame, SymbolSource, Text, lossy};
 static BINARY: &[u8] = include_bytes!("../../testdata/bin/app_cpp_O2");
 
 struct Layout {
-    /// File ranges of the debug sections.
+    /// File ranges of the debug sections and symbol tables.
     debug: Vec<(usize, usize)>,
     /// Addresses to look up.
     addrs: Vec<u64>,
@@ -32,7 +33,8 @@ fn layout() -> &'static Layout {
         let mut addrs = Vec::new();
         for s in obj.sections() {
             let name = s.name().unwrap_or("");
-            if name.starts_with(".debug_")
+            let symbols = matches!(name, ".symtab" | ".strtab" | ".dynsym" | ".dynstr");
+            if (name.starts_with(".debug_") || symbols)
                 && let Some((start, len)) = s.file_range()
             {
                 debug.push((start as usize, len as usize));
