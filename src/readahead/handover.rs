@@ -88,6 +88,8 @@ struct Tables {
     answers: HashMap<(u64, u64, CodeWant), Result<Arc<CodeInfo>, Miss>>,
     /// Who computes in each region of each module.
     owners: HashMap<(u64, u64), Side>,
+    /// The answer the writer is waiting for, if it is.
+    awaited: Option<(u64, u64, CodeWant)>,
     /// The number of each module either side has asked about.
     modules: HashMap<BuildId, u64>,
 }
@@ -103,8 +105,8 @@ pub struct SharedAnswers {
     writer: Position,
     /// The read-ahead stopped: nothing more will come.
     ahead_done: AtomicBool,
-    /// The writer is waiting (the read-ahead then wakes it when it moves on
-    /// to a later line).
+    /// The writer is waiting (the read-ahead then wakes it when it
+    /// publishes the answer awaited, or moves past the writer's line).
     writer_waits: AtomicBool,
     /// The writer had to wait for its last answer from the read-ahead: new
     /// regions go to the writer until it no longer does.
@@ -184,14 +186,25 @@ impl Sharing {
                     // The read-ahead is on it (or about to be).
                     waited = true;
                     shared.writer_hungry.store(true, Ordering::Relaxed);
-                    shared.writer_waits.store(true, Ordering::Release);
+                    shared.writer_waits.store(true, Ordering::SeqCst);
+                    // Against `at_line`: either the read-ahead sees the flag
+                    // (and wakes this wait) or this sees its new line.
+                    std::sync::atomic::fence(Ordering::SeqCst);
+                    if passed() {
+                        shared.writer_waits.store(false, Ordering::Release);
+                        return Ticket::Compute { publish: false };
+                    }
+                    tables.awaited = Some(key);
                     let since = Instant::now();
                     let woken = shared.published.wait_timeout(tables, WAIT_SLICE);
                     let us = since.elapsed().as_micros() as u64;
                     shared.waited_us.fetch_add(us, Ordering::Relaxed);
                     shared.writer_waits.store(false, Ordering::Release);
                     match woken {
-                        Ok((t, _)) => tables = t,
+                        Ok((t, _)) => {
+                            tables = t;
+                            tables.awaited = None;
+                        }
                         Err(_) => return Ticket::Compute { publish: false },
                     }
                 }
@@ -211,12 +224,14 @@ impl Sharing {
             return;
         };
         if let Some(mut tables) = shared.lock() {
+            let key = (module, addr, want);
             if tables.answers.len() < MAX_WAITING {
-                tables.answers.insert((module, addr, want), answer);
+                tables.answers.insert(key, answer);
             }
-            // Under the lock, so a writer about to wait has set the flag:
-            // a wake-up is a system call, not worth making for nobody.
-            if shared.writer_waits.load(Ordering::Acquire) {
+            // Under the lock, so a writer about to wait has said what for:
+            // a wake-up is a system call and a switch of threads, not worth
+            // making for another answer.
+            if tables.awaited == Some(key) {
                 shared.published.notify_all();
             }
         }
@@ -229,8 +244,12 @@ impl AnswerSupplier for Sharing {
     fn at_line(&self, line: u64) {
         match self {
             Sharing::Ahead(shared) => {
-                shared.ahead.0.store(line, Ordering::Release);
-                if shared.writer_waits.load(Ordering::Acquire) {
+                shared.ahead.0.store(line, Ordering::SeqCst);
+                // See the writer's side in `begin`.
+                std::sync::atomic::fence(Ordering::SeqCst);
+                // The writer waits on its own line: only passing it can
+                // end the wait.
+                if shared.writer_waits.load(Ordering::SeqCst) && shared.ahead_of_writer() {
                     // Under the lock: the writer is either before its check
                     // of `ahead` (and sees the new line) or waiting.
                     let _tables = shared.lock();
