@@ -174,7 +174,9 @@ pub fn any_fault() -> bool {
 /// (each once).
 pub fn take_faults() -> Vec<PathBuf> {
     let now = FAULTS.load(Ordering::Acquire);
-    if SEEN.swap(now, Ordering::AcqRel) == now {
+    // Read before written: callers on several threads ask after every
+    // lookup, and a write each time would pass the line between CPUs.
+    if SEEN.load(Ordering::Acquire) == now || SEEN.swap(now, Ordering::AcqRel) == now {
         return Vec::new();
     }
     let paths = PATHS.lock().unwrap_or_else(|e| e.into_inner());
