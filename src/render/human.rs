@@ -48,7 +48,7 @@ use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
 
-use super::kept::PerAnswer;
+use super::kept::{PerAnswer, Spans};
 use super::num::Hex;
 use super::paths::{self, Class, Token};
 use super::{ContextEvent, Event, Line, Lookup, Place, Render, RenderOptions, Resolved};
@@ -149,22 +149,12 @@ type Located = (std::ops::Range<usize>, usize);
 
 /// The frames of an answer as shown, and their location texts in one
 /// buffer.
-#[derive(Clone)]
-struct ShownAnswer {
-    frames: Arc<[Shown]>,
-    located: Arc<[u8]>,
-}
-
-impl super::kept::Weigh for ShownAnswer {
-    fn weigh(&self) -> usize {
-        std::mem::size_of_val(&*self.frames) + self.located.len()
-    }
-}
+type ShownAnswer = Spans<Shown>;
 
 impl ShownAnswer {
     /// The location text of `located` and the length of its path.
     fn located(&self, (range, path_len): &Located) -> (&[u8], usize) {
-        (&self.located[range.clone()], *path_len)
+        (self.span(range), *path_len)
     }
 }
 
@@ -267,7 +257,7 @@ impl Human {
                     .collect();
                 ShownAnswer {
                     frames,
-                    located: Arc::from(&text[..]),
+                    text: Arc::from(&text[..]),
                 }
             })
             .clone()

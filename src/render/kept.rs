@@ -28,6 +28,37 @@ impl Weigh for () {
     }
 }
 
+/// An answer as a printer keeps it: its frames, of the printer's own
+/// type, with their texts as spans of one buffer (one allocation for all
+/// of them, and no shared names to count references to).
+pub(crate) struct Spans<F> {
+    pub(crate) frames: Arc<[F]>,
+    pub(crate) text: Arc<[u8]>,
+}
+
+/// Shared, not copied: whatever the frames are.
+impl<F> Clone for Spans<F> {
+    fn clone(&self) -> Self {
+        Spans {
+            frames: Arc::clone(&self.frames),
+            text: Arc::clone(&self.text),
+        }
+    }
+}
+
+impl<F> Spans<F> {
+    /// The text of one span.
+    pub(crate) fn span(&self, range: &std::ops::Range<usize>) -> &[u8] {
+        &self.text[range.clone()]
+    }
+}
+
+impl<F> Weigh for Spans<F> {
+    fn weigh(&self) -> usize {
+        std::mem::size_of_val(&*self.frames) + self.text.len()
+    }
+}
+
 /// Keyed by the address of the shared answer; the kept `Arc` keeps that
 /// address from being reused while the entry lives.
 type Table<V> = FxHashMap<usize, (Arc<CodeInfo>, V)>;

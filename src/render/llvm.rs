@@ -12,7 +12,7 @@ use std::io::{self, Write};
 use std::ops::Range;
 use std::sync::Arc;
 
-use super::kept::PerAnswer;
+use super::kept::{PerAnswer, Spans};
 use super::num::Hex;
 use super::{ContextEvent, Event, Line, Lookup, Render, Resolved};
 use crate::context::{Module, Region};
@@ -84,27 +84,17 @@ impl LFrame {
 
 /// A code answer as LLVM prints it, made once per kept answer: its frames
 /// and their texts in one buffer.
-#[derive(Clone)]
-struct Answer {
-    frames: Arc<[LFrame]>,
-    text: Arc<[u8]>,
-}
-
-impl super::kept::Weigh for Answer {
-    fn weigh(&self) -> usize {
-        std::mem::size_of_val(&*self.frames) + self.text.len()
-    }
-}
+type Answer = Spans<LFrame>;
 
 impl Answer {
     fn function(&self, f: &LFrame) -> &[u8] {
-        &self.text[f.function.clone()]
+        self.span(&f.function)
     }
     fn file(&self, f: &LFrame) -> &[u8] {
-        &self.text[f.file.clone()]
+        self.span(&f.file)
     }
     fn body(&self, f: &LFrame) -> &[u8] {
-        &self.text[f.body.clone()]
+        self.span(&f.body)
     }
 }
 
