@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# symfilter against llvm-symbolizer --filter-markup (LLVM 22) on three log shapes:
-# "repetitive" (5,000 distinct module offsets) and "diverse" (about 100,000 distinct addresses,
-# 60% in 256 hot functions, 40% anywhere), 1,000,000 lines each, made by
-# scripts/make-bench-log.py from ripgrep 14.1.1 built with full DWARF; and "modules" (400 of
-# this machine's shared libraries, 100,000 pcs in 5 contexts, answered from their symbol
-# tables), made by scripts/make-modules-log.py. On "modules" symfilter runs with
+# symfilter against llvm-symbolizer --filter-markup (LLVM 22) on four log shapes (SHAPES, a
+# space-separated list, runs some of them): "repetitive" (5,000 distinct module offsets),
+# "diverse" (about 100,000 distinct addresses, 60% in 256 hot functions, 40% anywhere) and
+# "reports" (back-to-back crash reports, each its own context and backtrace), 1,000,000 lines
+# each, made by scripts/make-bench-log.py from ripgrep 14.1.1 built with full DWARF; and
+# "modules" (400 of this machine's shared libraries, 100,000 pcs in 5 contexts, answered from
+# their symbol tables), made by scripts/make-modules-log.py. On "modules" symfilter runs with
 # --no-default-paths, so that both tools read the same files.
 #
 # For each shape, ROUNDS interleaved rounds (one LLVM run, then one run of each symfilter
@@ -33,6 +34,8 @@ ln -sf "$work/rg/bin/rg" "debug/.build-id/${id:0:2}/${id:2}.debug"
 [ -f bench.log ] || python3 "$root/scripts/make-bench-log.py" rg/bin/rg bench.log 1000000
 [ -f diverse.log ] ||
   python3 "$root/scripts/make-bench-log.py" rg/bin/rg diverse.log 1000000 --shape diverse
+[ -f reports.log ] ||
+  python3 "$root/scripts/make-bench-log.py" rg/bin/rg reports.log 1000000 --shape reports
 [ -f modules.log ] || python3 "$root/scripts/make-modules-log.py" modules.log modules-debug
 (cd "$root" && nice -n 10 cargo build --release -q)
 binaries="symfilter=$root/target/release/symfilter ${SYMFILTER_EXTRA:-}"
@@ -49,11 +52,12 @@ runs() {
   done
 }
 
-for shape in repetitive diverse modules; do
+for shape in ${SHAPES:-repetitive diverse reports modules}; do
   dir=debug extra=
   case $shape in
     repetitive) log=bench.log ;;
     diverse) log=diverse.log ;;
+    reports) log=reports.log ;;
     modules) log=modules.log dir=modules-debug extra=--no-default-paths ;;
   esac
   echo "== $shape ($log: $(grep -c '{{{' "$log") elements)"

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes a realistic markup log for whole-process benchmarks.
 
-usage: make-bench-log.py BINARY OUT.log [LINES] [--shape repetitive|diverse]
+usage: make-bench-log.py BINARY OUT.log [LINES] [--shape repetitive|diverse|reports]
 
 LINES (default 1,000,000) lines: 85% plain log text, the rest pc/bt/data elements, with a fresh
 reset/module/mmap context every 200,000 lines. Data elements draw from 2,000 data addresses of
@@ -13,6 +13,10 @@ BINARY (taken from its symbol table). Code elements, by shape:
       function of the binary (uniform over functions), so most addresses are new: in
       1,000,000 lines of ripgrep's log, about 100,000 distinct addresses (76,000 distinct
       module offsets, as contexts load the module at different bases).
+  reports: crash reports one after another, as in a CI log of many failing runs: each its own
+      context (reset, module, mmaps at a new base), a sanitizer-style header, a backtrace of
+      10-30 consecutive frames from the repetitive shape's pool, and a summary line; no plain
+      text between them.
 
 Deterministic (fixed seeds); prints the numbers of distinct code addresses and module offsets
 on stderr.
@@ -37,7 +41,7 @@ def main():
     ap.add_argument("binary")
     ap.add_argument("out")
     ap.add_argument("lines", nargs="?", type=int, default=1_000_000)
-    ap.add_argument("--shape", choices=("repetitive", "diverse"), default="repetitive")
+    ap.add_argument("--shape", choices=("repetitive", "diverse", "reports"), default="repetitive")
     args = ap.parse_args()
     binary, out, total = args.binary, args.out, args.lines
     rng = random.Random(42)
@@ -71,6 +75,9 @@ def main():
     else:
         def code_addr():
             return rng.choice(code)
+    if args.shape == "reports":
+        reports(binary, out, total, build_id, loads, code)
+        return
     seen = set()
     words = ("request served in 12ms from cache shard worker pool queue depth retry "
              "connection reset upstream timeout user session token refreshed ok").split()
@@ -104,6 +111,32 @@ def main():
     offsets = len({a for _, a in seen})
     print(f"{out}: {args.shape}, {len(seen)} distinct code addresses, {offsets} distinct module "
           "offsets", file=sys.stderr)
+
+
+def reports(binary, out, total, build_id, loads, code):
+    rng = random.Random(7)
+    name = binary.rsplit("/", 1)[-1]
+    lines = n = 0
+    offsets = set()
+    with open(out, "w") as f:
+        while lines < total:
+            base = 0x555555554000 + rng.randrange(1 << 20) * 0x1000
+            head = [
+                "{{{reset}}}",
+                f"{{{{{{module:0:{name}:elf:{build_id}}}}}}}",
+                *(f"{{{{{{mmap:{base + (v & ~0xFFF):#x}:{((v + m + 0xFFF) & ~0xFFF) - (v & ~0xFFF):#x}"
+                  f":load:0:{mode}:{v & ~0xFFF:#x}}}}}}}" for v, m, mode in loads),
+                f"=={n}==ERROR: AddressSanitizer: heap-use-after-free on address 0x602000000010",
+            ]
+            frames = rng.randrange(10, 31)
+            start = rng.randrange(len(code) - frames)
+            bt = [f"    {{{{{{bt:{i}:{base + a:#x}:ra}}}}}}" for i, a in enumerate(code[start:start + frames])]
+            offsets.update(code[start:start + frames])
+            tail = [f"SUMMARY: AddressSanitizer: heap-use-after-free in report {n}"]
+            f.write("\n".join(head + bt + tail) + "\n")
+            lines += len(head) + len(bt) + len(tail)
+            n += 1
+    print(f"{out}: reports, {n} reports, {len(offsets)} distinct module offsets", file=sys.stderr)
 
 
 if __name__ == "__main__":
