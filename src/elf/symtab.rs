@@ -77,7 +77,8 @@ impl<'a> Symbols<'a> {
             if any {
                 let (sym, at) = best.get()?;
                 return sym
-                    .entry(at)
+                    .kept(0)
+                    .entry(at, &sym.strings)
                     .filter(|s| s.size == 0 || s.addr.saturating_add(s.size) > addr);
             }
         }
@@ -113,11 +114,23 @@ pub(crate) struct SymbolTable<'a> {
 struct Kept {
     size: u64,
     name: u32,
-    /// Where the `STT_FILE` name of a local symbol starts (see
-    /// [`ElfSymbol::file`]).
+    /// Where the `STT_FILE` name of a local symbol starts.
     file: Option<u32>,
     /// Index in [`SymbolTable::strings`].
     strings: u32,
+}
+
+impl Kept {
+    /// This symbol at `addr`, as a lookup answers with it, its strings read
+    /// from `strings`; `None` when its name cannot be read.
+    fn entry<'a>(&self, addr: u64, strings: &StringTable<'a>) -> Option<SymEntry<'a>> {
+        Some(SymEntry {
+            addr,
+            size: self.size,
+            name: strings.get(self.name).ok()?,
+            file: self.file.and_then(|f| strings.get(f).ok()),
+        })
+    }
 }
 
 /// Which table of a file to read.
@@ -179,20 +192,14 @@ impl<'a> SymbolTable<'a> {
         if k.size != 0 && self.addrs[i].saturating_add(k.size) <= addr {
             return None;
         }
-        Some(self.entry(i))
+        self.entry(i)
     }
 
-    /// Symbol `i`, its strings read. They were readable when the table was
-    /// built; a file truncated since reads as zeros (an empty name).
-    fn entry(&self, i: usize) -> SymEntry<'a> {
+    /// Symbol `i`, its strings read (readable when the table was built; a
+    /// file truncated since reads as zeros, an empty name).
+    fn entry(&self, i: usize) -> Option<SymEntry<'a>> {
         let k = self.kept[i];
-        let strings = &self.strings[k.strings as usize];
-        SymEntry {
-            addr: self.addrs[i],
-            size: k.size,
-            name: strings.get(k.name).unwrap_or_default(),
-            file: k.file.and_then(|f| strings.get(f).ok()),
-        }
+        k.entry(self.addrs[i], &self.strings[k.strings as usize])
     }
 
     #[cfg(test)]
@@ -219,14 +226,7 @@ fn collect<'a, Elf: FileHeader<Endian = Endianness>>(
         |_, _| true,
         |sym, addr| {
             table.get_or_insert(sym.strings);
-            let local = sym.bind == elf::STB_LOCAL;
-            let kept = Kept {
-                size: sym.size,
-                name: sym.name,
-                file: sym.file.filter(|_| local),
-                strings: id,
-            };
-            out.push((addr, kept));
+            out.push((addr, sym.kept(id)));
         },
     );
     strings.extend(table);
@@ -318,24 +318,15 @@ impl<'a> ElfSymbol<'a> {
         }
     }
 
-    /// The name of the last non-empty `STT_FILE` symbol before this one.
-    pub(crate) fn file(&self) -> Option<&'a [u8]> {
-        self.strings.get(self.file?).ok()
-    }
-
-    /// This symbol at `addr` as a lookup answers with it: local symbols
-    /// carry their file. `None` when the name cannot be read.
-    fn entry(&self, addr: u64) -> Option<SymEntry<'a>> {
-        Some(SymEntry {
-            addr,
+    /// This symbol as the sorted table keeps it, its strings being table
+    /// `strings` of the table's: local symbols carry their file.
+    fn kept(&self, strings: u32) -> Kept {
+        Kept {
             size: self.size,
-            name: self.name()?,
-            file: if self.bind == elf::STB_LOCAL {
-                self.file()
-            } else {
-                None
-            },
-        })
+            name: self.name,
+            file: self.file.filter(|_| self.bind == elf::STB_LOCAL),
+            strings,
+        }
     }
 }
 
@@ -566,7 +557,7 @@ mod tests {
             let table = SymbolTable::build(&files.iter().collect::<Vec<_>>());
             let symbols = Symbols::new(parse());
             let mut addrs = vec![0, 1, u64::MAX];
-            for s in (0..table.len()).map(|i| table.entry(i)) {
+            for s in (0..table.len()).map(|i| table.entry(i).unwrap()) {
                 addrs.extend([s.addr.wrapping_sub(1), s.addr, s.addr + 1]);
                 addrs.extend([
                     s.addr.wrapping_add(s.size).wrapping_sub(1),
