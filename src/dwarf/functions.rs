@@ -359,10 +359,16 @@ enum Addresses {
 }
 
 impl Addresses {
-    /// The ranges of `sorted`, which is left empty (its room kept).
-    fn new(sorted: &mut Vec<InlinedFunctionAddress>) -> Addresses {
-        let base = sorted.iter().map(|a| a.range.begin).min().unwrap_or(0);
-        let near = all_narrow(sorted, |a| {
+    /// The ranges of `gathered`, sorted as addr2line sorts them;
+    /// `gathered` is left empty (its room kept).
+    fn new(gathered: &mut Vec<InlinedFunctionAddress>) -> Addresses {
+        gathered.sort_unstable_by(|a, b| {
+            a.call_depth
+                .cmp(&b.call_depth)
+                .then(a.range.begin.cmp(&b.range.begin))
+        });
+        let base = gathered.iter().map(|a| a.range.begin).min().unwrap_or(0);
+        let near = all_narrow(gathered, |a| {
             Some(NearAddress {
                 begin: u32::try_from(a.range.begin - base).ok()?,
                 end: u32::try_from(a.range.end.checked_sub(base)?).ok()?,
@@ -372,10 +378,10 @@ impl Addresses {
         });
         match near {
             Some(ranges) => {
-                sorted.clear();
+                gathered.clear();
                 Addresses::Near { base, ranges }
             }
-            None => Addresses::Far(sorted.drain(..).collect()),
+            None => Addresses::Far(gathered.drain(..).collect()),
         }
     }
 }
@@ -419,11 +425,6 @@ impl Function {
         gathered.addresses.clear();
         gathered.open.clear();
         gathered.children(unit, &mut entries, depth)?;
-        gathered.addresses.sort_unstable_by(|a, b| {
-            a.call_depth
-                .cmp(&b.call_depth)
-                .then(a.range.begin.cmp(&b.range.begin))
-        });
         Ok(Function {
             name,
             inlined: gathered.inlined.drain(..).collect(),
@@ -683,14 +684,15 @@ pub(crate) fn name_entry<'a>(
 mod tests {
     use super::*;
 
+    /// Inlined ranges by call depth, then start, as addr2line sorts them.
     fn ranges(base: u64) -> Vec<InlinedFunctionAddress> {
-        let mut ranges: Vec<InlinedFunctionAddress> = [
+        [
             (0x10, 0x40, 0, 0),
             (0x50, 0x60, 0, 1),
             (0x18, 0x20, 1, 2),
             (0x20, 0x30, 1, 3),
-            (0x22, 0x24, 2, 4),
             (0x55, 0x58, 1, 5),
+            (0x22, 0x24, 2, 4),
         ]
         .into_iter()
         .map(
@@ -703,13 +705,7 @@ mod tests {
                 function,
             },
         )
-        .collect();
-        ranges.sort_unstable_by(|a, b| {
-            a.call_depth
-                .cmp(&b.call_depth)
-                .then(a.range.begin.cmp(&b.range.begin))
-        });
-        ranges
+        .collect()
     }
 
     fn function(addresses: Addresses) -> Function {
