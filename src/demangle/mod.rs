@@ -99,7 +99,7 @@ impl Shared {
             if let Some((_, hit)) = table.get(&key) {
                 return Text::clone(hit);
             }
-            let (_, out) = self.get(style, name, Some(name), demangle);
+            let (_, out) = self.get(style, name, || Text::clone(name), demangle);
             insert_bounded(
                 table,
                 MAX_REMEMBERED,
@@ -110,13 +110,14 @@ impl Shared {
         })
     }
 
-    /// `name` demangled and `name` as the table's key (`shared` itself when
-    /// given, else a copy), from the table when it is there.
+    /// `name` demangled and the table's key for it, from the table when it
+    /// is there; else the key is `key()` (a shared name itself, or a copy
+    /// of a spelled-out one).
     fn get(
         &self,
         style: usize,
         name: &str,
-        shared: Option<&Text>,
+        key: impl FnOnce() -> Text,
         demangle: fn(&str) -> String,
     ) -> (Text, Text) {
         // Demangling cannot panic with the lock held: a poisoned table is
@@ -125,7 +126,7 @@ impl Shared {
         if let Some((key, hit)) = lock()[style].get_key_value(name) {
             return (Text::clone(key), Text::clone(hit));
         }
-        let key = shared.map_or_else(|| Text::from(name), Text::clone);
+        let key = key();
         let out = made(&key, demangle);
         insert_bounded(
             &mut lock()[style],
@@ -161,7 +162,7 @@ fn remembered(
             return Text::clone(hit);
         }
         let (key, out) = match shared {
-            Some(shared) => shared.get(style, name, None, demangle),
+            Some(shared) => shared.get(style, name, || Text::from(name), demangle),
             None => {
                 let key = Text::from(name);
                 let out = made(&key, demangle);
