@@ -77,9 +77,6 @@ pub struct Options {
     pub dumpfile: Option<crate::dumpfile::DumpOptions>,
     /// `--demux`: one context per process of an interleaved log.
     pub demux: Option<DemuxOptions>,
-    /// Names demangled by this filter and the filters that share the
-    /// table (a read-ahead made with a clone of these options).
-    pub demangled: crate::demangle::Shared,
 }
 
 impl Default for Options {
@@ -98,7 +95,6 @@ impl Default for Options {
             max_group_bytes: 256 << 10,
             dumpfile: Some(crate::dumpfile::DumpOptions::default()),
             demux: None,
-            demangled: crate::demangle::Shared::default(),
         }
     }
 }
@@ -111,7 +107,6 @@ fn render_options(opts: &Options) -> RenderOptions {
         strip_path_prefix: opts.strip_path_prefix.clone(),
         full_paths: opts.full_paths,
         whole_lines: opts.demux.is_some(),
-        demangled: opts.demangled.clone(),
     }
 }
 

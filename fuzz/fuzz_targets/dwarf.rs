@@ -14,7 +14,7 @@ use std::sync::OnceLock;
 use libfuzzer_sys::fuzz_target;
 use object::{Object, ObjectSection, SectionKind};
 use symfilter::dwarf::{DwarfIndex, LookupError, NoSplitFiles, Reader};
-use symfilter::symbols::{CodeWant, DataWant, Frame, SymbolSource, Text, lossy};
+use symfilter::symbols::{CodeWant, DataWant, Frame, Name, SymbolSource, Text, lossy};
 
 static BINARY: &[u8] = include_bytes!("../../testdata/bin/app_cpp_O2");
 
@@ -119,7 +119,7 @@ fn reference(ctx: &addr2line::Context<Reader<'_>>, addr: u64) -> Option<Vec<Fram
     let mut frames = Vec::new();
     while let Some(f) = iter.next().ok()? {
         frames.push(Frame {
-            function: f.function.as_ref().map(|n| lossy(n.name.slice())),
+            function: f.function.as_ref().map(|n| Name::from(lossy(n.name.slice()).to_string())),
             file: f.location.as_ref().and_then(|l| l.file).map(Text::from),
             line: f.location.as_ref().and_then(|l| l.line).unwrap_or(0),
             column: f.location.as_ref().and_then(|l| l.column).unwrap_or(0),

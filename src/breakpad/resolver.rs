@@ -11,8 +11,8 @@ use crate::base::mapped::FileMap;
 use super::parser::{self, Corruption, ParseError, SymIndex};
 use super::types::{Func, Inline, Origin, Span};
 use crate::symbols::{
-    CodeInfo, CodeWant, DataInfo, DataWant, Frame, Miss, SourceWarning, SymbolHit, SymbolSource,
-    Text,
+    CodeInfo, CodeWant, DataInfo, DataWant, Frame, Miss, Name, SourceWarning, SymbolHit,
+    SymbolSource, Text,
 };
 
 /// The bytes of a symbol file: memory-mapped, or owned (tests, fuzzing).
@@ -164,6 +164,10 @@ impl BreakpadSymbols {
         s.text(&self.data).into()
     }
 
+    fn name(&self, s: Span) -> Name {
+        s.text(&self.data).into()
+    }
+
     fn file(&self, id: u32) -> Option<Text> {
         let files = &self.idx.files;
         let i = files.binary_search_by_key(&id, |e| e.0).ok()?;
@@ -176,8 +180,8 @@ impl BreakpadSymbols {
         origins.get(i)
     }
 
-    fn origin(&self, id: u32) -> Option<Text> {
-        self.origin_record(id).map(|o| self.text(o.name))
+    fn origin(&self, id: u32) -> Option<Name> {
+        self.origin_record(id).map(|o| self.name(o.name))
     }
 
     /// The file of an INLINE record's call site. The old form of the
@@ -250,7 +254,7 @@ impl BreakpadSymbols {
         Some(CodeInfo {
             frames: Vec::new(),
             symbol: Some(SymbolHit {
-                name: self.text(p.name),
+                name: self.name(p.name),
                 address: p.address.saturating_add(self.image_base),
                 size: end.map_or(0, |e| e - p.address),
                 file: None,
@@ -276,7 +280,7 @@ impl BreakpadSymbols {
         // the line record's location.
         let innermost = match chain.last() {
             Some(i) => self.origin(i.origin),
-            None => Some(self.text(f.name)),
+            None => Some(self.name(f.name)),
         };
         frames.push(Frame {
             function: innermost,
@@ -289,7 +293,7 @@ impl BreakpadSymbols {
             let parent = k.checked_sub(1).and_then(|j| chain.get(j)).copied();
             let function = match parent {
                 Some(parent) => self.origin(parent.origin),
-                None => Some(self.text(f.name)),
+                None => Some(self.name(f.name)),
             };
             frames.push(Frame {
                 function,
@@ -301,7 +305,7 @@ impl BreakpadSymbols {
         CodeInfo {
             frames,
             symbol: Some(SymbolHit {
-                name: self.text(f.name),
+                name: self.name(f.name),
                 address: f.address.saturating_add(self.image_base),
                 size: f.size,
                 file: None,

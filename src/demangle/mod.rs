@@ -1,6 +1,7 @@
 //! The one demangling service of the program, full (human) and
-//! LLVM-compatible, with a cache per thread and, for the threads of one
-//! filter run, a [`Shared`] table.
+//! LLVM-compatible. A name an answer carries ([`Name`]) keeps its
+//! demangled forms, made once for every thread that shows it; a name
+//! spelled out (in markup, say) goes through a cache per thread.
 //!
 //! * [`demangle_llvm`]: what `llvm::demangle` (LLVM 22) prints. Itanium C++
 //!   names (`_Z`, `__Z`, `___Z..._block_invoke`, each also with one more
@@ -24,10 +25,9 @@ mod itanium;
 mod msvc;
 
 use std::fmt::Write;
-use std::sync::{Arc, Mutex};
 
 use crate::base::insert_bounded;
-use crate::symbols::Text;
+use crate::symbols::{Name, Text};
 
 /// Longest demangled name we accept before falling back to the raw name.
 pub const MAX_DEMANGLED: usize = 64 * 1024;
@@ -38,161 +38,73 @@ pub const MAX_DEMANGLED: usize = 64 * 1024;
 const MAX_REMEMBERED: usize = 1 << 15;
 
 /// Demangled names by raw name. A remembered name is handed out shared: a
-/// hit costs a hash and a reference count, not a copy. A thread's table and
-/// the [`Shared`] one share their keys, and a name that demangles to itself
-/// is its own value.
+/// hit costs a hash and a reference count, not a copy. A name that
+/// demangles to itself is its own value.
 type Remembered = rustc_hash::FxHashMap<Text, Text>;
 
-/// Demangled names by the address of a shared name (a [`Text`] answers
-/// hand out for every frame of a function): a hit hashes one word and
-/// reads nothing of the name. Each entry keeps its name, so the address is
-/// not reused while the entry lives.
-type ByAddress = rustc_hash::FxHashMap<usize, (Text, Text)>;
-
 thread_local! {
-    /// For names spelled out (`&str`): the free functions, markup names.
+    /// For names spelled out (`&str`).
     static REMEMBERED: std::cell::RefCell<[Remembered; 2]> = std::cell::RefCell::default();
-    /// For shared names, through a [`Shared`] table.
-    static BY_ADDRESS: std::cell::RefCell<[ByAddress; 2]> = std::cell::RefCell::default();
 }
 
-/// Names demangled by any of the threads that hold it, asked when a
-/// thread's own table misses: the filter's read-ahead demangles the names
-/// in the answers it hands over (see [`crate::render::Discard`]), so the
-/// writing thread finds them done. Clones share one table. A shared name
-/// is its own key: it is not copied.
-#[derive(Clone, Default)]
-pub struct Shared(Arc<Mutex<[Remembered; 2]>>);
-
-impl std::fmt::Debug for Shared {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Shared(..)")
-    }
+/// [`demangle_full`] of a name an answer carries, made once per name
+/// (through this thread's cache: names of the same spelling, from the
+/// symbol table and the DWARF say, share one demangling).
+pub fn full(name: &Name) -> &str {
+    name.derived(FULL, |raw| changed(raw, full_str(raw)))
 }
 
-impl Shared {
-    /// [`demangle_full`] of a shared name, through this table.
-    pub fn full(&self, name: &Text) -> Text {
-        self.by_address(FULL, name, full_uncached)
-    }
-
-    /// [`demangle_llvm`] of a shared name, through this table.
-    pub fn llvm(&self, name: &Text) -> Text {
-        self.by_address(LLVM, name, llvm_uncached)
-    }
-
-    /// [`demangle_full`] of a name the log spells out, through this table.
-    pub fn full_str(&self, name: &str) -> Text {
-        remembered(FULL, name, full_uncached, Some(self))
-    }
-
-    /// [`demangle_llvm`] of a name the log spells out, through this table.
-    pub fn llvm_str(&self, name: &str) -> Text {
-        remembered(LLVM, name, llvm_uncached, Some(self))
-    }
-
-    fn by_address(&self, style: usize, name: &Text, demangle: fn(&str) -> String) -> Text {
-        let key = Arc::as_ptr(name).cast::<u8>() as usize;
-        BY_ADDRESS.with(|tables| {
-            let mut tables = tables.borrow_mut();
-            let table = &mut tables[style];
-            if let Some((_, hit)) = table.get(&key) {
-                return Text::clone(hit);
-            }
-            let (_, out) = self.get(style, name, || Text::clone(name), demangle);
-            insert_bounded(
-                table,
-                MAX_REMEMBERED,
-                key,
-                (Text::clone(name), Text::clone(&out)),
-            );
-            out
-        })
-    }
-
-    /// `name` demangled and the table's key for it, from the table when it
-    /// is there; else the key is `key()` (a shared name itself, or a copy
-    /// of a spelled-out one).
-    fn get(
-        &self,
-        style: usize,
-        name: &str,
-        key: impl FnOnce() -> Text,
-        demangle: fn(&str) -> String,
-    ) -> (Text, Text) {
-        // Demangling cannot panic with the lock held: a poisoned table is
-        // still a table of finished entries.
-        let lock = || self.0.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some((key, hit)) = lock()[style].get_key_value(name) {
-            return (Text::clone(key), Text::clone(hit));
-        }
-        let key = key();
-        let out = made(&key, demangle);
-        insert_bounded(
-            &mut lock()[style],
-            MAX_REMEMBERED,
-            Text::clone(&key),
-            Text::clone(&out),
-        );
-        (key, out)
-    }
-
-    /// The table's [`demangle_full`] entry for `name`, if it has one.
-    #[cfg(test)]
-    pub(crate) fn has_full(&self, name: &str) -> Option<String> {
-        let tables = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        tables[FULL].get(name).map(|s| s.to_string())
-    }
+/// [`demangle_llvm`] of a name an answer carries, made once per name.
+pub fn llvm(name: &Name) -> &str {
+    name.derived(LLVM, |raw| changed(raw, llvm_str(raw)))
 }
 
-/// Index of each style's table.
-const FULL: usize = 0;
-const LLVM: usize = 1;
+/// [`demangle_full`] of a name spelled out, through this thread's cache.
+pub fn full_str(name: &str) -> Text {
+    remembered(FULL, name, full_uncached)
+}
 
-fn remembered(
-    style: usize,
-    name: &str,
-    demangle: fn(&str) -> String,
-    shared: Option<&Shared>,
-) -> Text {
+/// [`demangle_llvm`] of a name spelled out, through this thread's cache.
+pub fn llvm_str(name: &str) -> Text {
+    remembered(LLVM, name, llvm_uncached)
+}
+
+/// `demangled`, or `None` when that is `raw` itself.
+fn changed(raw: &str, demangled: Text) -> Option<Text> {
+    (*demangled != *raw).then_some(demangled)
+}
+
+/// Index of each style's table, and of its form in a [`Name`].
+pub(crate) const FULL: usize = 0;
+pub(crate) const LLVM: usize = 1;
+
+fn remembered(style: usize, name: &str, demangle: fn(&str) -> String) -> Text {
     REMEMBERED.with(|tables| {
         let mut tables = tables.borrow_mut();
         let table = &mut tables[style];
         if let Some(hit) = table.get(name) {
             return Text::clone(hit);
         }
-        let (key, out) = match shared {
-            Some(shared) => shared.get(style, name, || Text::from(name), demangle),
-            None => {
-                let key = Text::from(name);
-                let out = made(&key, demangle);
-                (key, out)
-            }
+        let key = Text::from(name);
+        let out = demangle(name);
+        let out = if out == name {
+            Text::clone(&key)
+        } else {
+            Text::from(out)
         };
-        insert_bounded(table, MAX_REMEMBERED, Text::clone(&key), Text::clone(&out));
+        insert_bounded(table, MAX_REMEMBERED, key, Text::clone(&out));
         out
     })
 }
 
-/// `name` demangled: `name` itself when demangling leaves it as it is (a
-/// C name, a name that is no mangling).
-fn made(name: &Text, demangle: fn(&str) -> String) -> Text {
-    let out = demangle(name);
-    if out == **name {
-        Text::clone(name)
-    } else {
-        Text::from(out)
-    }
-}
-
 /// Demangle for people (see the module docs).
 pub fn demangle_full(name: &str) -> String {
-    remembered(FULL, name, full_uncached, None).to_string()
+    full_str(name).to_string()
 }
 
 /// Demangle as `llvm::demangle` does (see the module docs).
 pub fn demangle_llvm(name: &str) -> String {
-    remembered(LLVM, name, llvm_uncached, None).to_string()
+    llvm_str(name).to_string()
 }
 
 /// [`demangle_llvm`] without the cache: what a name costs the first time
@@ -300,47 +212,26 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_name_demangled_on_one_thread_is_shared_with_the_others() {
-        let name = "_ZN4test13one_thread_ok17h0123456789abcdefE";
-        let shared = Shared::default();
-        let other = shared.clone();
-        std::thread::spawn(move || other.full(&Text::from(name)))
+    fn a_name_demangled_on_one_thread_is_kept_for_the_others() {
+        let name = Name::from("_ZN4test13one_thread_ok17h0123456789abcdefE");
+        let other = name.clone();
+        let made = std::thread::spawn(move || full(&other).as_ptr() as usize)
             .join()
             .unwrap();
-        assert_eq!(
-            shared.has_full(name).as_deref(),
-            Some("test::one_thread_ok")
-        );
-        // Another run's table, and the free functions, have none of it.
-        demangle_full(name);
-        assert_eq!(Shared::default().has_full(name), None);
+        // The same bytes: made once, on the other thread.
+        assert_eq!(full(&name).as_ptr() as usize, made);
+        assert_eq!(full(&name), "test::one_thread_ok");
+        assert_eq!(llvm(&name), "test::one_thread_ok::h0123456789abcdef");
     }
 
     #[test]
-    fn shared_names_are_remembered_by_address_and_kept() {
-        let shared = Shared::default();
-        let a = Text::from("_ZN4test1a17h0123456789abcdefE");
-        let first = shared.full(&a);
-        assert_eq!(&*first, "test::a");
-        assert!(Arc::ptr_eq(&first, &shared.full(&a)));
-        // The shared table's key is the name itself, not a copy.
-        assert_eq!(Arc::strong_count(&a), 3);
-        // The tables keep the name: a new one cannot take its address.
-        drop(a);
-        for name in [
-            "_ZN4test1b17h0123456789abcdefE",
-            "_ZN4test1c17h0123456789abcdefE",
-        ] {
-            let demangled = shared.llvm(&Text::from(name));
-            assert_eq!(&*demangled, demangle_llvm(name));
-        }
-        // A name that demangles to itself is its own value.
-        let main = Text::from("main");
-        assert!(Arc::ptr_eq(&shared.full(&main), &main));
-        assert_eq!(
-            &*shared.full_str("_ZN4test1a17h0123456789abcdefE"),
-            "test::a"
-        );
+    fn a_name_that_demangles_to_itself_is_not_copied() {
+        let main = Name::from("main");
+        assert_eq!(full(&main).as_ptr(), main.raw().as_ptr());
+        assert_eq!(llvm(&main).as_ptr(), main.raw().as_ptr());
+        let spelled = full_str("main");
+        assert!(std::sync::Arc::ptr_eq(&spelled, &full_str("main")));
+        assert_eq!(&*full_str("_ZN4test1a17h0123456789abcdefE"), "test::a");
     }
 
     #[test]
@@ -399,7 +290,7 @@ mod tests {
     }
 
     #[test]
-    fn full() {
+    fn full_is_for_people() {
         assert_eq!(
             demangle_full("_ZN4core3fmt5write17h0123456789abcdefE"),
             "core::fmt::write"

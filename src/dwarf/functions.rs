@@ -17,7 +17,7 @@ use super::die_walk::DieWalk;
 use super::lookup::{NAMES_MAX, Names, Within};
 use super::ranges::{all_narrow, place};
 use super::{Error, Sure};
-use crate::symbols::Text;
+use crate::symbols::Name;
 
 type R<'a> = gimli::EndianSlice<'a, gimli::RunTimeEndian>;
 
@@ -181,7 +181,7 @@ impl Inlined {
         &self,
         unit: UnitRef<'_, R<'a>>,
         names: &Names<'_, 'a>,
-    ) -> Sure<Option<Text>> {
+    ) -> Sure<Option<Name>> {
         if self.origin != 0 {
             let origin = gimli::UnitOffset(self.origin as usize);
             return linked_name(unit, names, gimli::AttributeValue::UnitRef(origin));
@@ -197,7 +197,7 @@ impl Inlined {
 
 /// A DIE read by [`die_name`].
 struct NamedDie<'u, 'a> {
-    name: Option<Text>,
+    name: Option<Name>,
     /// The entries after its attributes.
     entries: gimli::EntriesRaw<'u, R<'a>>,
     /// Its depth among them.
@@ -233,7 +233,7 @@ pub(crate) enum DieName<'a> {
     None,
     Name(&'a [u8]),
     /// A name a link led to.
-    Linked(Text),
+    Linked(Name),
     /// The name the link leads to; else the plain name that came after it.
     Link(Link, Option<&'a [u8]>),
 }
@@ -317,14 +317,14 @@ impl<'a> DieName<'a> {
         self,
         unit: UnitRef<'_, R<'a>>,
         names: &Names<'_, 'a>,
-    ) -> Sure<Option<Text>> {
+    ) -> Sure<Option<Name>> {
         Ok(match self {
             DieName::None => None,
-            DieName::Name(n) => Some(names.text(n)),
+            DieName::Name(n) => Some(names.name(n)),
             DieName::Linked(n) => Some(n),
             DieName::Link(link, then) => match linked_name(unit, names, link.value())? {
                 Some(n) => Some(n),
-                None => then.map(|n| names.text(n)),
+                None => then.map(|n| names.name(n)),
             },
         })
     }
@@ -389,7 +389,7 @@ impl Addresses {
 /// The subprogram holding the address, with its inlined subroutines.
 pub(crate) struct Function {
     /// As answers carry it, made when the function is parsed.
-    pub name: Option<Text>,
+    pub name: Option<Name>,
     inlined: Box<[Inlined]>,
     addresses: Addresses,
 }
@@ -599,7 +599,7 @@ fn linked_name<'a>(
     unit: UnitRef<'_, R<'a>>,
     names: &Names<'_, 'a>,
     value: gimli::AttributeValue<R<'a>>,
-) -> Sure<Option<Text>> {
+) -> Sure<Option<Name>> {
     let start = match value {
         gimli::AttributeValue::UnitRef(offset) => {
             offset.to_debug_info_offset(&unit.header).map(|o| o.0)
@@ -609,13 +609,13 @@ fn linked_name<'a>(
     };
     let Some(start) = start else {
         let name = name_attr(unit, names, value, NAME_LINKS)?;
-        return Ok(name.map(|n| names.text(n.slice())));
+        return Ok(name.map(|n| names.name(n.slice())));
     };
     let key = (names.within.tag(), start);
     if let Some(name) = names.engine.names.borrow().get(&key) {
         return Ok(name.clone());
     }
-    let name = name_attr(unit, names, value, NAME_LINKS)?.map(|n| names.text(n.slice()));
+    let name = name_attr(unit, names, value, NAME_LINKS)?.map(|n| names.name(n.slice()));
     let mut kept = names.engine.names.borrow_mut();
     crate::base::insert_bounded(&mut kept, NAMES_MAX, key, name.clone());
     Ok(name)

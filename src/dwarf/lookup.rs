@@ -18,7 +18,7 @@ use super::functions::{Function, Functions, Gathered};
 use super::lines::Lines;
 use super::units::{AbbreviationSets, MAX_DEPTH, UnitIndex};
 use super::{Error, SplitFiles, Sure};
-use crate::symbols::{Frame, Interner, Text};
+use crate::symbols::{Frame, Interner, Name};
 
 type R<'a> = gimli::EndianSlice<'a, gimli::RunTimeEndian>;
 
@@ -112,8 +112,8 @@ pub(crate) struct Names<'e, 'a> {
 
 impl<'a> Names<'_, 'a> {
     /// `bytes` as answers carry it, made once per string.
-    pub(crate) fn text(&self, bytes: &'a [u8]) -> Text {
-        self.engine.texts.borrow_mut().text(bytes)
+    pub(crate) fn name(&self, bytes: &'a [u8]) -> Name {
+        self.engine.texts.borrow_mut().name(bytes)
     }
 
     /// The name of the DIE at `target` in another unit of `self.within`.
@@ -170,7 +170,7 @@ pub(crate) struct Engine<'a> {
     /// The name each abstract origin or specification leads to, by file
     /// and `.debug_info` offset: a function inlined in many places is
     /// named once, not at every call site.
-    pub(crate) names: RefCell<FxHashMap<(u64, usize), Option<Text>>>,
+    pub(crate) names: RefCell<FxHashMap<(u64, usize), Option<Name>>>,
     /// Function names as answers carry them, made once each.
     texts: RefCell<Interner<'a>>,
     /// Room for the inlined calls of the function being parsed.

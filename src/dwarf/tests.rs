@@ -9,7 +9,7 @@ use std::sync::Arc;
 use object::{Object, ObjectSection, SectionKind};
 
 use super::{DwarfIndex, LookupError, Reader, SplitFiles};
-use crate::symbols::{Frame, Text, lossy};
+use crate::symbols::{Frame, Name, Text};
 
 /// Bytes that live as long as the test process: the fixtures are small.
 fn leak(bytes: Vec<u8>) -> &'static [u8] {
@@ -148,7 +148,10 @@ fn reference(
     let mut frames = Vec::new();
     while let Some(f) = iter.next().map_err(|e| e.to_string())? {
         frames.push(Frame {
-            function: f.function.as_ref().map(|n| lossy(n.name.slice())),
+            function: f
+                .function
+                .as_ref()
+                .map(|n| Name::from(String::from_utf8_lossy(n.name.slice()).into_owned())),
             file: f.location.as_ref().and_then(|l| l.file).map(Text::from),
             line: f.location.as_ref().and_then(|l| l.line).unwrap_or(0),
             column: f.location.as_ref().and_then(|l| l.column).unwrap_or(0),

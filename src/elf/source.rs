@@ -320,7 +320,7 @@ impl<'a> Loaded<'a> {
         let s = self.symbols.find(addr)?;
         let mut texts = self.texts.borrow_mut();
         Some(SymbolHit {
-            name: texts.text(s.name),
+            name: texts.name(s.name),
             address: s.addr,
             size: s.size,
             file: s.file.map(|f| texts.text(f)),

@@ -28,9 +28,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::thread;
 use std::time::Duration;
 
-use crate::demangle;
 use crate::filter::{Filter, Options};
-use crate::render::kept;
 use crate::render::{Demangler, Event, Line, Lookup, Render, Resolved};
 use crate::report::Silent;
 use crate::symbols::Symbolizer;
@@ -198,9 +196,8 @@ fn looking_ahead(mut opts: Options, mut symbolizer: Symbolizer) -> Filter {
     opts.explain = false;
     opts.dumpfile = None;
     symbolizer.search_in_background(false);
-    let demangled = opts.demangled.clone();
     let mut filter = Filter::new(opts, symbolizer, Arc::new(Silent));
-    filter.print_through(move |render| Box::new(Discard::like(render.as_ref(), demangled.clone())));
+    filter.print_through(|render| Box::new(Discard::like(render.as_ref())));
     filter.set_input_never_blocks(true);
     filter
 }
@@ -225,20 +222,17 @@ impl Drop for ReadAhead {
 /// names of each code answer as the writing filter's renderer will.
 pub struct Discard {
     /// The real renderer's demangler: the names of each code answer are
-    /// demangled here once, on the read-ahead thread, into the table the
-    /// writing thread's renderer finds them in (see [`crate::demangle`]).
+    /// demangled here once, on the read-ahead thread, and kept in the
+    /// names, where the writing thread's renderer finds them (see
+    /// [`crate::demangle`]).
     demangle: Option<Demangler>,
-    demangled: demangle::Shared,
-    warmed: kept::PerAnswer<()>,
 }
 
 impl Discard {
-    /// A renderer demangling as `render` does, into `demangled`.
-    pub fn like(render: &dyn Render, demangled: demangle::Shared) -> Discard {
+    /// A renderer demangling as `render` does.
+    pub fn like(render: &dyn Render) -> Discard {
         Discard {
-            demangled,
             demangle: render.demangler(),
-            warmed: kept::PerAnswer::default(),
         }
     }
 
@@ -246,14 +240,11 @@ impl Discard {
         let (Some(demangle), Lookup::Code(info)) = (self.demangle, &resolved.lookup) else {
             return;
         };
-        let demangled = &self.demangled;
-        self.warmed.get_or_make(info, |info| {
-            let functions = info.frames.iter().filter_map(|f| f.function.as_ref());
-            let symbol = info.symbol.as_ref().map(|s| &s.name);
-            for name in functions.chain(symbol) {
-                demangle(demangled, name);
-            }
-        });
+        let functions = info.frames.iter().filter_map(|f| f.function.as_ref());
+        let symbol = info.symbol.as_ref().map(|s| &s.name);
+        for name in functions.chain(symbol) {
+            demangle(name);
+        }
     }
 }
 
@@ -287,7 +278,7 @@ mod tests {
     use crate::symbols::{CodeInfo, Frame};
 
     /// The read-ahead's renderer demangles the names in code answers, as
-    /// the real renderer would, into the table all threads share.
+    /// the real renderer would, into the names all threads share.
     #[test]
     fn discard_demangles_code_answers_for_the_writer() {
         let name = "_ZN4test14warmed_by_read5ahead17h0123456789abcdefE";
@@ -318,20 +309,23 @@ mod tests {
         };
         let opts = RenderOptions::default();
         let llvm = renderer(Format::Llvm, &opts);
-        let mut discard = Discard::like(llvm.as_ref(), opts.demangled.clone());
+        let mut discard = Discard::like(llvm.as_ref());
         discard
             .line(&mut io::sink(), &line, &[Event::Pc(&raw, resolved.clone())])
             .unwrap();
+        let Lookup::Code(info) = &resolved.lookup else {
+            unreachable!()
+        };
+        let name = info.frames[0].function.as_ref().unwrap();
         // The llvm renderer's demangling is not the human one's.
-        assert_eq!(opts.demangled.has_full(name), None);
+        assert!(name.has_derived(crate::demangle::LLVM));
+        assert!(!name.has_derived(crate::demangle::FULL));
         let human = renderer(Format::Human, &opts);
-        let mut discard = Discard::like(human.as_ref(), opts.demangled.clone());
+        let mut discard = Discard::like(human.as_ref());
         discard
-            .line(&mut io::sink(), &line, &[Event::Pc(&raw, resolved)])
+            .line(&mut io::sink(), &line, &[Event::Pc(&raw, resolved.clone())])
             .unwrap();
-        assert_eq!(
-            opts.demangled.has_full(name).as_deref(),
-            Some("test::warmed_by_read::ahead")
-        );
+        assert!(name.has_derived(crate::demangle::FULL));
+        assert_eq!(crate::demangle::full(name), "test::warmed_by_read::ahead");
     }
 }

@@ -54,7 +54,7 @@ use super::paths::{self, Class, Token};
 use super::{ContextEvent, Event, Line, Lookup, Place, Render, RenderOptions, Resolved};
 use crate::demangle;
 use crate::markup::Sgr;
-use crate::symbols::{CodeInfo, Frame, SymbolHit, Text};
+use crate::symbols::{CodeInfo, Frame, Name, SymbolHit, Text};
 
 /// Most bytes of a backtrace held before a part of it is written.
 pub const BLOCK_MAX: usize = 64 << 10;
@@ -131,9 +131,8 @@ pub struct Human {
 /// What a frame shows that does not depend on the line it is on, made once
 /// per answer.
 struct Shown {
-    /// Demangled function, control characters escaped (`None`: unknown,
-    /// shown as `??`).
-    name: Option<Text>,
+    /// The function, shown demangled.
+    name: ShownName,
     /// The source path normalised and its class (see [`PathCache`]); `None`
     /// when the options alone decide how it is shown ([`Human::fixed_path`]).
     path: Option<Arc<Normalised>>,
@@ -158,9 +157,23 @@ impl ShownAnswer {
     }
 }
 
+/// A frame's function as shown.
+enum ShownName {
+    /// Unknown: `??`.
+    Unknown,
+    /// Demangled, with nothing to escape.
+    Plain(Name),
+    /// Demangled, its control characters escaped.
+    Escaped(Text),
+}
+
 impl Shown {
     fn name(&self) -> &str {
-        self.name.as_deref().unwrap_or("??")
+        match &self.name {
+            ShownName::Unknown => "??",
+            ShownName::Plain(name) => demangle::full(name),
+            ShownName::Escaped(text) => text,
+        }
     }
 }
 
@@ -500,12 +513,14 @@ impl Human {
 
     /// A frame's demangled function, its control characters escaped (once
     /// per answer, not per line that shows it).
-    fn function_of(&self, f: &Frame) -> Option<Text> {
-        let name = self.opts.demangled.full(f.function.as_ref()?);
-        Some(match crate::escape::controls(&name) {
-            std::borrow::Cow::Borrowed(_) => name,
-            std::borrow::Cow::Owned(escaped) => Text::from(escaped),
-        })
+    fn function_of(&self, f: &Frame) -> ShownName {
+        let Some(name) = &f.function else {
+            return ShownName::Unknown;
+        };
+        match crate::escape::controls(demangle::full(name)) {
+            std::borrow::Cow::Borrowed(_) => ShownName::Plain(name.clone()),
+            std::borrow::Cow::Owned(escaped) => ShownName::Escaped(Text::from(escaped)),
+        }
     }
 
     /// Paint `function+0xoff` from the symbol table, if `info` has a
@@ -519,7 +534,7 @@ impl Human {
     ) -> bool {
         match (&info.symbol, fallback) {
             (Some(sym), _) => {
-                self.paint_offset(out, FUNC, &self.opts.demangled.full(&sym.name), rel, sym);
+                self.paint_offset(out, FUNC, demangle::full(&sym.name), rel, sym);
                 true
             }
             (None, Some(text)) => {
@@ -597,8 +612,7 @@ impl Human {
         if let Lookup::Data(d) = &res.lookup
             && let Some(sym) = &d.symbol
         {
-            let name = self.opts.demangled.full(&sym.name);
-            self.paint_offset(out, FUNC, &name, place.rel, sym);
+            self.paint_offset(out, FUNC, demangle::full(&sym.name), place.rel, sym);
             if let Some(file) = &d.decl_file {
                 out.extend_from_slice(b" at ");
                 self.location(st, out, file, d.decl_line, 0);
@@ -738,7 +752,7 @@ impl Human {
                 Event::Context(el, _) => out.extend_from_slice(el.text(bytes)),
                 Event::Symbol(_, name) => match std::str::from_utf8(name) {
                     Ok(name) => {
-                        let name = self.opts.demangled.full_str(name);
+                        let name = demangle::full_str(name);
                         self.paint(out, FUNC, &name)
                     }
                     Err(_) => crate::escape::push_bytes(out, name),
@@ -915,7 +929,7 @@ fn has_relative_path(events: &[Event<'_>]) -> bool {
 
 impl Render for Human {
     fn demangler(&self) -> Option<super::Demangler> {
-        Some(demangle::Shared::full)
+        Some(demangle::full)
     }
     fn plain(&mut self, out: &mut dyn Write, text: &[u8], _first_line: u64) -> io::Result<()> {
         self.end_backtrace(out)?;

@@ -58,7 +58,7 @@ use std::sync::Arc;
 
 use super::kept::PerAnswer;
 use super::num::Hex;
-use super::{ContextEvent, Event, Line, Lookup, Render, RenderOptions, Resolved};
+use super::{ContextEvent, Event, Line, Lookup, Render, Resolved};
 use crate::context::Module;
 use crate::demangle;
 use crate::markup::RawElement;
@@ -68,7 +68,6 @@ use crate::symbols::{CodeInfo, SymbolHit};
 const FLUSH_AT: usize = 64 << 10;
 
 pub struct Json {
-    opts: RenderOptions,
     /// Output not yet handed to the writer.
     buf: Vec<u8>,
     kept: Kept,
@@ -82,8 +81,6 @@ struct Kept {
     /// The last module written and its `"module"` object: elements mostly
     /// fall in the module the one before fell in.
     module: Option<(Arc<Module>, Box<[u8]>)>,
-    /// Names demangled by the run's threads.
-    demangled: demangle::Shared,
     /// Where a new answer is rendered before it is kept.
     scratch: Vec<u8>,
 }
@@ -134,14 +131,16 @@ impl Rendered {
     }
 }
 
+impl Default for Json {
+    fn default() -> Self {
+        Json::new()
+    }
+}
+
 impl Json {
-    pub fn new(opts: RenderOptions) -> Json {
+    pub fn new() -> Json {
         Json {
-            kept: Kept {
-                demangled: opts.demangled.clone(),
-                ..Kept::default()
-            },
-            opts,
+            kept: Kept::default(),
             buf: Vec::with_capacity(FLUSH_AT + 4096),
         }
     }
@@ -363,16 +362,16 @@ fn text_span(buf: &mut Vec<u8>, t: &[u8]) {
 }
 
 /// `{"mangled":...,"name":...,"offset":` for a symbol-table hit.
-fn symbol_head(demangled: &demangle::Shared, buf: &mut Vec<u8>, s: &SymbolHit) {
+fn symbol_head(buf: &mut Vec<u8>, s: &SymbolHit) {
     buf.extend_from_slice(b"{\"mangled\":");
     string(buf, &s.name);
     buf.extend_from_slice(b",\"name\":");
-    string(buf, &demangled.full(&s.name));
+    string(buf, demangle::full(&s.name));
     buf.extend_from_slice(b",\"offset\":");
 }
 
 /// `info` rendered in `b` (a scratch buffer), then kept at its size.
-fn render(demangled: &demangle::Shared, b: &mut Vec<u8>, info: &CodeInfo) -> Rendered {
+fn render(b: &mut Vec<u8>, info: &CodeInfo) -> Rendered {
     b.clear();
     b.push(b'[');
     let n = info.frames.len();
@@ -385,8 +384,7 @@ fn render(demangled: &demangle::Shared, b: &mut Vec<u8>, info: &CodeInfo) -> Ren
         b.extend_from_slice(b",\"file\":");
         opt_string(b, f.file.as_deref());
         b.extend_from_slice(b",\"function\":");
-        let function = f.function.as_ref().map(|n| demangled.full(n));
-        opt_string(b, function.as_deref());
+        opt_string(b, f.function.as_ref().map(demangle::full));
         b.extend_from_slice(b",\"inlined\":");
         boolean(b, i + 1 != n);
         b.extend_from_slice(b",\"line\":");
@@ -398,7 +396,7 @@ fn render(demangled: &demangle::Shared, b: &mut Vec<u8>, info: &CodeInfo) -> Ren
     b.push(b']');
     let frames_end = b.len();
     let symbol = info.symbol.as_ref().map(|s| {
-        symbol_head(demangled, b, s);
+        symbol_head(b, s);
         s.address
     });
     Rendered {
@@ -426,7 +424,6 @@ fn resolved(buf: &mut Vec<u8>, kept: &mut Kept, extra: &Extra<'_>, res: &Resolve
     let Kept {
         answers,
         module,
-        demangled,
         scratch,
     } = kept;
     // Without a region the address is the module's own (`lookup`).
@@ -452,9 +449,7 @@ fn resolved(buf: &mut Vec<u8>, kept: &mut Kept, extra: &Extra<'_>, res: &Resolve
         num(buf, frame);
     }
     let code = match &res.lookup {
-        Lookup::Code(info) => {
-            Some(answers.get_or_make(info, |info| render(demangled, scratch, info)))
-        }
+        Lookup::Code(info) => Some(answers.get_or_make(info, |info| render(scratch, info))),
         _ => None,
     };
     if let Some(code) = code {
@@ -498,7 +493,7 @@ fn resolved(buf: &mut Vec<u8>, kept: &mut Kept, extra: &Extra<'_>, res: &Resolve
         (Lookup::Data(d), _) => {
             if let Some(s) = &d.symbol {
                 buf.extend_from_slice(b",\"symbol\":");
-                symbol_head(demangled, buf, s);
+                symbol_head(buf, s);
                 hex(buf, rel.wrapping_sub(s.address));
                 buf.push(b'}');
             }
@@ -572,7 +567,7 @@ impl Json {
             Event::Symbol(el, name) => {
                 let raw = String::from_utf8_lossy(name);
                 buf.extend_from_slice(b"{\"demangled\":");
-                string(buf, &self.opts.demangled.full_str(&raw));
+                string(buf, &demangle::full_str(&raw));
                 buf.extend_from_slice(b",\"element\":\"symbol\",\"name\":");
                 string(buf, &raw);
                 buf.extend_from_slice(b",\"raw\":");
@@ -663,7 +658,7 @@ fn element_raw_split(
 
 impl Render for Json {
     fn demangler(&self) -> Option<super::Demangler> {
-        Some(demangle::Shared::full)
+        Some(demangle::full)
     }
     fn plain(&mut self, out: &mut dyn Write, text: &[u8], first_line: u64) -> io::Result<()> {
         let mut n = itoa::Buffer::new();
@@ -955,7 +950,7 @@ mod tests {
     }
 
     fn json() -> Json {
-        Json::new(RenderOptions::default())
+        Json::new()
     }
 
     fn render_line(r: &mut Json, number: u64, bytes: &[u8], events: &[Event<'_>]) -> Vec<u8> {
@@ -1003,7 +998,7 @@ mod tests {
 
     fn frame(function: Option<&str>, file: Option<&str>, line: u32, column: u32) -> Frame {
         Frame {
-            function: function.map(crate::symbols::Text::from),
+            function: function.map(crate::symbols::Name::from),
             file: file.map(crate::symbols::Text::from),
             line,
             column,

@@ -18,18 +18,12 @@ use super::{ContextEvent, Event, Line, Lookup, Render, Resolved};
 use crate::context::{Module, Region};
 use crate::demangle;
 use crate::markup::{RawElement, Sgr};
-use crate::symbols::{BuildId, CodeInfo, Text};
+use crate::symbols::{BuildId, CodeInfo};
 
 const BLUE: u8 = 4;
 const CYAN: u8 = 6;
 const GREEN: u8 = 2;
 const BAD: &str = "<invalid>";
-
-/// [`BAD`] as shared text: the frames of every failed lookup name it.
-fn bad() -> Text {
-    static BAD_TEXT: std::sync::LazyLock<Text> = std::sync::LazyLock::new(|| Text::from(BAD));
-    Text::clone(&BAD_TEXT)
-}
 
 /// The open `[[[ELF module ...` line.
 struct InfoLine {
@@ -48,8 +42,6 @@ pub struct Llvm {
     kept: PerAnswer<Answer>,
     /// Where a new answer's frame bodies are written first.
     scratch: Vec<u8>,
-    /// Names demangled by the run's threads.
-    demangled: demangle::Shared,
     /// The frames of a failed lookup.
     failed: Answer,
     /// Modules whose file was found unreadable by an element printed
@@ -102,7 +94,7 @@ impl Answer {
 /// in `scratch` first: DWARF frames innermost first (one empty frame when
 /// none), the outermost one named from the symbol table when a symbol
 /// covers the address.
-fn llvm_answer(demangled: &demangle::Shared, scratch: &mut Vec<u8>, info: &CodeInfo) -> Answer {
+fn llvm_answer(scratch: &mut Vec<u8>, info: &CodeInfo) -> Answer {
     scratch.clear();
     let last = info.frames.len().saturating_sub(1);
     let frame = |i: usize| {
@@ -111,7 +103,7 @@ fn llvm_answer(demangled: &demangle::Shared, scratch: &mut Vec<u8>, info: &CodeI
                 match (&info.symbol, i == last) {
                     // Named from the symbol below.
                     (Some(_), true) => None,
-                    _ => f.function.as_ref().map(|n| demangled.llvm(n)),
+                    _ => f.function.as_ref().map(demangle::llvm),
                 },
                 f.file.as_ref(),
                 f.line,
@@ -122,12 +114,12 @@ fn llvm_answer(demangled: &demangle::Shared, scratch: &mut Vec<u8>, info: &CodeI
         if i == last
             && let Some(sym) = &info.symbol
         {
-            function = Some(demangled.llvm(&sym.name));
+            function = Some(demangle::llvm(&sym.name));
             if file.is_none_or(|f| &**f == BAD) {
                 file = sym.file.as_ref().or(file);
             }
         }
-        let function = function.as_deref().unwrap_or(BAD);
+        let function = function.unwrap_or(BAD);
         let file = file.map_or(BAD, |f| &**f);
         let empty = function == BAD && file == BAD && line == 0 && column == 0;
         let start = scratch.len();
@@ -191,21 +183,10 @@ impl Llvm {
             bad_modules: HashSet::new(),
             line_buf: Vec::new(),
             unfinished: None,
-            demangled: demangle::Shared::default(),
             // What a lookup that found nothing gives: one empty frame.
-            failed: llvm_answer(
-                &demangle::Shared::default(),
-                &mut Vec::new(),
-                &CodeInfo::default(),
-            ),
+            failed: llvm_answer(&mut Vec::new(), &CodeInfo::default()),
             scratch: Vec::new(),
         }
-    }
-
-    /// Demangle through `demangled`, the table of the run's threads.
-    pub fn demangling_into(mut self, demangled: demangle::Shared) -> Llvm {
-        self.demangled = demangled;
-        self
     }
 
     /// Write only whole lines, holding an unfinished one.
@@ -230,9 +211,9 @@ impl Llvm {
 
     /// [`llvm_answer`], made once per distinct answer.
     fn frames(&mut self, info: &Arc<CodeInfo>) -> Answer {
-        let (demangled, scratch) = (&self.demangled, &mut self.scratch);
+        let scratch = &mut self.scratch;
         self.kept
-            .get_or_make(info, |info| llvm_answer(demangled, scratch, info))
+            .get_or_make(info, |info| llvm_answer(scratch, info))
             .clone()
     }
 
@@ -372,7 +353,7 @@ impl Llvm {
             Event::Symbol(_, name) => {
                 self.highlight(out)?;
                 match std::str::from_utf8(name) {
-                    Ok(name) => out.write_all(self.demangled.llvm_str(name).as_bytes())?,
+                    Ok(name) => out.write_all(demangle::llvm_str(name).as_bytes())?,
                     Err(_) => out.write_all(name)?,
                 }
                 self.restore(out)
@@ -557,12 +538,9 @@ impl Llvm {
         res: &Resolved,
     ) -> io::Result<()> {
         let name = match &res.lookup {
-            Lookup::Data(d) => d
-                .symbol
-                .as_ref()
-                .map_or_else(bad, |s| self.demangled.llvm(&s.name)),
-            Lookup::Failed(_) => bad(),
-            Lookup::Unreadable if self.bad_module(res) => bad(),
+            Lookup::Data(d) => d.symbol.as_ref().map_or(BAD, |s| demangle::llvm(&s.name)),
+            Lookup::Failed(_) => BAD,
+            Lookup::Unreadable if self.bad_module(res) => BAD,
             _ => return self.raw_element(out, line, el),
         };
         self.highlight(out)?;
@@ -573,7 +551,7 @@ impl Llvm {
 
 impl Render for Llvm {
     fn demangler(&self) -> Option<super::Demangler> {
-        Some(demangle::Shared::llvm)
+        Some(demangle::llvm)
     }
     fn plain(&mut self, out: &mut dyn Write, text: &[u8], _first_line: u64) -> io::Result<()> {
         if text.is_empty() {

@@ -23,7 +23,6 @@ use std::io::{self, Write};
 use std::sync::Arc;
 
 use crate::context::{Module, Region};
-use crate::demangle;
 use crate::dumpfile::DumpReport;
 use crate::markup::{HexPair, RawElement, Sgr};
 use crate::symbols::{CodeInfo, DataInfo, Miss};
@@ -209,25 +208,17 @@ pub struct RenderOptions {
     /// Write only whole lines, holding an unfinished one until it ends
     /// (under `--demux`, other processes' lines may come between).
     pub whole_lines: bool,
-    /// Names demangled by the run's threads.
-    pub demangled: demangle::Shared,
 }
 
-/// A demangling style, through a run's table.
-pub type Demangler = fn(&demangle::Shared, &crate::symbols::Text) -> crate::symbols::Text;
+/// A demangling style (see [`crate::demangle`]).
+pub type Demangler = fn(&crate::symbols::Name) -> &str;
 
 /// Build the renderer for `format`.
 pub fn renderer(format: Format, opts: &RenderOptions) -> Box<dyn Render> {
     match format {
         Format::Human => Box::new(human::Human::new(opts.clone())),
-        Format::Llvm if opts.whole_lines => Box::new(
-            llvm::Llvm::new(opts.color)
-                .demangling_into(opts.demangled.clone())
-                .whole_lines(),
-        ),
-        Format::Llvm => {
-            Box::new(llvm::Llvm::new(opts.color).demangling_into(opts.demangled.clone()))
-        }
-        Format::Json => Box::new(json::Json::new(opts.clone())),
+        Format::Llvm if opts.whole_lines => Box::new(llvm::Llvm::new(opts.color).whole_lines()),
+        Format::Llvm => Box::new(llvm::Llvm::new(opts.color)),
+        Format::Json => Box::new(json::Json::new()),
     }
 }

@@ -15,5 +15,5 @@ mod types;
 
 pub use front::{Opened, Symbolizer, SymbolizerConfig};
 pub use memo::{AnswerSupplier, Memo};
-pub use text::{Interner, Text, lossy};
+pub use text::{DERIVED, Interner, Name, Text, lossy};
 pub use types::*;

@@ -7,12 +7,93 @@
 //! per string.
 
 use std::marker::PhantomData;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use rustc_hash::FxHashMap;
 
 /// Text an answer shares with every other answer naming the same thing.
 pub type Text = Arc<str>;
+
+/// A function or symbol name as answers carry it: shared like a [`Text`],
+/// with room for the forms printers derive from it (its demangled
+/// spellings, see [`crate::demangle`]), each made once, on first use, for
+/// every answer and every thread that shows the name.
+#[derive(Clone)]
+pub struct Name(Arc<Named>);
+
+struct Named {
+    raw: Box<str>,
+    /// `None` when the derived form is the name itself.
+    derived: [OnceLock<Option<Text>>; DERIVED],
+}
+
+/// Derived forms a [`Name`] has room for.
+pub const DERIVED: usize = 2;
+
+impl Name {
+    pub fn new(raw: impl Into<Box<str>>) -> Name {
+        Name(Arc::new(Named {
+            raw: raw.into(),
+            derived: Default::default(),
+        }))
+    }
+
+    /// The name as the source gave it.
+    pub fn raw(&self) -> &str {
+        &self.0.raw
+    }
+
+    /// Derived form number `slot` (below [`DERIVED`]): `make`'s form of
+    /// the name, made the first time (`None`: the name itself).
+    pub fn derived(&self, slot: usize, make: impl FnOnce(&str) -> Option<Text>) -> &str {
+        let form = self.0.derived[slot].get_or_init(|| make(&self.0.raw));
+        form.as_deref().unwrap_or(&self.0.raw)
+    }
+
+    /// Whether derived form `slot` is made.
+    #[cfg(test)]
+    pub(crate) fn has_derived(&self, slot: usize) -> bool {
+        self.0.derived[slot].get().is_some()
+    }
+
+    /// Whether both are one shared name.
+    pub fn ptr_eq(a: &Name, b: &Name) -> bool {
+        Arc::ptr_eq(&a.0, &b.0)
+    }
+}
+
+impl std::ops::Deref for Name {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0.raw
+    }
+}
+
+impl PartialEq for Name {
+    fn eq(&self, other: &Name) -> bool {
+        self.0.raw == other.0.raw
+    }
+}
+
+impl Eq for Name {}
+
+impl std::fmt::Debug for Name {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(&*self.0.raw, f)
+    }
+}
+
+impl From<&str> for Name {
+    fn from(raw: &str) -> Name {
+        Name::new(raw)
+    }
+}
+
+impl From<String> for Name {
+    fn from(raw: String) -> Name {
+        Name::new(raw)
+    }
+}
 
 /// Texts kept at most; the table is emptied when full, so a module with
 /// endless distinct names cannot grow memory without bound (answers keep
@@ -26,6 +107,7 @@ const KEPT: usize = 1 << 16;
 /// outlive the table.
 pub struct Interner<'a> {
     kept: FxHashMap<(usize, usize), Text>,
+    names: FxHashMap<(usize, usize), Name>,
     bytes: PhantomData<&'a [u8]>,
 }
 
@@ -33,6 +115,7 @@ impl Default for Interner<'_> {
     fn default() -> Self {
         Interner {
             kept: FxHashMap::default(),
+            names: FxHashMap::default(),
             bytes: PhantomData,
         }
     }
@@ -48,6 +131,20 @@ impl<'a> Interner<'a> {
         let text = lossy(bytes);
         crate::base::insert_bounded(&mut self.kept, KEPT, key, text.clone());
         text
+    }
+
+    /// `bytes` as a [`Name`] (invalid UTF-8 replaced).
+    pub fn name(&mut self, bytes: &'a [u8]) -> Name {
+        let key = (bytes.as_ptr() as usize, bytes.len());
+        if let Some(name) = self.names.get(&key) {
+            return name.clone();
+        }
+        let name = match std::str::from_utf8(bytes) {
+            Ok(s) => Name::new(s),
+            Err(_) => Name::new(String::from_utf8_lossy(bytes)),
+        };
+        crate::base::insert_bounded(&mut self.names, KEPT, key, name.clone());
+        name
     }
 }
 

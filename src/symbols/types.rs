@@ -1,6 +1,6 @@
 use std::fmt;
 
-use super::text::Text;
+use super::text::{Name, Text};
 pub use crate::base::BuildId;
 use crate::context::{Context, Module};
 
@@ -45,7 +45,7 @@ impl ModuleKey {
 /// linkage name, or the plain DWARF name when no linkage name exists.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Frame {
-    pub function: Option<Text>,
+    pub function: Option<Name>,
     /// Full path as the debug info gives it (comp dir joined).
     pub file: Option<Text>,
     /// 0 when unknown.
@@ -59,7 +59,7 @@ pub struct Frame {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SymbolHit {
     /// Raw linkage name.
-    pub name: Text,
+    pub name: Name,
     pub address: u64,
     pub size: u64,
     /// For local symbols, the `STT_FILE` name that precedes them (LLVM shows
