@@ -17,6 +17,10 @@ pub(crate) const MAX_KEPT: usize = 1 << 14;
 /// largest ones by the thousand.
 pub(crate) const MAX_BYTES: usize = 16 << 20;
 
+/// Bytes of kept values at most while kept values are seldom asked for
+/// again (see [`PerAnswer`]).
+pub(crate) const MIN_BYTES: usize = 2 << 20;
+
 /// What a kept value holds on the heap, roughly, in bytes.
 pub(crate) trait Weigh {
     fn weigh(&self) -> usize;
@@ -63,18 +67,28 @@ impl<F> Weigh for Spans<F> {
 /// address from being reused while the entry lives.
 type Table<V> = FxHashMap<usize, (Arc<CodeInfo>, V)>;
 
-/// Two generations of at most half of [`MAX_KEPT`] and [`MAX_BYTES`] each
-/// (the table's own room aside): values are made into the young one; when
-/// it is full, it becomes the old one and the old one is dropped. A value
-/// asked for from the old generation moves back to the young one, so the
-/// answers a log keeps naming stay, and the ones made last are all there
-/// (not lost to a table emptied when full). The tables keep their room
-/// from one generation to the next.
+/// Two generations of at most half of [`MAX_KEPT`] and of the byte bound
+/// each (the table's own room aside): values are made into the young one;
+/// when it is full, it becomes the old one and the old one is dropped. A
+/// value asked for from the old generation moves back to the young one, so
+/// the answers a log keeps naming stay, and the ones made last are all
+/// there (not lost to a table emptied when full). The tables keep their
+/// room from one generation to the next.
+///
+/// The byte bound follows what keeping pays: a generation whose values
+/// were asked for again less often than made (a log of mostly new
+/// addresses) halves it for the next one, down to [`MIN_BYTES`]; one asked
+/// for more often doubles it, up to [`MAX_BYTES`].
 pub(crate) struct PerAnswer<V> {
     young: Table<V>,
     old: Table<V>,
     /// What the young generation's values weigh.
     young_bytes: usize,
+    /// The byte bound of all generations.
+    max_bytes: usize,
+    /// Values made, and values asked for again, in this generation.
+    made: usize,
+    reused: usize,
 }
 
 impl<V> Default for PerAnswer<V> {
@@ -83,6 +97,9 @@ impl<V> Default for PerAnswer<V> {
             young: FxHashMap::default(),
             old: FxHashMap::default(),
             young_bytes: 0,
+            max_bytes: MAX_BYTES,
+            made: 0,
+            reused: 0,
         }
     }
 }
@@ -95,21 +112,45 @@ impl<V: Weigh> PerAnswer<V> {
         make: impl FnOnce(&CodeInfo) -> V,
     ) -> &V {
         let key = Arc::as_ptr(info) as usize;
-        if !self.young.contains_key(&key) {
-            let kept = match self.old.remove(&key) {
-                Some(kept) => kept,
-                None => (Arc::clone(info), make(info)),
+        if self.young.contains_key(&key) {
+            self.reused += 1;
+        } else {
+            let (kept, reused) = match self.old.remove(&key) {
+                Some(kept) => (kept, true),
+                None => ((Arc::clone(info), make(info)), false),
             };
             let bytes = kept.1.weigh();
-            if self.young.len() >= MAX_KEPT / 2 || self.young_bytes + bytes > MAX_BYTES / 2 {
-                std::mem::swap(&mut self.young, &mut self.old);
-                self.young.clear();
-                self.young_bytes = 0;
+            if self.young.len() >= MAX_KEPT / 2 || self.young_bytes + bytes > self.max_bytes / 2 {
+                self.next_generation();
+            }
+            if reused {
+                self.reused += 1;
+            } else {
+                self.made += 1;
             }
             self.young_bytes += bytes;
             self.young.insert(key, kept);
         }
         &self.young[&key].1
+    }
+
+    /// The young generation becomes the old one, and the byte bound
+    /// follows how often its values were asked for again.
+    fn next_generation(&mut self) {
+        self.max_bytes = if self.reused < self.made {
+            (self.max_bytes / 2).max(MIN_BYTES)
+        } else {
+            (self.max_bytes * 2).min(MAX_BYTES)
+        };
+        self.made = 0;
+        self.reused = 0;
+        std::mem::swap(&mut self.young, &mut self.old);
+        self.young.clear();
+        // An old generation heavier than the new bound goes at once.
+        if self.young_bytes > self.max_bytes / 2 {
+            self.old.clear();
+        }
+        self.young_bytes = 0;
     }
 
     #[cfg(test)]
@@ -163,6 +204,8 @@ mod tests {
         let answers: Vec<Arc<CodeInfo>> = (0..64).map(|_| Arc::new(CodeInfo::default())).collect();
         for a in &answers {
             kept.get_or_make(a, |_| Heavy(heavy));
+            // Asked for again: the bound stays at its largest.
+            kept.get_or_make(a, |_| Heavy(heavy));
         }
         // Two generations of at most half the bound each.
         assert_eq!(kept.len(), 2 * (MAX_BYTES / 2 / heavy));
@@ -172,5 +215,32 @@ mod tests {
         let huge = Arc::new(CodeInfo::default());
         assert_eq!(kept.get_or_make(&huge, |_| Heavy(MAX_BYTES)).0, MAX_BYTES);
         assert!(kept.has(&huge));
+    }
+
+    #[test]
+    fn the_byte_bound_follows_what_keeping_pays() {
+        let mut kept = PerAnswer::default();
+        let value = 64 << 10;
+        let weight = |k: &PerAnswer<Heavy>| {
+            let sum = |t: &Table<Heavy>| t.values().map(|v| v.1.0).sum::<usize>();
+            sum(&k.young) + sum(&k.old)
+        };
+        // Values never asked for again: the bound comes down to the least.
+        let once: Vec<Arc<CodeInfo>> = (0..2048).map(|_| Arc::new(CodeInfo::default())).collect();
+        for a in &once {
+            kept.get_or_make(a, |_| Heavy(value));
+            assert!(weight(&kept) <= MAX_BYTES);
+        }
+        assert_eq!(kept.max_bytes, MIN_BYTES);
+        assert!(weight(&kept) <= MIN_BYTES);
+        // Values asked for again: it goes back up.
+        let hot: Vec<Arc<CodeInfo>> = (0..2048).map(|_| Arc::new(CodeInfo::default())).collect();
+        for a in &hot {
+            for _ in 0..3 {
+                kept.get_or_make(a, |_| Heavy(value));
+            }
+        }
+        assert_eq!(kept.max_bytes, MAX_BYTES);
+        assert!(weight(&kept) > MIN_BYTES);
     }
 }
