@@ -42,21 +42,46 @@ const MAX_REMEMBERED: usize = 1 << 15;
 /// demangles to itself is its own value.
 type Remembered = rustc_hash::FxHashMap<Text, Text>;
 
+/// Names answers carry whose demangled form (of one style) is made, by
+/// spelling: another name of the same spelling (from the symbol table and
+/// the DWARF, say) takes the form made for the first.
+type Spelled = rustc_hash::FxHashMap<Name, ()>;
+
 thread_local! {
     /// For names spelled out (`&str`).
     static REMEMBERED: std::cell::RefCell<[Remembered; 2]> = std::cell::RefCell::default();
+    /// For names answers carry.
+    static SPELLED: std::cell::RefCell<[Spelled; 2]> = std::cell::RefCell::default();
 }
 
-/// [`demangle_full`] of a name an answer carries, made once per name
-/// (through this thread's cache: names of the same spelling, from the
-/// symbol table and the DWARF say, share one demangling).
+/// [`demangle_full`] of a name an answer carries, made once per name.
 pub fn full(name: &Name) -> &str {
-    name.derived(FULL, |raw| changed(raw, full_str(raw)))
+    name.derived(FULL, |_| form(FULL, name, full_uncached))
 }
 
 /// [`demangle_llvm`] of a name an answer carries, made once per name.
 pub fn llvm(name: &Name) -> &str {
-    name.derived(LLVM, |raw| changed(raw, llvm_str(raw)))
+    name.derived(LLVM, |_| form(LLVM, name, llvm_uncached))
+}
+
+/// The demangled form of `name` (`None`: the name itself), taken from a
+/// name of the same spelling this thread has made it for, else made.
+fn form(style: usize, name: &Name, demangle: fn(&str) -> String) -> Option<Text> {
+    SPELLED.with(|tables| {
+        let mut tables = tables.borrow_mut();
+        let table = &mut tables[style];
+        let raw = name.raw();
+        if let Some(made) = table
+            .get_key_value(raw)
+            .and_then(|(seen, _)| seen.made(style))
+        {
+            return made.clone();
+        }
+        let out = demangle(raw);
+        let form = (out != raw).then(|| Text::from(out));
+        insert_bounded(table, MAX_REMEMBERED, name.clone(), ());
+        form
+    })
 }
 
 /// [`demangle_full`] of a name spelled out, through this thread's cache.
@@ -67,11 +92,6 @@ pub fn full_str(name: &str) -> Text {
 /// [`demangle_llvm`] of a name spelled out, through this thread's cache.
 pub fn llvm_str(name: &str) -> Text {
     remembered(LLVM, name, llvm_uncached)
-}
-
-/// `demangled`, or `None` when that is `raw` itself.
-fn changed(raw: &str, demangled: Text) -> Option<Text> {
-    (*demangled != *raw).then_some(demangled)
 }
 
 /// Index of each style's table, and of its form in a [`Name`].
@@ -222,6 +242,17 @@ mod tests {
         assert_eq!(full(&name).as_ptr() as usize, made);
         assert_eq!(full(&name), "test::one_thread_ok");
         assert_eq!(llvm(&name), "test::one_thread_ok::h0123456789abcdef");
+    }
+
+    #[test]
+    fn names_of_one_spelling_share_one_demangling() {
+        let raw = "_ZN4test7spelled17h0123456789abcdefE";
+        let (a, b) = (Name::from(raw), Name::from(raw));
+        assert!(!Name::ptr_eq(&a, &b));
+        assert_eq!(full(&a).as_ptr(), full(&b).as_ptr());
+        assert_eq!(full(&b), "test::spelled");
+        // Each style its own.
+        assert_eq!(llvm(&b), "test::spelled::h0123456789abcdef");
     }
 
     #[test]

@@ -50,10 +50,15 @@ impl Name {
         form.as_deref().unwrap_or(&self.0.raw)
     }
 
+    /// Derived form `slot`, if made (`Some(None)`: the name itself).
+    pub fn made(&self, slot: usize) -> Option<&Option<Text>> {
+        self.0.derived[slot].get()
+    }
+
     /// Whether derived form `slot` is made.
     #[cfg(test)]
     pub(crate) fn has_derived(&self, slot: usize) -> bool {
-        self.0.derived[slot].get().is_some()
+        self.made(slot).is_some()
     }
 
     /// Whether both are one shared name.
@@ -76,6 +81,20 @@ impl PartialEq for Name {
 }
 
 impl Eq for Name {}
+
+/// By spelling, as `str` hashes: a table of names can be asked with a
+/// `&str`.
+impl std::hash::Hash for Name {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.0.raw.hash(state);
+    }
+}
+
+impl std::borrow::Borrow<str> for Name {
+    fn borrow(&self) -> &str {
+        &self.0.raw
+    }
+}
 
 impl std::fmt::Debug for Name {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
