@@ -16,10 +16,13 @@
 //! line. Waiting makes the writer "hungry": while it is, every other new
 //! region the read-ahead meets is left to the writer (and a new region the
 //! writer meets first is its own), so at a stretch of new addresses, the
-//! start of a log typically, both threads work on first lookups at once
-//! without parsing a unit twice. Once the read-ahead is past the writer's
-//! line (or gone), an answer it did not publish will not come (its module
-//! was not found locally, say), and the writer computes it. Only code
+//! start of a log typically, both threads work on first lookups at once.
+//! A unit whose code is spread over several regions (Rust's codegen units)
+//! is still parsed by both sides when both own one of its regions. Once the
+//! read-ahead is past the writer's line (or gone), an answer it did not
+//! publish will not come (its module was not found locally, or the
+//! writer's memo has forgotten an answer it took), and the writer computes
+//! it. Only code
 //! answers are handed over: data answers are the writer's own (see
 //! [`Sharing::computes_data`]).
 //!

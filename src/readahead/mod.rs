@@ -4,7 +4,8 @@
 //! the expensive part of first lookups (parsing units' functions and line
 //! programs) while the writing thread renders earlier lines, and hands each
 //! answer over (`handover.rs`), which also decides which thread looks up
-//! what (by address region, so that no unit is parsed by both). Each
+//! what (by address region, so that the threads mostly parse different
+//! units). Each
 //! thread's symbolizer sees its side of the hand-over as its
 //! [`AnswerSupplier`](crate::symbols::AnswerSupplier).
 //!
