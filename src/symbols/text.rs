@@ -143,36 +143,43 @@ impl Default for Interner<'_> {
 impl<'a> Interner<'a> {
     /// `bytes` as text (invalid UTF-8 replaced, as LLVM prints it).
     pub fn text(&mut self, bytes: &'a [u8]) -> Text {
-        let key = (bytes.as_ptr() as usize, bytes.len());
-        if let Some(text) = self.kept.get(&key) {
-            return text.clone();
-        }
-        let text = lossy(bytes);
-        crate::base::insert_bounded(&mut self.kept, KEPT, key, text.clone());
-        text
+        interned(&mut self.kept, bytes, |s| Text::from(s))
     }
 
     /// `bytes` as a [`Name`] (invalid UTF-8 replaced).
     pub fn name(&mut self, bytes: &'a [u8]) -> Name {
-        let key = (bytes.as_ptr() as usize, bytes.len());
-        if let Some(name) = self.names.get(&key) {
-            return name.clone();
-        }
-        let name = match std::str::from_utf8(bytes) {
-            Ok(s) => Name::new(s),
-            Err(_) => Name::new(String::from_utf8_lossy(bytes)),
-        };
-        crate::base::insert_bounded(&mut self.names, KEPT, key, name.clone());
-        name
+        interned(&mut self.names, bytes, |s| Name::from(s))
+    }
+}
+
+/// The value `table` keeps for the slice `bytes`, made from its text by
+/// `make` the first time.
+fn interned<T: Clone>(
+    table: &mut FxHashMap<(usize, usize), T>,
+    bytes: &[u8],
+    make: impl FnOnce(&str) -> T,
+) -> T {
+    let key = (bytes.as_ptr() as usize, bytes.len());
+    if let Some(value) = table.get(&key) {
+        return value.clone();
+    }
+    let value = make(&utf8(bytes));
+    crate::base::insert_bounded(table, KEPT, key, value.clone());
+    value
+}
+
+/// `bytes` as text, invalid UTF-8 replaced; borrowed when valid (through
+/// `from_utf8`, whose fast path `from_utf8_lossy` lacks).
+fn utf8(bytes: &[u8]) -> std::borrow::Cow<'_, str> {
+    match std::str::from_utf8(bytes) {
+        Ok(s) => std::borrow::Cow::Borrowed(s),
+        Err(_) => String::from_utf8_lossy(bytes),
     }
 }
 
 /// `bytes` as a new [`Text`], invalid UTF-8 replaced.
 pub fn lossy(bytes: &[u8]) -> Text {
-    match std::str::from_utf8(bytes) {
-        Ok(s) => Arc::from(s),
-        Err(_) => Arc::from(String::from_utf8_lossy(bytes).as_ref()),
-    }
+    Text::from(&*utf8(bytes))
 }
 
 #[cfg(test)]
@@ -191,5 +198,10 @@ mod tests {
         assert_eq!(a, c);
         assert!(!Arc::ptr_eq(&a, &c));
         assert_eq!(&*interner.text(&data[10..12]), "\u{fffd}x");
+        // Names are kept apart from texts, by the same rule.
+        let n = interner.name(&data[0..4]);
+        assert!(Name::ptr_eq(&n, &interner.name(&data[0..4])));
+        assert!(!Name::ptr_eq(&n, &interner.name(&data[5..9])));
+        assert_eq!(interner.name(&data[10..12]).raw(), "\u{fffd}x");
     }
 }
