@@ -56,12 +56,12 @@ thread_local! {
 
 /// [`demangle_full`] of a name an answer carries, made once per name.
 pub fn full(name: &Name) -> &str {
-    name.derived(FULL, |_| form(FULL, name, full_uncached))
+    name.derived(FULL, || form(FULL, name, full_uncached))
 }
 
 /// [`demangle_llvm`] of a name an answer carries, made once per name.
 pub fn llvm(name: &Name) -> &str {
-    name.derived(LLVM, |_| form(LLVM, name, llvm_uncached))
+    name.derived(LLVM, || form(LLVM, name, llvm_uncached))
 }
 
 /// The demangled form of `name` (`None`: the name itself), taken from a

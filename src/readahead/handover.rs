@@ -22,9 +22,8 @@
 //! read-ahead is past the writer's line (or gone), an answer it did not
 //! publish will not come (its module was not found locally, or the
 //! writer's memo has forgotten an answer it took), and the writer computes
-//! it. Only code
-//! answers are handed over: data answers are the writer's own (see
-//! [`Sharing::computes_data`]).
+//! it. Only code answers are handed over: data answers are the writer's
+//! own (see [`Sharing::computes_data`]).
 //!
 //! An answer is handed over for the same question only: it is published
 //! and taken under its module, address and [`CodeWant`]. Modules are

@@ -5,8 +5,7 @@
 //! programs) while the writing thread renders earlier lines, and hands each
 //! answer over (`handover.rs`), which also decides which thread looks up
 //! what (by address region, so that the threads mostly parse different
-//! units). Each
-//! thread's symbolizer sees its side of the hand-over as its
+//! units). Each thread's symbolizer sees its side of the hand-over as its
 //! [`AnswerSupplier`](crate::symbols::AnswerSupplier).
 //!
 //! Nothing the user sees depends on it: answers are the same whichever
@@ -319,14 +318,14 @@ mod tests {
         };
         let name = info.frames[0].function.as_ref().unwrap();
         // The llvm renderer's demangling is not the human one's.
-        assert!(name.has_derived(crate::demangle::LLVM));
-        assert!(!name.has_derived(crate::demangle::FULL));
+        assert!(name.made(crate::demangle::LLVM).is_some());
+        assert!(name.made(crate::demangle::FULL).is_none());
         let human = renderer(Format::Human, &opts);
         let mut discard = Discard::like(human.as_ref());
         discard
             .line(&mut io::sink(), &line, &[Event::Pc(&raw, resolved.clone())])
             .unwrap();
-        assert!(name.has_derived(crate::demangle::FULL));
+        assert!(name.made(crate::demangle::FULL).is_some());
         assert_eq!(crate::demangle::full(name), "test::warmed_by_read::ahead");
     }
 }

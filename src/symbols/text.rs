@@ -43,22 +43,16 @@ impl Name {
         &self.0.raw
     }
 
-    /// Derived form number `slot` (below [`DERIVED`]): `make`'s form of
-    /// the name, made the first time (`None`: the name itself).
-    pub fn derived(&self, slot: usize, make: impl FnOnce(&str) -> Option<Text>) -> &str {
-        let form = self.0.derived[slot].get_or_init(|| make(&self.0.raw));
+    /// Derived form number `slot` (below [`DERIVED`]): what `make` gives,
+    /// the first time (`None`: the name itself).
+    pub fn derived(&self, slot: usize, make: impl FnOnce() -> Option<Text>) -> &str {
+        let form = self.0.derived[slot].get_or_init(make);
         form.as_deref().unwrap_or(&self.0.raw)
     }
 
     /// Derived form `slot`, if made (`Some(None)`: the name itself).
     pub fn made(&self, slot: usize) -> Option<&Option<Text>> {
         self.0.derived[slot].get()
-    }
-
-    /// Whether derived form `slot` is made.
-    #[cfg(test)]
-    pub(crate) fn has_derived(&self, slot: usize) -> bool {
-        self.made(slot).is_some()
     }
 
     /// Whether both are one shared name.
