@@ -1,6 +1,7 @@
 //! The neutral base every layer stands on: build IDs and hexadecimal
 //! numbers, file paths from bytes, the one memory-mapped file type, lists
-//! kept empty for reuse, and caches bounded by emptying.
+//! kept empty for reuse, caches bounded by emptying, and what threads
+//! share: a lock that outlives a panic and an append-only store.
 //! It knows nothing of markup, symbol sources or output formats, so the
 //! lexer and the context can use it without reaching into either.
 
@@ -8,9 +9,11 @@ mod build_id;
 pub(crate) mod hex;
 pub mod mapped;
 mod path;
+mod stash;
 
 pub use build_id::BuildId;
 pub(crate) use path::bytes_to_path;
+pub(crate) use stash::Stash;
 
 /// `list` emptied, as a list of another element type, in the same
 /// allocation when the two types have the same layout (as one type of two
@@ -41,6 +44,15 @@ pub(crate) fn insert_bounded<K, V, S>(
         table.clear();
     }
     table.insert(key, value);
+}
+
+/// The guard of `mutex`, also when a thread panicked holding it: every
+/// value kept behind these locks (caches, tables of parsed data) is whole
+/// between two statements, so a panic elsewhere leaves nothing torn.
+pub(crate) fn lock<T: ?Sized>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 #[cfg(test)]

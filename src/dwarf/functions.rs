@@ -17,6 +17,7 @@ use super::die_walk::DieWalk;
 use super::lookup::{NAMES_MAX, Names, Within};
 use super::ranges::{all_narrow, place};
 use super::{Error, Sure};
+use crate::base::lock;
 use crate::symbols::Name;
 
 type R<'a> = gimli::EndianSlice<'a, gimli::RunTimeEndian>;
@@ -612,11 +613,11 @@ fn linked_name<'a>(
         return Ok(name.map(|n| names.name(n.slice())));
     };
     let key = (names.within.tag(), start);
-    if let Some(name) = names.engine.names.borrow().get(&key) {
+    if let Some(name) = lock(&names.engine.names).get(&key) {
         return Ok(name.clone());
     }
     let name = name_attr(unit, names, value, NAME_LINKS)?.map(|n| names.name(n.slice()));
-    let mut kept = names.engine.names.borrow_mut();
+    let mut kept = lock(&names.engine.names);
     crate::base::insert_bounded(&mut kept, NAMES_MAX, key, name.clone());
     Ok(name)
 }

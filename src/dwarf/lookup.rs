@@ -7,8 +7,7 @@
 //! addr2line reads it (functions from the `.dwo`, lines and files from the
 //! skeleton), following its design (Apache-2.0 OR MIT); no code is copied.
 
-use std::cell::{OnceCell, RefCell};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use gimli::UnitRef;
 use rustc_hash::FxHashMap;
@@ -18,6 +17,7 @@ use super::functions::{Function, Functions, Gathered};
 use super::lines::Lines;
 use super::units::{AbbreviationSets, MAX_DEPTH, UnitIndex};
 use super::{Error, SplitFiles, Sure};
+use crate::base::lock;
 use crate::symbols::{Frame, Interner, Name};
 
 type R<'a> = gimli::EndianSlice<'a, gimli::RunTimeEndian>;
@@ -46,18 +46,18 @@ struct File<'a> {
     /// Parsed unit headers and root DIEs, by index in `units`.
     /// (Each cell a word until used: a file of many tiny units costs a
     /// few words per unit.)
-    parsed: Vec<OnceCell<Box<Sure<SharedUnit<'a>>>>>,
-    abbreviations: RefCell<AbbreviationSets>,
+    parsed: Vec<OnceLock<Box<Sure<SharedUnit<'a>>>>>,
+    abbreviations: Mutex<AbbreviationSets>,
 }
 
 impl<'a> File<'a> {
     fn new(dwarf: Arc<gimli::Dwarf<R<'a>>>) -> File<'a> {
         let units = UnitIndex::build(&dwarf);
         File {
-            parsed: (0..units.len()).map(|_| OnceCell::new()).collect(),
+            parsed: (0..units.len()).map(|_| OnceLock::new()).collect(),
             dwarf,
             units,
-            abbreviations: RefCell::default(),
+            abbreviations: Mutex::default(),
         }
     }
 
@@ -77,7 +77,7 @@ impl<'a> File<'a> {
 
     fn parse(&self, index: usize) -> Sure<SharedUnit<'a>> {
         let header = self.units.header(index)?;
-        let unit = self.abbreviations.borrow_mut().unit(&self.dwarf, header)?;
+        let unit = lock(&self.abbreviations).unit(&self.dwarf, header)?;
         Ok(Arc::new(unit))
     }
 }
@@ -113,7 +113,7 @@ pub(crate) struct Names<'e, 'a> {
 impl<'a> Names<'_, 'a> {
     /// `bytes` as answers carry it, made once per string.
     pub(crate) fn name(&self, bytes: &'a [u8]) -> Name {
-        self.engine.texts.borrow_mut().name(bytes)
+        lock(&self.engine.texts).name(bytes)
     }
 
     /// The name of the DIE at `target` in another unit of `self.within`.
@@ -151,9 +151,9 @@ struct Searched<'a> {
     unit: SharedUnit<'a>,
     functions: Functions,
     too_deep: bool,
-    lines: OnceCell<Sure<Option<Lines>>>,
+    lines: OnceLock<Sure<Option<Lines>>>,
     /// Parsed subprograms by index in `functions`.
-    parsed: RefCell<FxHashMap<usize, Sure<Arc<Function>>>>,
+    parsed: Mutex<FxHashMap<usize, Sure<Arc<Function>>>>,
 }
 
 /// The units read so far.
@@ -164,17 +164,18 @@ pub(crate) struct Engine<'a> {
     package: Option<gimli::DwarfPackage<R<'a>>>,
     /// Functions and line tables of the main file's units, by index.
     /// (Boxed, as split units: a word per unit until it is searched.)
-    searched: Vec<OnceCell<Box<Sure<Searched<'a>>>>>,
+    searched: Vec<OnceLock<Box<Sure<Searched<'a>>>>>,
     /// The split units of skeleton units, by index, once looked for.
-    split: Vec<OnceCell<Box<Option<SplitUnit<'a>>>>>,
+    split: Vec<OnceLock<Box<Option<SplitUnit<'a>>>>>,
     /// The name each abstract origin or specification leads to, by file
     /// and `.debug_info` offset: a function inlined in many places is
     /// named once, not at every call site.
-    pub(crate) names: RefCell<FxHashMap<(u64, usize), Option<Name>>>,
+    pub(crate) names: Mutex<FxHashMap<(u64, usize), Option<Name>>>,
     /// Function names as answers carry them, made once each.
-    texts: RefCell<Interner<'a>>,
-    /// Room for the inlined calls of the function being parsed.
-    gathered: RefCell<Gathered>,
+    texts: Mutex<Interner<'a>>,
+    /// Room for the inlined calls of the function being parsed (a thread
+    /// finding it taken parses with room of its own).
+    gathered: Mutex<Gathered>,
 }
 
 impl<'a> Engine<'a> {
@@ -185,14 +186,14 @@ impl<'a> Engine<'a> {
         let sup = dwarf.sup.clone().map(File::new);
         let main = File::new(Arc::new(dwarf));
         Engine {
-            searched: (0..main.units.len()).map(|_| OnceCell::new()).collect(),
-            split: (0..main.units.len()).map(|_| OnceCell::new()).collect(),
+            searched: (0..main.units.len()).map(|_| OnceLock::new()).collect(),
+            split: (0..main.units.len()).map(|_| OnceLock::new()).collect(),
             main,
             sup,
             package,
-            names: RefCell::default(),
-            texts: RefCell::default(),
-            gathered: RefCell::default(),
+            names: Mutex::default(),
+            texts: Mutex::default(),
+            gathered: Mutex::default(),
         }
     }
 
@@ -220,8 +221,8 @@ impl<'a> Engine<'a> {
                 unit,
                 functions,
                 too_deep: deepest > MAX_DEPTH,
-                lines: OnceCell::new(),
-                parsed: RefCell::new(FxHashMap::default()),
+                lines: OnceLock::new(),
+                parsed: Mutex::default(),
             })
         };
         let searched = cell.get_or_init(|| Box::new(search()));
@@ -330,6 +331,29 @@ impl<'a> Engine<'a> {
         Ok(Found::Frames(Vec::new(), 0))
     }
 
+    /// Subprogram `i` of a searched unit, parsed once (two threads may
+    /// both parse it; the first kept is every later lookup's).
+    fn function(
+        &self,
+        searched: &Searched<'a>,
+        unit: UnitRef<'_, R<'a>>,
+        names: &Names<'_, 'a>,
+        i: usize,
+    ) -> Sure<Arc<Function>> {
+        if let Some(parsed) = lock(&searched.parsed).get(&i) {
+            return parsed.clone();
+        }
+        let offset = searched.functions.offsets[i];
+        let parsed = match self.gathered.try_lock() {
+            Ok(mut room) => Function::parse(unit, names, offset, &mut room),
+            Err(_) => Function::parse(unit, names, offset, &mut Gathered::default()),
+        };
+        lock(&searched.parsed)
+            .entry(i)
+            .or_insert_with(|| parsed.map(Arc::new))
+            .clone()
+    }
+
     /// The frames for `probe` from one unit; `None` when it has neither a
     /// function nor a line row there.
     fn in_unit(&self, index: usize, searched: &Searched<'a>, probe: u64) -> Sure<Option<Found>> {
@@ -350,15 +374,7 @@ impl<'a> Engine<'a> {
             within,
         };
         let function = match searched.functions.find(probe) {
-            Some(i) => {
-                let mut parsed = searched.parsed.borrow_mut();
-                let function = parsed.entry(i).or_insert_with(|| {
-                    let offset = searched.functions.offsets[i];
-                    let mut gathered = self.gathered.borrow_mut();
-                    Function::parse(functions_unit, &names, offset, &mut gathered).map(Arc::new)
-                });
-                Some(function.clone()?)
-            }
+            Some(i) => Some(self.function(searched, functions_unit, &names, i)?),
             None => None,
         };
         let lines = searched

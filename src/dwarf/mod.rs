@@ -25,8 +25,8 @@ mod units;
 #[cfg(test)]
 mod tests;
 
-use std::cell::OnceCell;
 use std::fmt;
+use std::sync::OnceLock;
 
 pub use globals::Global;
 use globals::Globals;
@@ -135,7 +135,7 @@ impl CodeUnit<'_, '_> {
 /// A module's DWARF, ready for lookups.
 pub struct DwarfIndex<'a> {
     engine: Engine<'a>,
-    globals: OnceCell<Globals>,
+    globals: OnceLock<Globals>,
 }
 
 impl<'a> DwarfIndex<'a> {
@@ -148,7 +148,7 @@ impl<'a> DwarfIndex<'a> {
     ) -> DwarfIndex<'a> {
         DwarfIndex {
             engine: Engine::new(dwarf, package),
-            globals: OnceCell::new(),
+            globals: OnceLock::new(),
         }
     }
 

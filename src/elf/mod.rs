@@ -7,6 +7,9 @@
 //! debug file (build-ID tree or `.gnu_debuglink`, CRC checked), its dwz
 //! supplementary file (`.gnu_debugaltlink`) and split DWARF (`.dwo`,
 //! `.dwp`), memory-mapped, its DWARF read lazily by [`crate::dwarf`].
+//! Sources opened on the same files in one process (by the filter's two
+//! threads) share one module: its files are mapped and its DWARF parsed
+//! once.
 
 mod file;
 mod reloc;

@@ -1,20 +1,26 @@
 //! One module's symbol data: the mapped files (binary, separate debug file,
 //! dwz supplementary file, DWARF package), the DWARF index over their
 //! sections (see [`crate::dwarf`]), and the merged symbol table.
+//!
+//! A module opened again from the same files in this process (by the
+//! filter's read-ahead thread and its writer) is the same [`Module`]:
+//! what one thread parses, the other finds parsed, and it is in memory
+//! once.
 
 use std::borrow::Cow;
-use std::cell::{OnceCell, RefCell};
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 use gimli::{EndianSlice, RunTimeEndian};
 use object::{CompressionFormat, Object, ObjectSection};
-use typed_arena::Arena;
 
 use super::file::{self, Mapped};
 use super::reloc;
 use super::search::dwo_paths;
 use super::symtab::Symbols;
 use crate::base::mapped::FileMap;
+use crate::base::{Stash, lock};
 use crate::dwarf::{DwarfIndex, SplitFiles};
 use crate::symbols::{
     CodeInfo, CodeWant, DataInfo, DataWant, Interner, Miss, SymbolHit, SymbolSource, Text,
@@ -60,11 +66,11 @@ pub(crate) struct Parts {
 struct Owner {
     parts: Parts,
     /// Decompressed sections.
-    data: Arena<Vec<u8>>,
+    data: Stash<Vec<u8>>,
     /// `.dwo` files mapped on demand.
-    dwo_maps: Arena<Arc<FileMap>>,
+    dwo_maps: Stash<FileMap>,
     /// The same, by path, to tell whether one was truncated.
-    dwo_list: std::sync::Mutex<Vec<(std::path::PathBuf, Arc<FileMap>)>>,
+    dwo_list: Mutex<Vec<(PathBuf, Arc<FileMap>)>>,
 }
 
 impl Owner {
@@ -75,7 +81,7 @@ impl Owner {
         if let Some(m) = fixed.into_iter().find(|m| m.map.faulted()) {
             return Some(m.display());
         }
-        let dwos = self.dwo_list.lock().unwrap_or_else(|e| e.into_inner());
+        let dwos = lock(&self.dwo_list);
         dwos.iter()
             .find(|(_, m)| m.faulted())
             .map(|(path, _)| path.display().to_string())
@@ -86,10 +92,10 @@ struct Loaded<'a> {
     /// The DWARF, set up by the first lookup that needs it: a module whose
     /// answers all come from elsewhere (the filter's read-ahead) or from
     /// the symbol table (data lookups) never pays for it.
-    debug: OnceCell<Debug<'a>>,
+    debug: OnceLock<Debug<'a>>,
     symbols: Symbols<'a>,
     /// Symbol names and files as answers carry them, made once each.
-    texts: RefCell<Interner<'a>>,
+    texts: Mutex<Interner<'a>>,
 }
 
 /// A module's DWARF, ready for lookups, or why it cannot be read.
@@ -151,12 +157,8 @@ impl<'a> SplitFiles<'a> for DwoFiles<'a> {
         let parents = owner.parts.files.iter().filter_map(|m| m.path.parent());
         for path in dwo_paths(name, comp_dir, parents) {
             let Ok(m) = Mapped::open(&path) else { continue };
-            owner
-                .dwo_list
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .push((path.clone(), m.map.clone()));
-            let map: &'a FileMap = owner.dwo_maps.alloc(m.map);
+            lock(&owner.dwo_list).push((path.clone(), m.map.clone()));
+            let map: &'a FileMap = owner.dwo_maps.put_shared(m.map);
             let Ok(obj) = file::parse(map) else { continue };
             if let Some(dwarf) = dwo_dwarf(&owner.data, &obj)
                 && take(dwarf)
@@ -175,8 +177,9 @@ self_cell::self_cell!(
     }
 );
 
-/// The ELF/DWARF [`SymbolSource`].
-pub struct ElfSource {
+/// A module's files and what was read of them, shared by every source
+/// opened on the same files.
+struct Module {
     cell: Cell,
     origin: String,
     step: u64,
@@ -184,8 +187,62 @@ pub struct ElfSource {
     dynamic_only: bool,
 }
 
+/// The files a module is made of, by path and mapping, in their roles: two
+/// sources on the same key read the same bytes the same way.
+#[derive(PartialEq, Eq, Hash)]
+struct ModuleFiles {
+    files: Vec<(PathBuf, usize)>,
+    dwarf: Option<usize>,
+    sup: Option<(PathBuf, usize)>,
+    dwp: Option<(PathBuf, usize)>,
+}
+
+impl ModuleFiles {
+    fn of(parts: &Parts) -> ModuleFiles {
+        // A mapping's address tells files apart while the module holds it
+        // (file.rs maps a file once per process); an entry whose module is
+        // gone is never matched.
+        let id = |m: &Mapped| (m.path.clone(), Arc::as_ptr(&m.map) as usize);
+        ModuleFiles {
+            files: parts.files.iter().map(id).collect(),
+            dwarf: parts.dwarf,
+            sup: parts.sup.as_ref().map(id),
+            dwp: parts.dwp.as_ref().map(id),
+        }
+    }
+}
+
+/// Modules open in this process, by their files.
+static MODULES: Mutex<Option<HashMap<ModuleFiles, Weak<Module>>>> = Mutex::new(None);
+
+/// The ELF/DWARF [`SymbolSource`].
+pub struct ElfSource {
+    module: Arc<Module>,
+}
+
 impl ElfSource {
     pub(crate) fn new(parts: Parts) -> Result<ElfSource, Miss> {
+        let key = ModuleFiles::of(&parts);
+        let mut modules = lock(&MODULES);
+        let modules = modules.get_or_insert_with(HashMap::new);
+        if let Some(module) = modules.get(&key).and_then(Weak::upgrade) {
+            return Ok(ElfSource { module });
+        }
+        let module = Arc::new(Module::new(parts)?);
+        modules.retain(|_, m| m.strong_count() > 0);
+        modules.insert(key, Arc::downgrade(&module));
+        Ok(ElfSource { module })
+    }
+
+    /// Whether the two are one module.
+    #[cfg(test)]
+    pub(crate) fn same_module(&self, other: &ElfSource) -> bool {
+        Arc::ptr_eq(&self.module, &other.module)
+    }
+}
+
+impl Module {
+    fn new(parts: Parts) -> Result<Module, Miss> {
         let mut origin = parts.files[0].display();
         if let Some(i) = parts.dwarf.filter(|&i| i != 0) {
             origin.push_str(&format!(" (debug info: {})", parts.files[i].display()));
@@ -202,12 +259,12 @@ impl ElfSource {
             });
         let owner = Owner {
             parts,
-            data: Arena::new(),
-            dwo_maps: Arena::new(),
-            dwo_list: std::sync::Mutex::new(Vec::new()),
+            data: Stash::default(),
+            dwo_maps: Stash::default(),
+            dwo_list: Mutex::new(Vec::new()),
         };
         let cell = Cell::try_new(owner, |owner| Loaded::new(owner))?;
-        Ok(ElfSource {
+        Ok(Module {
             cell,
             origin,
             step,
@@ -234,9 +291,9 @@ impl<'a> Loaded<'a> {
         order.reverse();
         let symbols = Symbols::new(order);
         Ok(Loaded {
-            debug: OnceCell::new(),
+            debug: OnceLock::new(),
             symbols,
-            texts: RefCell::default(),
+            texts: Mutex::default(),
         })
     }
 }
@@ -267,7 +324,7 @@ pub(crate) fn endian_of(obj: &object::File<'_>) -> RunTimeEndian {
 /// A section's bytes: borrowed from the map, or decompressed into `data`
 /// (bounded). Missing sections are empty.
 fn section<'a>(
-    data: &'a Arena<Vec<u8>>,
+    data: &'a Stash<Vec<u8>>,
     obj: &object::File<'a>,
     name: &str,
     endian: RunTimeEndian,
@@ -298,7 +355,7 @@ fn section<'a>(
         .decompress()
         .map_err(|e| LoadError(format!("{name}: {e}")))?;
     let bytes: &'a [u8] = match (reloc::relocated(obj, &sec, &bytes), bytes) {
-        (Some(v), _) | (None, Cow::Owned(v)) => data.alloc(v),
+        (Some(v), _) | (None, Cow::Owned(v)) => data.put(v),
         (None, Cow::Borrowed(b)) => b,
     };
     Ok(EndianSlice::new(bytes, endian))
@@ -307,7 +364,7 @@ fn section<'a>(
 /// The DWARF of a `.dwo` file (its `.dwo` sections), decompressed into
 /// `data` within the same bounds as every other section.
 pub(crate) fn dwo_dwarf<'a>(
-    data: &'a Arena<Vec<u8>>,
+    data: &'a Stash<Vec<u8>>,
     obj: &object::File<'a>,
 ) -> Option<gimli::Dwarf<R<'a>>> {
     let endian = endian_of(obj);
@@ -318,7 +375,7 @@ impl<'a> Loaded<'a> {
     /// The symbol covering `addr`, as answers carry it.
     fn symbol(&self, addr: u64) -> Option<SymbolHit> {
         let s = self.symbols.find(addr)?;
-        let mut texts = self.texts.borrow_mut();
+        let mut texts = lock(&self.texts);
         Some(SymbolHit {
             name: texts.name(s.name),
             address: s.addr,
@@ -330,21 +387,21 @@ impl<'a> Loaded<'a> {
 
 impl SymbolSource for ElfSource {
     fn only_dynamic_symbols(&self) -> bool {
-        self.dynamic_only
+        self.module.dynamic_only
     }
 
     fn origin(&self) -> String {
-        self.origin.clone()
+        self.module.origin.clone()
     }
 
     /// The first of the module's files: the image itself where there is one.
     fn image(&self) -> Option<std::path::PathBuf> {
-        let files = &self.cell.borrow_owner().parts.files;
+        let files = &self.module.cell.borrow_owner().parts.files;
         files.first().map(|f| f.path.clone())
     }
 
     fn lookup_code(&self, addr: u64, want: CodeWant) -> Result<CodeInfo, Miss> {
-        self.cell.with_dependent(|owner, loaded| {
+        self.module.cell.with_dependent(|owner, loaded| {
             let debug = loaded.debug.get_or_init(|| Debug::load(owner));
             let (frames, error) = match debug {
                 Debug::None => (Vec::new(), None),
@@ -368,7 +425,7 @@ impl SymbolSource for ElfSource {
     }
 
     fn lookup_data(&self, addr: u64, want: DataWant) -> Result<DataInfo, Miss> {
-        let mut info = self.cell.with_dependent(|_owner, loaded| {
+        let mut info = self.module.cell.with_dependent(|_owner, loaded| {
             let symbol = loaded.symbol(addr).ok_or(Miss::NoInfo)?;
             Ok(DataInfo {
                 decl_file: symbol.file.clone(),
@@ -386,11 +443,11 @@ impl SymbolSource for ElfSource {
     }
 
     fn return_address_step(&self) -> u64 {
-        self.step
+        self.module.step
     }
 
     fn truncated(&self) -> Option<String> {
-        self.cell.borrow_owner().truncated()
+        self.module.cell.borrow_owner().truncated()
     }
 }
 
@@ -398,7 +455,7 @@ impl ElfSource {
     /// The declaration (file, line) of the global at `addr`, when the DWARF
     /// tells it: an index over every DIE, built on first use.
     fn data_declaration(&self, addr: u64) -> Option<(Option<Text>, u32)> {
-        self.cell.with_dependent(|owner, loaded| {
+        self.module.cell.with_dependent(|owner, loaded| {
             let debug = loaded.debug.get_or_init(|| Debug::load(owner));
             let global = debug.index()?.global(addr).filter(|g| g.line != 0)?;
             Some((global.file.clone(), global.line))

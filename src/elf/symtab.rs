@@ -12,7 +12,9 @@
 //! `gsym create` and XRay's fallback names each keep what their rules keep
 //! from it.
 
-use std::cell::{Cell, OnceCell};
+use std::cell::Cell;
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU32, Ordering};
 
 use object::read::StringTable;
 use object::read::elf::{ElfFile, FileHeader, SectionHeader, Sym};
@@ -31,23 +33,25 @@ const SCANS: u32 = 3;
 pub(crate) struct Symbols<'a> {
     /// In priority order (later ones win exact ties).
     files: Vec<object::File<'a>>,
-    scans: Cell<u32>,
-    table: OnceCell<SymbolTable<'a>>,
+    scans: AtomicU32,
+    table: OnceLock<SymbolTable<'a>>,
 }
 
 impl<'a> Symbols<'a> {
     pub(crate) fn new(files: Vec<object::File<'a>>) -> Symbols<'a> {
         Symbols {
             files,
-            scans: Cell::new(0),
-            table: OnceCell::new(),
+            scans: AtomicU32::new(0),
+            table: OnceLock::new(),
         }
     }
 
     /// The symbol covering `addr`, as [`SymbolTable::find`].
     pub(crate) fn find(&self, addr: u64) -> Option<SymEntry<'a>> {
-        if self.table.get().is_none() && self.scans.get() < SCANS {
-            self.scans.set(self.scans.get() + 1);
+        // Threads sharing the table may scan a few times more between
+        // them; the answers are the same.
+        if self.table.get().is_none() && self.scans.load(Ordering::Relaxed) < SCANS {
+            self.scans.fetch_add(1, Ordering::Relaxed);
             return self.scan(addr);
         }
         let table = self

@@ -449,3 +449,73 @@ fn logged_paths_to_anything_but_regular_files_are_not_read() {
     let (_, trail) = module_path(short.to_str().unwrap(), &id);
     assert_eq!(refusal(&trail), Some(Refusal::NotElf));
 }
+
+/// Every answer of every `.text` address of `path`, with line-0 columns.
+fn every_text_answer(src: &ElfSource, path: &Path, order_reversed: bool) -> Vec<String> {
+    use object::{Object, ObjectSection};
+    let data = std::fs::read(path).unwrap();
+    let obj = object::File::parse(&*data).unwrap();
+    let text = obj.section_by_name(".text").unwrap();
+    let mut addrs: Vec<u64> = (text.address()..text.address() + text.size()).collect();
+    if order_reversed {
+        addrs.reverse();
+    }
+    let want = CodeWant {
+        line0_columns: true,
+    };
+    let mut out: Vec<(u64, String)> = addrs
+        .into_iter()
+        .map(|a| (a, format!("{:?}", src.lookup_code(a, want))))
+        .collect();
+    out.sort();
+    out.into_iter()
+        .map(|(a, s)| format!("{a:#x} {s}"))
+        .collect()
+}
+
+/// A module opened twice from the same files is one module: two threads
+/// looking up every address at once, from opposite ends (so that each
+/// parses units and functions the other then finds), answer exactly as a
+/// module of its own on a copy of the files answers on one thread.
+#[test]
+fn a_module_opened_twice_is_shared_and_answers_alike_from_two_threads() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = tempfile::tempdir().unwrap();
+    for (path, with) in [
+        (root.join("testdata/bin/app_cpp_O2"), None),
+        (root.join("testdata/bin/app_rust_v0"), None),
+        (bin("dwz_prog"), Some("dwz_common.debug")),
+        (bin("split_dwo"), Some("split_dwo.dwo")),
+    ] {
+        let name = path.file_name().unwrap();
+        let copy = dir.path().join(name);
+        std::fs::copy(&path, &copy).unwrap();
+        if let Some(dwo) = with {
+            std::fs::copy(bin(dwo), dir.path().join(dwo)).unwrap();
+        }
+        let alone = open_file(&copy, &[]).unwrap();
+        let want = every_text_answer(&alone, &copy, false);
+        let one = open_file(&path, &[]).unwrap();
+        let other = open_file(&path, &[]).unwrap();
+        assert!(one.same_module(&other), "{path:?}");
+        assert!(!one.same_module(&alone), "{path:?}");
+        let (a, b) = std::thread::scope(|s| {
+            let a = s.spawn(|| every_text_answer(&one, &path, false));
+            let b = s.spawn(|| every_text_answer(&other, &path, true));
+            (a.join().unwrap(), b.join().unwrap())
+        });
+        assert!(want.iter().any(|w| w.contains("line: ")), "{path:?}");
+        if with.is_some() {
+            // The supplementary or split file was found: functions named.
+            assert!(
+                want.iter().any(|w| w.contains("function: Some")),
+                "{path:?}"
+            );
+        }
+        for answers in [a, b] {
+            assert_eq!(answers.len(), want.len());
+            let differ = answers.iter().zip(&want).find(|(x, y)| x != y);
+            assert!(differ.is_none(), "{path:?}: {differ:?}");
+        }
+    }
+}

@@ -16,6 +16,7 @@ use object::{Object, ObjectSection, ObjectSegment, SectionKind};
 use super::dies::{Dies, Others, R, Tree};
 use super::writer::{FunctionInfo, GsymBuilder, InlineNode, LineEntry, insert_range};
 use super::{ConvertError, ConvertStats};
+use crate::base::Stash;
 use crate::dwarf::{DwarfIndex, SplitFiles};
 use crate::elf::symtab::{Table, elf_symbols};
 use crate::elf::{dwo_dwarf, dwo_paths, endian_of};
@@ -25,7 +26,7 @@ use crate::elf::{dwo_dwarf, dwo_paths, endian_of};
 /// and loaded as the ELF source loads them.
 struct DwoFiles<'d> {
     input_dir: Option<&'d Path>,
-    arena: &'d typed_arena::Arena<Vec<u8>>,
+    arena: &'d Stash<Vec<u8>>,
 }
 
 impl<'d> SplitFiles<'d> for DwoFiles<'d> {
@@ -39,7 +40,7 @@ impl<'d> SplitFiles<'d> for DwoFiles<'d> {
             let Ok(bytes) = std::fs::read(path) else {
                 continue;
             };
-            let bytes: &'d [u8] = self.arena.alloc(bytes);
+            let bytes: &'d [u8] = self.arena.put(bytes);
             let Ok(obj) = object::File::parse(bytes) else {
                 continue;
             };
@@ -99,7 +100,7 @@ pub fn from_elf(
     };
     let before = b.num_functions();
     let index = DwarfIndex::new(dwarf, None);
-    let dwo_bytes = typed_arena::Arena::new();
+    let dwo_bytes = Stash::default();
     let files = DwoFiles {
         input_dir,
         arena: &dwo_bytes,

@@ -3,12 +3,12 @@
 //! filter gets there and publishes what it found here; the writing
 //! filter's memos take an answer from here instead of computing it. Each
 //! side is the [`AnswerSupplier`] of its own symbolizer (see
-//! [`crate::symbols::Memo`]) and keeps its own sources (parsed DWARF is not
-//! shared between threads).
+//! [`crate::symbols::Memo`]); the modules' parsed DWARF is shared.
 //!
 //! Most of a first lookup's cost is per compilation unit (its line program,
-//! its function list), so the two sides never work in the same stretch of
-//! a module's addresses: each region (`1 << REGION` bytes) of a module
+//! its function list), and a side needing a unit the other is parsing
+//! waits for it, so the two sides never work in the same stretch of a
+//! module's addresses: each region (`1 << REGION` bytes) of a module
 //! belongs to one side, fixed when an address in it is first needed. The
 //! read-ahead takes the regions it meets first, computes and publishes in
 //! them, and skips the writer's; the writer waits for an answer in a
@@ -18,7 +18,7 @@
 //! writer meets first is its own), so at a stretch of new addresses, the
 //! start of a log typically, both threads work on first lookups at once.
 //! A unit whose code is spread over several regions (Rust's codegen units)
-//! is still parsed by both sides when both own one of its regions. Once the
+//! is parsed by the side that needs it first. Once the
 //! read-ahead is past the writer's line (or gone), an answer it did not
 //! publish will not come (its module was not found locally, or the
 //! writer's memo has forgotten an answer it took), and the writer computes

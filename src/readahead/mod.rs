@@ -10,8 +10,10 @@
 //!
 //! Nothing the user sees depends on it: answers are the same whichever
 //! thread computes them, and the writing filter computes any answer that
-//! will not come. The read-ahead thread has its own sources (parsed
-//! DWARF is not shared between threads), reads the files by position
+//! will not come. The read-ahead thread has its own symbolizer and memo,
+//! but a module both threads open from the same files is one module (see
+//! [`crate::elf`]): what one thread parses of its DWARF, the other finds
+//! parsed. It reads the log files by position
 //! (`pread`, so a shared standard input's offset is untouched), stays at
 //! most [`LEAD`] bytes in front, and stops when the writing side is done.
 //!
