@@ -7,6 +7,26 @@
 
 use std::borrow::Cow;
 
+use crate::symbols::{Name, Text};
+
+/// The slot of a [`Name`] holding [`demangled_name`] (the demangled forms
+/// are in slots [`crate::demangle::FULL`] and [`crate::demangle::LLVM`]).
+const SHOWN: usize = 2;
+
+/// The full demangled form of `name` ([`crate::demangle::full`]) with its
+/// control characters escaped, made once per name: printers show a name
+/// once per frame, and the read-ahead thread makes it before they do.
+pub fn demangled_name(name: &Name) -> &str {
+    name.derived(SHOWN, || {
+        let full = crate::demangle::full(name);
+        match controls(full) {
+            Cow::Owned(escaped) => Some(Text::from(escaped)),
+            // The full form itself (`None`: the raw name).
+            Cow::Borrowed(_) => name.made(crate::demangle::FULL).cloned().flatten(),
+        }
+    })
+}
+
 /// `s` with its control characters (Unicode `Cc`: C0, DEL and C1)
 /// escaped.
 pub fn controls(s: &str) -> Cow<'_, str> {

@@ -471,7 +471,7 @@ fn terminal_escapes_from_debug_info_are_shown_escaped() {
     use symfilter::render::{
         Event, Format, Line, Lookup, Place, RenderOptions, Resolved, renderer,
     };
-    use symfilter::symbols::{BuildId, CodeInfo, Frame};
+    use symfilter::symbols::{BuildId, CodeInfo, Frame, SymbolHit};
     let info = CodeInfo {
         frames: vec![Frame {
             function: Some("f\x1b]0;title\x07".into()),
@@ -534,6 +534,32 @@ fn terminal_escapes_from_debug_info_are_shown_escaped() {
             String::from_utf8_lossy(&out),
             "f\\u{1b}]0;title\\u{7} at /src/\\u{1b}[2J/a.c:3:1\n",
             "full_paths {full_paths}"
+        );
+    }
+    // A symbol-table name (no frames), at its start and inside it.
+    for (rel, shown) in [(0x10, " (app+0x10)"), (0x14, "+0x4 (app+0x14)")] {
+        let mut only_symbol = resolved.clone();
+        if let Some(place) = &mut only_symbol.place {
+            place.rel = rel;
+        }
+        only_symbol.lookup = Lookup::Code(Arc::new(CodeInfo {
+            frames: Vec::new(),
+            symbol: Some(SymbolHit {
+                name: "g\x1b[31m\u{9b}2J".into(),
+                address: 0x10,
+                size: 8,
+                file: None,
+            }),
+        }));
+        let mut human = renderer(Format::Human, &RenderOptions::default());
+        let mut out = Vec::new();
+        human
+            .line(&mut out, &line, &[Event::Pc(&raw, only_symbol)])
+            .expect("render");
+        human.finish(&mut out).expect("finish");
+        assert_eq!(
+            String::from_utf8_lossy(&out),
+            format!("g\\u{{1b}}[31m\\u{{9b}}2J{shown}\n")
         );
     }
 }

@@ -52,9 +52,9 @@ use super::kept::{PerAnswer, Spans};
 use super::num::Hex;
 use super::paths::{self, Class, Token};
 use super::{ContextEvent, Event, Line, Lookup, Place, Render, RenderOptions, Resolved};
-use crate::demangle;
 use crate::markup::Sgr;
 use crate::symbols::{CodeInfo, Frame, Name, SymbolHit, Text};
+use crate::{demangle, escape};
 
 /// Most bytes of a backtrace held before a part of it is written.
 pub const BLOCK_MAX: usize = 64 << 10;
@@ -131,8 +131,8 @@ pub struct Human {
 /// What a frame shows that does not depend on the line it is on, made once
 /// per answer.
 struct Shown {
-    /// The function, shown demangled.
-    name: ShownName,
+    /// The function.
+    name: Option<Name>,
     /// The source path normalised and its class (see [`PathCache`]); `None`
     /// when the options alone decide how it is shown ([`Human::fixed_path`]).
     path: Option<Arc<Normalised>>,
@@ -157,23 +157,11 @@ impl ShownAnswer {
     }
 }
 
-/// A frame's function as shown.
-enum ShownName {
-    /// Unknown: `??`.
-    Unknown,
-    /// Demangled, with nothing to escape.
-    Plain(Name),
-    /// Demangled, its control characters escaped.
-    Escaped(Text),
-}
-
 impl Shown {
+    /// The frame's function as shown: demangled, control characters
+    /// escaped, `??` when unknown.
     fn name(&self) -> &str {
-        match &self.name {
-            ShownName::Unknown => "??",
-            ShownName::Plain(name) => demangle::full(name),
-            ShownName::Escaped(text) => text,
-        }
+        self.name.as_ref().map_or("??", escape::demangled_name)
     }
 }
 
@@ -240,7 +228,7 @@ impl Human {
                     .map(|f| {
                         let Some(p) = f.file.as_deref() else {
                             return Shown {
-                                name: self.function_of(f),
+                                name: f.function.clone(),
                                 path: None,
                                 located: None,
                             };
@@ -262,7 +250,7 @@ impl Human {
                         let path_len = text.len() - start;
                         push_line_column(&mut text, f.line, f.column);
                         Shown {
-                            name: self.function_of(f),
+                            name: f.function.clone(),
                             path,
                             located: Some((start..text.len(), path_len)),
                         }
@@ -430,19 +418,19 @@ impl Human {
         self.paint_with(out, style, &crate::escape::controls(text), &[]);
     }
 
-    /// [`Human::paint`] of `name+0xoffset`, the offset of `rel` in `sym`
-    /// (`name` alone at offset 0), written in place.
-    fn paint_offset(&self, out: &mut Vec<u8>, style: &str, name: &str, rel: u64, sym: &SymbolHit) {
+    /// [`Human::paint`] of the demangled `name+0xoffset`, the offset of
+    /// `rel` in `sym` (`name` alone at offset 0), written in place.
+    fn paint_offset(&self, out: &mut Vec<u8>, style: &str, name: &Name, rel: u64, sym: &SymbolHit) {
+        let name = escape::demangled_name(name);
         match rel.wrapping_sub(sym.address) {
-            0 => self.paint(out, style, name),
+            0 => self.paint_with(out, style, name, &[]),
             offset => {
                 let mut suffix = [0u8; 19];
                 let hex = Hex::new(offset, 0);
                 let hex = hex.as_bytes();
                 suffix[0] = b'+';
                 suffix[1..=hex.len()].copy_from_slice(hex);
-                let name = crate::escape::controls(name);
-                self.paint_with(out, style, &name, &suffix[..=hex.len()]);
+                self.paint_with(out, style, name, &suffix[..=hex.len()]);
             }
         }
     }
@@ -513,16 +501,6 @@ impl Human {
 
     /// A frame's demangled function, its control characters escaped (once
     /// per answer, not per line that shows it).
-    fn function_of(&self, f: &Frame) -> ShownName {
-        let Some(name) = &f.function else {
-            return ShownName::Unknown;
-        };
-        match crate::escape::controls(demangle::full(name)) {
-            std::borrow::Cow::Borrowed(_) => ShownName::Plain(name.clone()),
-            std::borrow::Cow::Owned(escaped) => ShownName::Escaped(Text::from(escaped)),
-        }
-    }
-
     /// Paint `function+0xoff` from the symbol table, if `info` has a
     /// symbol; else `fallback`, if any. True when something was painted.
     fn paint_symbol(
@@ -534,7 +512,7 @@ impl Human {
     ) -> bool {
         match (&info.symbol, fallback) {
             (Some(sym), _) => {
-                self.paint_offset(out, FUNC, demangle::full(&sym.name), rel, sym);
+                self.paint_offset(out, FUNC, &sym.name, rel, sym);
                 true
             }
             (None, Some(text)) => {
@@ -612,7 +590,7 @@ impl Human {
         if let Lookup::Data(d) = &res.lookup
             && let Some(sym) = &d.symbol
         {
-            self.paint_offset(out, FUNC, demangle::full(&sym.name), place.rel, sym);
+            self.paint_offset(out, FUNC, &sym.name, place.rel, sym);
             if let Some(file) = &d.decl_file {
                 out.extend_from_slice(b" at ");
                 self.location(st, out, file, d.decl_line, 0);
@@ -929,7 +907,7 @@ fn has_relative_path(events: &[Event<'_>]) -> bool {
 
 impl Render for Human {
     fn demangler(&self) -> Option<super::Demangler> {
-        Some(demangle::full)
+        Some(escape::demangled_name)
     }
     fn plain(&mut self, out: &mut dyn Write, text: &[u8], _first_line: u64) -> io::Result<()> {
         self.end_backtrace(out)?;

@@ -16,8 +16,9 @@ pub type Text = Arc<str>;
 
 /// A function or symbol name as answers carry it: shared like a [`Text`],
 /// with room for the forms printers derive from it (its demangled
-/// spellings, see [`crate::demangle`]), each made once, on first use, for
-/// every answer and every thread that shows the name.
+/// spellings, see [`crate::demangle`], and the full one as a terminal is
+/// shown it, see [`crate::escape::demangled_name`]), each made once, on
+/// first use, for every answer and every thread that shows the name.
 #[derive(Clone)]
 pub struct Name(Arc<Named>);
 
@@ -28,7 +29,7 @@ struct Named {
 }
 
 /// Derived forms a [`Name`] has room for.
-pub const DERIVED: usize = 2;
+pub const DERIVED: usize = 3;
 
 impl Name {
     pub fn new(raw: impl Into<Box<str>>) -> Name {
