@@ -94,7 +94,7 @@ impl FileMap {
             }
         };
         {
-            let mut paths = PATHS.lock().unwrap_or_else(|e| e.into_inner());
+            let mut paths = super::lock(&PATHS);
             if paths.len() <= slot {
                 paths.resize(slot + 1, None);
             }
@@ -179,7 +179,7 @@ pub fn take_faults() -> Vec<PathBuf> {
     if SEEN.load(Ordering::Acquire) == now || SEEN.swap(now, Ordering::AcqRel) == now {
         return Vec::new();
     }
-    let paths = PATHS.lock().unwrap_or_else(|e| e.into_inner());
+    let paths = super::lock(&PATHS);
     let mut out = Vec::new();
     for (i, s) in TABLE.iter().enumerate() {
         if s.state

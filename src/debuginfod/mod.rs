@@ -189,12 +189,7 @@ impl DebuginfodProvider {
         let mut all_definitive = true;
         for (i, server) in self.servers.iter().enumerate() {
             let url = format!("{server}/buildid/{hex}/{}", kind.as_str());
-            let dead = self
-                .dead
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .get(&i)
-                .cloned();
+            let dead = crate::base::lock(&self.dead).get(&i).cloned();
             if let Some(why) = dead {
                 all_definitive = false;
                 trail.push(attempt(url, Some(Miss::ServerDown(why))));
@@ -220,10 +215,7 @@ impl DebuginfodProvider {
                         all_definitive = false;
                     }
                     if e.server_is_dead() {
-                        self.dead
-                            .lock()
-                            .unwrap_or_else(|p| p.into_inner())
-                            .insert(i, e.to_string());
+                        crate::base::lock(&self.dead).insert(i, e.to_string());
                     }
                     if !matches!(e, FetchError::NotFound(_)) {
                         self.warn(&format!("debuginfod: {url}: {e}"));

@@ -39,7 +39,7 @@ fn shared_map(file: &File, path: &Path, meta: &std::fs::Metadata) -> std::io::Re
         meta.mtime(),
         meta.mtime_nsec(),
     );
-    let mut maps = MAPPED.lock().unwrap_or_else(|e| e.into_inner());
+    let mut maps = crate::base::lock(&MAPPED);
     let maps = maps.get_or_insert_with(HashMap::new);
     if let Some(map) = maps.get(&id).and_then(Weak::upgrade) {
         return Ok(map);

@@ -233,10 +233,7 @@ impl Provider for SymbolPathProvider {
 
     fn find(&self, key: &ModuleKey, trail: &mut Vec<Attempt>) -> Option<Box<dyn SymbolSource>> {
         let paths: Vec<PathBuf> = {
-            let mut guard = match self.index.lock() {
-                Ok(g) => g,
-                Err(poisoned) => poisoned.into_inner(),
-            };
+            let mut guard = crate::base::lock(&self.index);
             let index = guard.get_or_insert_with(|| Index::build(&self.roots));
             match index.by_id.get(&key.build_id.0) {
                 Some(paths) => paths.clone(),
