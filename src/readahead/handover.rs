@@ -13,10 +13,15 @@
 //! read-ahead takes the regions it meets first, computes and publishes in
 //! them, and skips the writer's; the writer waits for an answer in a
 //! read-ahead region while the read-ahead has not gone past the writer's
-//! line. Waiting makes the writer "hungry": while it is, every other new
-//! region the read-ahead meets is left to the writer (and a new region the
-//! writer meets first is its own), so at a stretch of new addresses, the
-//! start of a log typically, both threads work on first lookups at once.
+//! line. Waiting makes the writer "hungry": while it is, every other
+//! region the read-ahead meets (but the one the writer waits in) becomes
+//! the writer's (and a new region the writer meets first is its own), so
+//! at a stretch of new addresses, the start of a log typically, both
+//! threads work on first lookups at once. Once the read-ahead is far in
+//! front (more than half of its [`LEAD`](super::LEAD)), it has time to
+//! spare and takes back the writer's regions it meets: the writer renders
+//! too, and is then the slower of the two. So regions go back and forth
+//! with the load, and the two threads stay busy.
 //! A unit whose code is spread over several regions (Rust's codegen units)
 //! is parsed by the side that needs it first. Once the
 //! read-ahead is past the writer's line (or gone), an answer it did not
@@ -113,6 +118,10 @@ pub struct SharedAnswers {
     /// The writer had to wait for its last answer from the read-ahead: new
     /// regions go to the writer until it no longer does.
     writer_hungry: AtomicBool,
+    /// The read-ahead is far in front of the writer (see
+    /// [`SharedAnswers::set_far_ahead`]): it takes back the writer's regions
+    /// it meets.
+    far_ahead: AtomicBool,
     /// New regions met while the writer was hungry.
     given: AtomicU64,
     /// Answers taken by the writer, and its time spent waiting (for
@@ -156,15 +165,25 @@ impl Sharing {
             let owner = tables.owners.get(&region).copied();
             let passed = || shared.ahead_done.load(Ordering::Acquire) || shared.ahead_of_writer();
             match (side, owner) {
-                (Side::Ahead, Some(Side::Writer)) => return Ticket::Skip,
-                (Side::Ahead, None)
+                (Side::Ahead, Some(Side::Writer)) if !shared.far_ahead.load(Ordering::Relaxed) => {
+                    return Ticket::Skip;
+                }
+                (Side::Ahead, Some(Side::Writer)) => {
+                    // Time to spare: the region is the read-ahead's again.
+                    tables.owners.insert(region, Side::Ahead);
+                    return Ticket::Compute { publish: true };
+                }
+                (Side::Ahead, None | Some(Side::Ahead))
                     if shared.writer_hungry.load(Ordering::Relaxed)
-                        && tables.owners.len() < MAX_REGIONS
+                        && (owner.is_some() || tables.owners.len() < MAX_REGIONS)
+                        && tables
+                            .awaited
+                            .is_none_or(|(m, a, _)| (m, a >> REGION) != region)
                         && shared.given.fetch_add(1, Ordering::Relaxed) % 2 == 1 =>
                 {
-                    // The writer is waiting for answers: every other new
-                    // region is its own to compute, so both threads work at
-                    // once.
+                    // The writer is waiting for answers: every other region
+                    // met is its own to compute (but the one it waits in),
+                    // so both threads work at once.
                     tables.owners.insert(region, Side::Writer);
                     return Ticket::Skip;
                 }
@@ -313,6 +332,14 @@ impl SharedAnswers {
         self.tables.lock().ok()
     }
 
+    /// Say whether the read-ahead is far in front of the writer (by the
+    /// reader's count of input bytes): see the module's documentation.
+    pub fn set_far_ahead(&self, far: bool) {
+        if self.far_ahead.load(Ordering::Relaxed) != far {
+            self.far_ahead.store(far, Ordering::Relaxed);
+        }
+    }
+
     /// Whether the read-ahead is past the line the writer is resolving.
     pub fn ahead_of_writer(&self) -> bool {
         self.ahead.0.load(Ordering::Acquire) > self.writer.0.load(Ordering::Relaxed)
@@ -436,7 +463,31 @@ mod tests {
     }
 
     #[test]
-    fn a_hungry_writer_gets_every_other_new_region() {
+    fn a_read_ahead_far_in_front_takes_back_the_writers_regions() {
+        let (shared, ahead, writer) = sides();
+        let id = writer.module(&BuildId(vec![5]));
+        writer.at_line(1);
+        assert!(matches!(writer.begin(id, 0x10, W), Ticket::Compute { .. }));
+        ahead.at_line(2);
+        assert!(matches!(ahead.begin(id, 0x20, W), Ticket::Skip));
+        shared.set_far_ahead(true);
+        assert!(matches!(
+            ahead.begin(id, 0x30, W),
+            Ticket::Compute { publish: true }
+        ));
+        // The region is the read-ahead's now, also once it is near again:
+        // the writer waits for (here: takes) its answers.
+        shared.set_far_ahead(false);
+        assert!(matches!(
+            ahead.begin(id, 0x40, W),
+            Ticket::Compute { publish: true }
+        ));
+        ahead.publish(id, 0x40, W, Err(Miss::NoInfo));
+        assert_eq!(have(writer.begin(id, 0x40, W)), Some(Err(Miss::NoInfo)));
+    }
+
+    #[test]
+    fn a_hungry_writer_gets_every_other_region() {
         let (shared, ahead, writer) = sides();
         let id = writer.module(&BuildId(vec![4]));
         let region = |n: u64| n << REGION;
@@ -464,6 +515,14 @@ mod tests {
             .map(|n| matches!(ahead.begin(id, region(n), W), Ticket::Skip))
             .collect();
         assert_eq!(kinds, [false, true, false, true]);
+        // Regions of the read-ahead's own too, but the one the writer
+        // waits in.
+        shared.lock().unwrap().awaited = Some((id, region(1) + 8, W));
+        let kinds: Vec<bool> = [2, 1, 2, 1]
+            .iter()
+            .map(|&n| matches!(ahead.begin(id, region(n) + 16, W), Ticket::Skip))
+            .collect();
+        assert_eq!(kinds, [false, false, true, false]);
         // Data answers are the writer's, wherever they are.
         assert!(!ahead.computes_data());
         assert!(writer.computes_data());

@@ -39,7 +39,7 @@ use handover::{SharedAnswers, Sharing};
 /// How far the read-ahead may run in front of the writing filter, in input
 /// bytes: far enough to stay ahead through a stretch of new addresses,
 /// near enough that what it hands over is taken soon.
-pub const LEAD: u64 = 16 << 20;
+pub const LEAD: u64 = 8 << 20;
 
 /// Where the writing filter is, and whether it is done.
 #[derive(Default)]
@@ -109,9 +109,9 @@ impl Read for Behind {
             // Never held back while not past the writer's line: the writer
             // may be waiting for an answer from here.
             let ahead = self.before + self.at;
-            if ahead <= self.progress.read.load(Ordering::Relaxed) + LEAD
-                || !self.shared.ahead_of_writer()
-            {
+            let writer = self.progress.read.load(Ordering::Relaxed);
+            self.shared.set_far_ahead(ahead > writer + LEAD / 2);
+            if ahead <= writer + LEAD || !self.shared.ahead_of_writer() {
                 break;
             }
             thread::sleep(Duration::from_millis(1));
