@@ -257,9 +257,11 @@ pub fn run(args: FilterArgs) -> anyhow::Result<ExitCode> {
     if let Some(ahead) = &read_ahead
         && std::env::var_os("SYMFILTER_READ_AHEAD_STATS").is_some()
     {
-        let (taken, waited_ms) = ahead.stats();
+        let stats = ahead.stats();
         eprintln!(
-            "symfilter: read-ahead: {taken} answers handed over, {waited_ms} ms spent waiting for them"
+            "symfilter: read-ahead: {} answers handed over, {} ms spent waiting for them, \
+             {} regions taken back",
+            stats.taken, stats.waited_ms, stats.taken_back
         );
     }
     Ok(if failed {

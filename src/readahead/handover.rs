@@ -63,6 +63,17 @@ pub const REGION: u32 = 20;
 /// net, as every change the writer waits for comes with a wake-up.
 const WAIT_SLICE: Duration = Duration::from_millis(50);
 
+/// What the read-ahead did for the writer.
+#[derive(Clone, Copy, Debug)]
+pub struct Stats {
+    /// Answers the writer took.
+    pub taken: u64,
+    /// Milliseconds the writer spent waiting for them.
+    pub waited_ms: u64,
+    /// Regions the read-ahead took back from the writer.
+    pub taken_back: u64,
+}
+
 /// Which kind an answer is.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Side {
@@ -124,10 +135,11 @@ pub struct SharedAnswers {
     far_ahead: AtomicBool,
     /// New regions met while the writer was hungry.
     given: AtomicU64,
-    /// Answers taken by the writer, and its time spent waiting (for
-    /// `SYMFILTER_READ_AHEAD_STATS`).
+    /// Answers taken by the writer, its time spent waiting, and regions the
+    /// read-ahead took back (for `SYMFILTER_READ_AHEAD_STATS`).
     taken: AtomicU64,
     waited_us: AtomicU64,
+    taken_back: AtomicU64,
 }
 
 /// Which side of a [`SharedAnswers`] a symbolizer is on.
@@ -171,6 +183,7 @@ impl Sharing {
                 (Side::Ahead, Some(Side::Writer)) => {
                     // Time to spare: the region is the read-ahead's again.
                     tables.owners.insert(region, Side::Ahead);
+                    shared.taken_back.fetch_add(1, Ordering::Relaxed);
                     return Ticket::Compute { publish: true };
                 }
                 (Side::Ahead, None | Some(Side::Ahead))
@@ -356,11 +369,12 @@ impl SharedAnswers {
 
     /// What the read-ahead did for the writer: answers taken, and
     /// milliseconds spent waiting for them.
-    pub fn stats(&self) -> (u64, u64) {
-        (
-            self.taken.load(Ordering::Relaxed),
-            self.waited_us.load(Ordering::Relaxed) / 1000,
-        )
+    pub fn stats(&self) -> Stats {
+        Stats {
+            taken: self.taken.load(Ordering::Relaxed),
+            waited_ms: self.waited_us.load(Ordering::Relaxed) / 1000,
+            taken_back: self.taken_back.load(Ordering::Relaxed),
+        }
     }
 }
 
@@ -455,7 +469,7 @@ mod tests {
             Ticket::Compute { publish: false }
         ));
         publisher.join().unwrap();
-        assert!(shared.stats().1 >= 30, "the writer waited for both");
+        assert!(shared.stats().waited_ms >= 30, "the writer waited for both");
         // Once the read-ahead is done, nothing is waited for.
         writer.at_line(10);
         shared.ahead_done();
@@ -475,6 +489,7 @@ mod tests {
             ahead.begin(id, 0x30, W),
             Ticket::Compute { publish: true }
         ));
+        assert_eq!(shared.stats().taken_back, 1);
         // The region is the read-ahead's now, also once it is near again:
         // the writer waits for (here: takes) its answers.
         shared.set_far_ahead(false);

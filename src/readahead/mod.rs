@@ -34,6 +34,7 @@ use crate::filter::{Filter, Options};
 use crate::render::{Demangler, Event, Line, Lookup, Render, Resolved};
 use crate::report::Silent;
 use crate::symbols::Symbolizer;
+pub use handover::Stats;
 use handover::{SharedAnswers, Sharing};
 
 /// How far the read-ahead may run in front of the writing filter, in input
@@ -183,9 +184,8 @@ impl ReadAhead {
         })
     }
 
-    /// What the read-ahead did for the writer: answers taken, and
-    /// milliseconds spent waiting for them.
-    pub fn stats(&self) -> (u64, u64) {
+    /// What the read-ahead did for the writer.
+    pub fn stats(&self) -> Stats {
         self.answers.stats()
     }
 }
