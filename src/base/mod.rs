@@ -46,6 +46,25 @@ pub(crate) fn insert_bounded<K, V, S>(
     table.insert(key, value);
 }
 
+/// Insert a weak reference to `value` under `key` into a table of values
+/// shared while alive (mappings and modules, by identity), dropping the
+/// entries of values gone each time the table's size reaches a power of
+/// two: a run opening thousands of files pays a constant cost per insert,
+/// not a pass over the table.
+pub(crate) fn insert_weak<K, V, S>(
+    table: &mut std::collections::HashMap<K, std::sync::Weak<V>, S>,
+    key: K,
+    value: &std::sync::Arc<V>,
+) where
+    K: std::hash::Hash + Eq,
+    S: std::hash::BuildHasher,
+{
+    if table.len().is_power_of_two() {
+        table.retain(|_, v| v.strong_count() > 0);
+    }
+    table.insert(key, std::sync::Arc::downgrade(value));
+}
+
 /// The guard of `mutex`, also when a thread panicked holding it: every
 /// value kept behind these locks (caches, tables of parsed data) is whole
 /// between two statements, so a panic elsewhere leaves nothing torn.
@@ -58,6 +77,22 @@ pub(crate) fn lock<T: ?Sized>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGu
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_weak_table_keeps_about_the_values_alive() {
+        let mut table = std::collections::HashMap::new();
+        let alive: Vec<std::sync::Arc<u32>> = (0..10).map(std::sync::Arc::new).collect();
+        for (k, v) in alive.iter().enumerate() {
+            insert_weak(&mut table, k, v);
+        }
+        for k in 10..10_000 {
+            insert_weak(&mut table, k, &std::sync::Arc::new(0));
+        }
+        // Dead entries go at each power of two: the table stays within
+        // twice its live entries, and the live ones stay.
+        assert!(table.len() <= 16, "{}", table.len());
+        assert!((0..10).all(|k| table[&k].upgrade().as_deref() == Some(&(k as u32))));
+    }
 
     #[test]
     fn a_full_cache_is_emptied_before_an_insert() {

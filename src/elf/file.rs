@@ -45,8 +45,7 @@ fn shared_map(file: &File, path: &Path, meta: &std::fs::Metadata) -> std::io::Re
         return Ok(map);
     }
     let map = Arc::new(FileMap::open(file, path)?);
-    maps.retain(|_, m| m.strong_count() > 0);
-    maps.insert(id, Arc::downgrade(&map));
+    crate::base::insert_weak(maps, id, &map);
     Ok(map)
 }
 

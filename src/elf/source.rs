@@ -229,8 +229,7 @@ impl ElfSource {
             return Ok(ElfSource { module });
         }
         let module = Arc::new(Module::new(parts)?);
-        modules.retain(|_, m| m.strong_count() > 0);
-        modules.insert(key, Arc::downgrade(&module));
+        crate::base::insert_weak(modules, key, &module);
         Ok(ElfSource { module })
     }
 
