@@ -55,8 +55,9 @@ const MAX_WAITING: usize = 1 << 16;
 const MAX_REGIONS: usize = 1 << 16;
 
 /// log2 of the size of a region of code addresses: many compilation units
-/// of a typical binary (smaller regions split units between the threads,
-/// and measured slower).
+/// of a typical binary. Parsed units are shared, so a unit split between
+/// regions costs nothing twice; smaller regions measured no faster
+/// (BENCHMARKS.md).
 pub const REGION: u32 = 20;
 
 /// Longest single wait for the read-ahead before looking again; a safety
