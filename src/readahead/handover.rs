@@ -9,26 +9,25 @@
 //! its function list), and a side needing a unit the other is parsing
 //! waits for it, so the two sides never work in the same stretch of a
 //! module's addresses: each region (`1 << REGION` bytes) of a module
-//! belongs to one side, fixed when an address in it is first needed. The
-//! read-ahead takes the regions it meets first, computes and publishes in
-//! them, and skips the writer's; the writer waits for an answer in a
-//! read-ahead region while the read-ahead has not gone past the writer's
-//! line. Waiting makes the writer "hungry": while it is, every other
-//! region the read-ahead meets (but the one the writer waits in) becomes
-//! the writer's (and a new region the writer meets first is its own), so
-//! at a stretch of new addresses, the start of a log typically, both
-//! threads work on first lookups at once. Once the read-ahead is far in
+//! belongs to one side at a time, from when an address in it is first
+//! needed. The read-ahead takes the regions it meets first, computes and
+//! publishes in them, and skips the writer's; the writer waits for an
+//! answer in a read-ahead region while the read-ahead has not gone past
+//! the writer's line. Waiting makes the writer "hungry": while it is,
+//! every other region the read-ahead meets (but the one the writer waits
+//! in) becomes the writer's (and a new region the writer meets first is
+//! its own), so at a stretch of new addresses, the start of a log
+//! typically, both threads work on first lookups at once. Once the read-ahead is far in
 //! front (more than half of its [`LEAD`](super::LEAD)), it has time to
 //! spare and takes back the writer's regions it meets: the writer renders
 //! too, and is then the slower of the two. So regions go back and forth
-//! with the load, and the two threads stay busy.
-//! A unit whose code is spread over several regions (Rust's codegen units)
-//! is parsed by the side that needs it first. Once the
-//! read-ahead is past the writer's line (or gone), an answer it did not
-//! publish will not come (its module was not found locally, or the
-//! writer's memo has forgotten an answer it took), and the writer computes
-//! it. Only code answers are handed over: data answers are the writer's
-//! own (see [`Sharing::computes_data`]).
+//! with the load, and the two threads stay busy. A unit whose code is
+//! spread over several regions (Rust's codegen units) is parsed by the
+//! side that needs it first. Once the read-ahead is past the writer's line
+//! (or gone), an answer it did not publish will not come (its module was
+//! not found locally, or the writer's memo has forgotten an answer it
+//! took), and the writer computes it. Only code answers are handed over:
+//! data answers are the writer's own (see [`Sharing::computes_data`]).
 //!
 //! An answer is handed over for the same question only: it is published
 //! and taken under its module, address and [`CodeWant`]. Modules are
@@ -127,14 +126,15 @@ pub struct SharedAnswers {
     /// The writer is waiting (the read-ahead then wakes it when it
     /// publishes the answer awaited, or moves past the writer's line).
     writer_waits: AtomicBool,
-    /// The writer had to wait for its last answer from the read-ahead: new
-    /// regions go to the writer until it no longer does.
+    /// The writer had to wait for its last answer from the read-ahead:
+    /// every other region the read-ahead meets goes to the writer until it
+    /// no longer does.
     writer_hungry: AtomicBool,
     /// The read-ahead is far in front of the writer (see
     /// [`SharedAnswers::set_far_ahead`]): it takes back the writer's regions
     /// it meets.
     far_ahead: AtomicBool,
-    /// New regions met while the writer was hungry.
+    /// Regions met while the writer was hungry (every other one is given).
     given: AtomicU64,
     /// Answers taken by the writer, its time spent waiting, and regions the
     /// read-ahead took back (for `SYMFILTER_READ_AHEAD_STATS`).
@@ -368,8 +368,7 @@ impl SharedAnswers {
         }
     }
 
-    /// What the read-ahead did for the writer: answers taken, and
-    /// milliseconds spent waiting for them.
+    /// What the read-ahead did for the writer.
     pub fn stats(&self) -> Stats {
         Stats {
             taken: self.taken.load(Ordering::Relaxed),

@@ -499,8 +499,6 @@ impl Human {
         }
     }
 
-    /// A frame's demangled function, its control characters escaped (once
-    /// per answer, not per line that shows it).
     /// Paint `function+0xoff` from the symbol table, if `info` has a
     /// symbol; else `fallback`, if any. True when something was painted.
     fn paint_symbol(
