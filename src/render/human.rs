@@ -178,6 +178,11 @@ const PATHS_MAX: usize = 1 << 12;
 #[derive(Default)]
 struct PathCache {
     map: FxHashMap<Box<str>, Arc<Normalised>>,
+    /// The same by the shared text of an answer's path (where it lies: a
+    /// source makes each file's path once), kept with it so that the
+    /// address is not reused: most frames are shown without escaping or
+    /// hashing their path.
+    by_text: FxHashMap<usize, (Text, Arc<Normalised>)>,
     normalizer: paths::Normalizer,
 }
 
@@ -191,6 +196,18 @@ impl PathCache {
         let class = paths::classify(&v);
         let n = Arc::new((v.into_boxed_slice(), class));
         crate::base::insert_bounded(&mut self.map, PATHS_MAX, p.into(), Arc::clone(&n));
+        n
+    }
+
+    /// [`Self::get`] of the path `t` with its control characters escaped.
+    fn get_text(&mut self, t: &Text) -> Arc<Normalised> {
+        let key = t.as_ptr() as usize;
+        if let Some((_, n)) = self.by_text.get(&key) {
+            return Arc::clone(n);
+        }
+        let n = self.get(&crate::escape::controls(t));
+        let kept = (Text::clone(t), Arc::clone(&n));
+        crate::base::insert_bounded(&mut self.by_text, PATHS_MAX, key, kept);
         n
     }
 }
@@ -226,23 +243,25 @@ impl Human {
                     .frames
                     .iter()
                     .map(|f| {
-                        let Some(p) = f.file.as_deref() else {
+                        let Some(file) = f.file.as_ref() else {
                             return Shown {
                                 name: f.function.clone(),
                                 path: None,
                                 located: None,
                             };
                         };
-                        let p = crate::escape::controls(p);
-                        let p: &str = &p;
                         let start = text.len();
-                        let path = match self.fixed_path(p) {
-                            Some(fixed) => {
-                                text.extend_from_slice(fixed.as_bytes());
-                                None
-                            }
+                        let fixed = if self.paths_may_be_fixed() {
+                            let p = crate::escape::controls(file);
+                            self.fixed_path(&p)
+                                .map(|fixed| text.extend_from_slice(fixed.as_bytes()))
+                        } else {
+                            None
+                        };
+                        let path = match fixed {
+                            Some(()) => None,
                             None => {
-                                let normal = normalised.get(p);
+                                let normal = normalised.get_text(file);
                                 push_shortened(&mut text, &normal);
                                 Some(normal)
                             }
@@ -262,6 +281,11 @@ impl Human {
                 }
             })
             .clone()
+    }
+
+    /// Whether [`Self::fixed_path`] may show a path.
+    fn paths_may_be_fixed(&self) -> bool {
+        self.opts.strip_path_prefix.is_some() || self.opts.full_paths
     }
 
     /// Path `p` as the options alone have it shown, when they do: under
