@@ -363,11 +363,10 @@ impl Addresses {
     /// The ranges of `gathered`, sorted as addr2line sorts them;
     /// `gathered` is left empty (its room kept).
     fn new(gathered: &mut Vec<InlinedFunctionAddress>) -> Addresses {
-        gathered.sort_unstable_by(|a, b| {
-            a.call_depth
-                .cmp(&b.call_depth)
-                .then(a.range.begin.cmp(&b.range.begin))
-        });
+        // One integer compared for the pair: the same comparisons, so the
+        // same order, ties included.
+        gathered
+            .sort_unstable_by_key(|a| u128::from(a.call_depth) << 64 | u128::from(a.range.begin));
         let base = gathered.iter().map(|a| a.range.begin).min().unwrap_or(0);
         let near = all_narrow(gathered, |a| {
             Some(NearAddress {
