@@ -1026,3 +1026,23 @@ impl Render for Human {
         self.flush_summary(out, false)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::push_line_column;
+
+    #[test]
+    fn line_and_column_follow_a_path_when_known() {
+        let cases = [
+            (0, 5, ""),
+            (12, 0, ":12"),
+            (12, 34, ":12:34"),
+            (u32::MAX, u32::MAX, ":4294967295:4294967295"),
+        ];
+        for (line, column, want) in cases {
+            let mut out = b"a.rs".to_vec();
+            push_line_column(&mut out, line, column);
+            assert_eq!(out, [b"a.rs", want.as_bytes()].concat(), "{line} {column}");
+        }
+    }
+}
