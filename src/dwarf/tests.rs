@@ -299,3 +299,99 @@ fn libc_debug_file(libc: &Path) -> Option<PathBuf> {
         .join(format!("{}.debug", &hex[2..]));
     path.exists().then_some(path)
 }
+
+/// DWARF 5 of one function, `outer` at 0x1000..0x1100, with a call of
+/// `inner` inlined at 0x1010..0x1030 whose `DW_AT_call_line` is `line`
+/// (its form is the value's), and a call of `leaf` inlined in it at
+/// 0x1018..0x1020.
+fn inlined_calls(line: gimli::write::AttributeValue) -> gimli::Dwarf<Reader<'static>> {
+    use gimli::write::{Address, AttributeValue as V, DwarfUnit, EndianVec, Sections};
+    let encoding = gimli::Encoding {
+        format: gimli::Format::Dwarf32,
+        version: 5,
+        address_size: 8,
+    };
+    let mut dwarf = DwarfUnit::new(encoding);
+    let root = dwarf.unit.root();
+    let unit = &mut dwarf.unit;
+    unit.get_mut(root)
+        .set(gimli::DW_AT_low_pc, V::Address(Address::Constant(0x1000)));
+    unit.get_mut(root)
+        .set(gimli::DW_AT_high_pc, V::Udata(0x100));
+    let mut abstract_function = |name: &str| {
+        let id = unit.add(root, gimli::DW_TAG_subprogram);
+        unit.get_mut(id)
+            .set(gimli::DW_AT_name, V::String(name.into()));
+        unit.get_mut(id)
+            .set(gimli::DW_AT_inline, V::Inline(gimli::DW_INL_inlined));
+        id
+    };
+    let inner = abstract_function("inner");
+    let leaf = abstract_function("leaf");
+    let outer = unit.add(root, gimli::DW_TAG_subprogram);
+    unit.get_mut(outer)
+        .set(gimli::DW_AT_name, V::String("outer".into()));
+    unit.get_mut(outer)
+        .set(gimli::DW_AT_low_pc, V::Address(Address::Constant(0x1000)));
+    unit.get_mut(outer)
+        .set(gimli::DW_AT_high_pc, V::Udata(0x100));
+    let call = unit.add(outer, gimli::DW_TAG_inlined_subroutine);
+    let entry = unit.get_mut(call);
+    entry.set(gimli::DW_AT_abstract_origin, V::UnitRef(inner));
+    entry.set(gimli::DW_AT_low_pc, V::Address(Address::Constant(0x1010)));
+    entry.set(gimli::DW_AT_high_pc, V::Udata(0x20));
+    entry.set(gimli::DW_AT_call_line, line);
+    entry.set(gimli::DW_AT_call_column, V::Data1(3));
+    let nested = unit.add(call, gimli::DW_TAG_inlined_subroutine);
+    let entry = unit.get_mut(nested);
+    entry.set(gimli::DW_AT_abstract_origin, V::UnitRef(leaf));
+    entry.set(gimli::DW_AT_low_pc, V::Address(Address::Constant(0x1018)));
+    entry.set(gimli::DW_AT_high_pc, V::Udata(0x8));
+    entry.set(gimli::DW_AT_call_line, V::Udata(9));
+    let mut sections = Sections::new(EndianVec::new(gimli::LittleEndian));
+    dwarf.write(&mut sections).unwrap();
+    let load = |id: gimli::SectionId| -> Result<Reader<'static>, gimli::Error> {
+        let data = sections.get(id).map_or(Vec::new(), |s| s.slice().to_vec());
+        Ok(gimli::EndianSlice::new(
+            leak(data),
+            gimli::RunTimeEndian::Little,
+        ))
+    };
+    gimli::Dwarf::load(load).unwrap()
+}
+
+#[test]
+fn inlined_calls_answer_as_addr2line_whatever_the_form_of_their_line() {
+    use gimli::write::AttributeValue as V;
+    let none = Beside(PathBuf::from("/nonexistent"));
+    let frames = |line: V, addr: u64| {
+        let index = DwarfIndex::new(inlined_calls(line.clone()), None);
+        let ours = index.frames(addr, false, &none).unwrap();
+        let ctx = addr2line::Context::from_dwarf(inlined_calls(line)).unwrap();
+        assert_eq!(Ok(&ours), reference(&ctx, None, &none, addr).as_ref());
+        ours
+    };
+    let names = |frames: &[Frame]| -> Vec<(String, u32, u32)> {
+        let name = |f: &Frame| {
+            f.function
+                .as_ref()
+                .map_or("??".into(), |n| n.raw().to_owned())
+        };
+        frames.iter().map(|f| (name(f), f.line, f.column)).collect()
+    };
+    // Every constant form; a negative constant is no line, as gimli reads
+    // it.
+    let expect =
+        [("leaf", 0, 0), ("inner", 9, 0), ("outer", 7, 3)].map(|(n, l, c)| (n.to_owned(), l, c));
+    for line in [V::Udata(7), V::Data2(7), V::ImplicitConst(7), V::Sdata(7)] {
+        assert_eq!(names(&frames(line.clone(), 0x101c)), expect, "{line:?}");
+    }
+    let unknown = names(&frames(V::ImplicitConst(-1), 0x101c));
+    assert_eq!(unknown[2], ("outer".to_owned(), 0, 3));
+    // Outside the nested call, and outside both.
+    assert_eq!(names(&frames(V::Udata(7), 0x1012)).len(), 2);
+    assert_eq!(
+        names(&frames(V::Sdata(7), 0x1040)),
+        [("outer".to_owned(), 0, 0)]
+    );
+}
