@@ -251,15 +251,15 @@ impl Human {
                             };
                         };
                         let start = text.len();
-                        let fixed = if self.paths_may_be_fixed() {
-                            let p = crate::escape::controls(file);
-                            self.fixed_path(&p)
-                                .map(|fixed| text.extend_from_slice(fixed.as_bytes()))
-                        } else {
-                            None
-                        };
-                        let path = match fixed {
-                            Some(()) => None,
+                        // Escaped only where the options may show it as it is.
+                        let escaped = self
+                            .paths_may_be_fixed()
+                            .then(|| crate::escape::controls(file));
+                        let path = match escaped.as_deref().and_then(|p| self.fixed_path(p)) {
+                            Some(fixed) => {
+                                text.extend_from_slice(fixed.as_bytes());
+                                None
+                            }
                             None => {
                                 let normal = normalised.get_text(file);
                                 push_shortened(&mut text, &normal);
