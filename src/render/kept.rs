@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::symbols::CodeInfo;
 
@@ -20,6 +20,10 @@ pub(crate) const MAX_BYTES: usize = 16 << 20;
 /// Bytes of kept values at most while kept values are seldom asked for
 /// again (see [`PerAnswer`]).
 pub(crate) const MIN_BYTES: usize = 2 << 20;
+
+/// Answers remembered as asked for once, at most (the set is emptied when
+/// full: an answer asked for again after that is made once more).
+const MAX_SEEN: usize = 1 << 15;
 
 /// What a kept value holds on the heap, roughly, in bytes.
 pub(crate) trait Weigh {
@@ -67,8 +71,15 @@ impl<F> Weigh for Spans<F> {
 /// address from being reused while the entry lives.
 type Table<V> = FxHashMap<usize, (Arc<CodeInfo>, V)>;
 
-/// Two generations of at most half of [`MAX_KEPT`] and of the byte bound
-/// each (the table's own room aside): values are made into the young one;
+/// A value is kept from the second time its answer is asked for: a log of
+/// new addresses asks for most answers once, and keeping those only to
+/// drop them later, cold, costs more than making the few asked for again
+/// twice. The value made the first time is held until the next one is
+/// made, and only its answer's address is remembered.
+///
+/// Kept values are in two generations of at most half of [`MAX_KEPT`] and
+/// of the byte bound each (the table's own room aside): values are kept
+/// into the young one;
 /// when it is full, it becomes the old one and the old one is dropped. A
 /// value asked for from the old generation moves back to the young one, so
 /// the answers a log keeps naming stay, and the ones made last are all
@@ -89,6 +100,10 @@ pub(crate) struct PerAnswer<V> {
     /// Values made, and values asked for again, in this generation.
     made: usize,
     reused: usize,
+    /// Answers asked for once (by address), whose values were not kept.
+    seen: FxHashSet<usize>,
+    /// The value made last for an answer asked for the first time.
+    first: Option<(usize, (Arc<CodeInfo>, V))>,
 }
 
 impl<V> Default for PerAnswer<V> {
@@ -100,12 +115,14 @@ impl<V> Default for PerAnswer<V> {
             max_bytes: MAX_BYTES,
             made: 0,
             reused: 0,
+            seen: FxHashSet::default(),
+            first: None,
         }
     }
 }
 
 impl<V: Weigh> PerAnswer<V> {
-    /// The value for `info`, made by `make` the first time.
+    /// The value for `info`: kept, or made by `make`.
     pub(crate) fn get_or_make(
         &mut self,
         info: &Arc<CodeInfo>,
@@ -117,7 +134,21 @@ impl<V: Weigh> PerAnswer<V> {
         } else {
             let (kept, reused) = match self.old.remove(&key) {
                 Some(kept) => (kept, true),
-                None => ((Arc::clone(info), make(info)), false),
+                None => match self.first.take() {
+                    Some((k, first)) if k == key => (first, false),
+                    first => {
+                        self.first = first;
+                        if self.seen.len() >= MAX_SEEN {
+                            self.seen.clear();
+                        }
+                        if self.seen.insert(key) {
+                            let first =
+                                &mut self.first.insert((key, (Arc::clone(info), make(info)))).1;
+                            return &first.1;
+                        }
+                        ((Arc::clone(info), make(info)), false)
+                    }
+                },
             };
             let bytes = kept.1.weigh();
             if self.young.len() >= MAX_KEPT / 2 || self.young_bytes + bytes > self.max_bytes / 2 {
@@ -178,6 +209,8 @@ mod tests {
         let hot = &answers[0];
         let mut made = 0;
         for a in &answers {
+            // Asked for twice: kept from the second time.
+            kept.get_or_make(a, |_| made += 1);
             kept.get_or_make(a, |_| made += 1);
             kept.get_or_make(hot, |_| made += 1);
             assert!(kept.len() <= MAX_KEPT);
@@ -188,6 +221,33 @@ mod tests {
         let recent = &answers[answers.len() - MAX_KEPT / 2 + 1..];
         assert!(recent.iter().all(|a| kept.has(a)));
         assert!(!kept.has(&answers[1]));
+    }
+
+    #[test]
+    fn answers_asked_for_once_are_not_kept() {
+        let mut kept = PerAnswer::default();
+        let answers: Vec<Arc<CodeInfo>> = (0..3 * MAX_KEPT)
+            .map(|_| Arc::new(CodeInfo::default()))
+            .collect();
+        let mut made = 0;
+        for (i, a) in answers.iter().enumerate() {
+            assert_eq!(kept.get_or_make(a, |_| Heavy(i)).0, i);
+            made += 1;
+        }
+        assert_eq!(kept.len(), 0);
+        assert!(kept.seen.len() <= MAX_SEEN);
+        // Asked for again right after: the value made is kept, not made again.
+        let last = answers.last().unwrap();
+        assert_eq!(
+            kept.get_or_make(last, |_| unreachable!()).0,
+            answers.len() - 1
+        );
+        assert!(kept.has(last));
+        // Asked for again later: made again, and kept.
+        let earlier = &answers[answers.len() - 10];
+        assert_eq!(kept.get_or_make(earlier, |_| Heavy(made)).0, made);
+        assert!(kept.has(earlier));
+        assert_eq!(kept.get_or_make(earlier, |_| unreachable!()).0, made);
     }
 
     struct Heavy(usize);
@@ -203,9 +263,11 @@ mod tests {
         let heavy = MAX_BYTES / 16;
         let answers: Vec<Arc<CodeInfo>> = (0..64).map(|_| Arc::new(CodeInfo::default())).collect();
         for a in &answers {
-            kept.get_or_make(a, |_| Heavy(heavy));
-            // Asked for again: the bound stays at its largest.
-            kept.get_or_make(a, |_| Heavy(heavy));
+            // Kept from the second time; asked for again after that: the
+            // bound stays at its largest.
+            for _ in 0..3 {
+                kept.get_or_make(a, |_| Heavy(heavy));
+            }
         }
         // Two generations of at most half the bound each.
         assert_eq!(kept.len(), 2 * (MAX_BYTES / 2 / heavy));
@@ -213,6 +275,7 @@ mod tests {
         assert!(!kept.has(&answers[0]));
         // A value larger than half the bound is still kept, alone.
         let huge = Arc::new(CodeInfo::default());
+        kept.get_or_make(&huge, |_| Heavy(MAX_BYTES));
         assert_eq!(kept.get_or_make(&huge, |_| Heavy(MAX_BYTES)).0, MAX_BYTES);
         assert!(kept.has(&huge));
     }
@@ -225,9 +288,11 @@ mod tests {
             let sum = |t: &Table<Heavy>| t.values().map(|v| v.1.0).sum::<usize>();
             sum(&k.young) + sum(&k.old)
         };
-        // Values never asked for again: the bound comes down to the least.
+        // Values kept and never asked for again: the bound comes down to
+        // the least.
         let once: Vec<Arc<CodeInfo>> = (0..2048).map(|_| Arc::new(CodeInfo::default())).collect();
         for a in &once {
+            kept.get_or_make(a, |_| Heavy(value));
             kept.get_or_make(a, |_| Heavy(value));
             assert!(weight(&kept) <= MAX_BYTES);
         }
