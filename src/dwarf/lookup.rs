@@ -152,8 +152,9 @@ struct Searched<'a> {
     functions: Functions,
     too_deep: bool,
     lines: OnceLock<Sure<Option<Lines>>>,
-    /// Parsed subprograms by index in `functions`.
-    parsed: Mutex<FxHashMap<usize, Sure<Arc<Function>>>>,
+    /// Parsed subprograms by index in `functions` (a word and a flag each
+    /// until parsed).
+    parsed: Box<[OnceLock<Box<Sure<Function>>>]>,
 }
 
 /// The units read so far.
@@ -217,12 +218,13 @@ impl<'a> Engine<'a> {
                 None => UnitRef::new(&self.main.dwarf, &unit),
             };
             let (functions, deepest) = Functions::parse(functions_unit)?;
+            let parsed = functions.offsets.iter().map(|_| OnceLock::new()).collect();
             Ok(Searched {
                 unit,
                 functions,
                 too_deep: deepest > MAX_DEPTH,
                 lines: OnceLock::new(),
-                parsed: Mutex::default(),
+                parsed,
             })
         };
         let searched = cell.get_or_init(|| Box::new(search()));
@@ -331,27 +333,27 @@ impl<'a> Engine<'a> {
         Ok(Found::Frames(Vec::new(), 0))
     }
 
-    /// Subprogram `i` of a searched unit, parsed once (two threads may
-    /// both parse it; the first kept is every later lookup's).
-    fn function(
+    /// Subprogram `i` of a searched unit, parsed once (a thread needing it
+    /// while the other parses it waits for it).
+    fn function<'s>(
         &self,
-        searched: &Searched<'a>,
+        searched: &'s Searched<'a>,
         unit: UnitRef<'_, R<'a>>,
         names: &Names<'_, 'a>,
         i: usize,
-    ) -> Sure<Arc<Function>> {
-        if let Some(parsed) = lock(&searched.parsed).get(&i) {
-            return parsed.clone();
-        }
-        let offset = searched.functions.offsets[i];
-        let parsed = match self.gathered.try_lock() {
-            Ok(mut room) => Function::parse(unit, names, offset, &mut room),
-            Err(_) => Function::parse(unit, names, offset, &mut Gathered::default()),
-        };
-        lock(&searched.parsed)
-            .entry(i)
-            .or_insert_with(|| parsed.map(Arc::new))
-            .clone()
+    ) -> Sure<&'s Function> {
+        let slot = searched
+            .parsed
+            .get(i)
+            .ok_or(Error::Malformed("function index"))?;
+        let parsed = slot.get_or_init(|| {
+            let offset = searched.functions.offsets[i];
+            Box::new(match self.gathered.try_lock() {
+                Ok(mut room) => Function::parse(unit, names, offset, &mut room),
+                Err(_) => Function::parse(unit, names, offset, &mut Gathered::default()),
+            })
+        });
+        (**parsed).as_ref().map_err(|e| *e)
     }
 
     /// The frames for `probe` from one unit; `None` when it has neither a
