@@ -104,6 +104,7 @@ pub fn run(args: LookupArgs) -> anyhow::Result<ExitCode> {
         data: args.data,
         code: CodeWant {
             line0_columns: args.line0_columns,
+            ..CodeWant::default()
         },
         bad: 0,
     };

@@ -412,7 +412,12 @@ impl SymbolSource for ElfSource {
                     }
                 }
             };
-            let symbol = loaded.symbol(addr);
+            let named = frames.last().is_some_and(|f| f.function.is_some());
+            let symbol = if named && !want.symbol_when_named {
+                None
+            } else {
+                loaded.symbol(addr)
+            };
             if frames.is_empty() && symbol.is_none() {
                 return Err(match error {
                     Some(e) => Miss::BadDebugInfo(e),

@@ -460,9 +460,7 @@ fn every_text_answer(src: &ElfSource, path: &Path, order_reversed: bool) -> Vec<
     if order_reversed {
         addrs.reverse();
     }
-    let want = CodeWant {
-        line0_columns: true,
-    };
+    let want = CodeWant::default();
     let mut out: Vec<(u64, String)> = addrs
         .into_iter()
         .map(|a| (a, format!("{:?}", src.lookup_code(a, want))))
@@ -516,6 +514,51 @@ fn a_module_opened_twice_is_shared_and_answers_alike_from_two_threads() {
             assert_eq!(answers.len(), want.len());
             let differ = answers.iter().zip(&want).find(|(x, y)| x != y);
             assert!(differ.is_none(), "{path:?}: {differ:?}");
+        }
+    }
+}
+
+/// Asked without the symbol of named functions, a source gives the same
+/// frames, and the symbol exactly where the outermost frame has no name
+/// (what the human format shows): every `.text` address of a C++ program,
+/// and of a split-DWARF program whose `.dwo` is missing (lines, no names).
+#[test]
+fn the_symbol_of_a_named_function_is_given_only_when_wanted() {
+    use object::{Object, ObjectSection};
+    let dir = tempfile::tempdir().unwrap();
+    let lone = dir.path().join("split_dwo");
+    std::fs::copy(bin("split_dwo"), &lone).unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let unnamed_want = CodeWant {
+        symbol_when_named: false,
+        ..CodeWant::default()
+    };
+    for path in [root.join("testdata/bin/app_cpp_O2"), lone] {
+        let src = open_file(&path, &[]).unwrap();
+        let data = std::fs::read(&path).unwrap();
+        let obj = object::File::parse(&*data).unwrap();
+        let text = obj.section_by_name(".text").unwrap();
+        let (mut named, mut unnamed) = (0, 0);
+        for addr in text.address()..text.address() + text.size() {
+            let all = src.lookup_code(addr, CodeWant::default());
+            let some = src.lookup_code(addr, unnamed_want);
+            let (Ok(all), Ok(some)) = (all, some) else {
+                continue;
+            };
+            assert_eq!(all.frames, some.frames, "{path:?} {addr:#x}");
+            if all.frames.last().is_some_and(|f| f.function.is_some()) {
+                assert_eq!(some.symbol, None, "{path:?} {addr:#x}");
+                named += 1;
+            } else {
+                assert_eq!(some.symbol, all.symbol, "{path:?} {addr:#x}");
+                unnamed += usize::from(all.symbol.is_some());
+            }
+        }
+        assert!(named > 0 || unnamed > 0, "{path:?}");
+        if path.ends_with("split_dwo") {
+            assert!(unnamed > 0 && named == 0, "{path:?}: {named} {unnamed}");
+        } else {
+            assert!(named > 0, "{path:?}");
         }
     }
 }

@@ -74,19 +74,19 @@ impl Wants {
     /// Everything a source can tell, whatever the printer prints.
     pub fn everything() -> Wants {
         Wants {
-            code: CodeWant {
-                line0_columns: true,
-            },
+            code: CodeWant::default(),
             data: DataWant { declaration: true },
         }
     }
 
     /// What `format` prints: the human format never shows the column of a
-    /// line-0 location, the llvm format never shows declarations.
+    /// line-0 location, nor the symbol of a function the debug info names;
+    /// the llvm format never shows declarations.
     pub fn usual_for(format: Format) -> Wants {
         Wants {
             code: CodeWant {
                 line0_columns: format != Format::Human,
+                symbol_when_named: format != Format::Human,
             },
             data: DataWant {
                 declaration: format != Format::Llvm,

@@ -391,6 +391,7 @@ mod tests {
 
     const W: CodeWant = CodeWant {
         line0_columns: true,
+        symbol_when_named: true,
     };
 
     fn sides() -> (Arc<SharedAnswers>, Sharing, Sharing) {
@@ -416,6 +417,7 @@ mod tests {
         // line 2, so the writer computes its own).
         let other = CodeWant {
             line0_columns: false,
+            ..W
         };
         assert!(matches!(
             writer.begin(id, 7, other),

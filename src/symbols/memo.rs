@@ -211,6 +211,7 @@ mod tests {
 
     const LINE0: CodeWant = CodeWant {
         line0_columns: true,
+        symbol_when_named: true,
     };
 
     #[test]
@@ -247,6 +248,7 @@ mod tests {
         let column = |want| memo.lookup_code(5, want).map(|c| c.frames[0].column);
         let without = CodeWant {
             line0_columns: false,
+            ..LINE0
         };
         assert_eq!(column(LINE0), Ok(1));
         assert_eq!(column(without), Ok(0));

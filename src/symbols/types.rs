@@ -311,9 +311,9 @@ impl Attempt {
     }
 }
 
-/// What a code lookup is asked for, beyond the frames and the symbol
-/// every answer carries. Passed with each call: a source serves callers
-/// that print different things. `Default` is everything.
+/// What a code lookup is asked for, beyond the frames every answer
+/// carries. Passed with each call: a source serves callers that print
+/// different things. `Default` is everything.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct CodeWant {
     /// The innermost frame on a line-0 row (compiler-generated code) gets
@@ -321,12 +321,19 @@ pub struct CodeWant {
     /// when false its column is 0, as addr2line gives it (the human format
     /// prints no column for line 0).
     pub line0_columns: bool,
+    /// The symbol-table symbol covering the address even where the debug
+    /// info names the outermost function (the llvm format names that frame
+    /// from the symbol table); when false, only where it names none (the
+    /// human format shows the symbol only there). Sources whose symbol
+    /// costs nothing extra may give it anyway.
+    pub symbol_when_named: bool,
 }
 
 impl Default for CodeWant {
     fn default() -> CodeWant {
         CodeWant {
             line0_columns: true,
+            symbol_when_named: true,
         }
     }
 }

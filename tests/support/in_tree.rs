@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use object::Object;
-use symfilter::filter::{Dialect, Filter, Options};
+use symfilter::filter::{Dialect, Filter, Options, Wants};
 use symfilter::render::Format;
 use symfilter::symbols::{Symbolizer, SymbolizerConfig};
 
@@ -46,6 +46,7 @@ pub fn filter(tree: &Path, format: Format, color: bool) -> Filter {
     let opts = Options {
         format,
         dialect: Dialect::usual_for(format),
+        wants: Wants::usual_for(format),
         color,
         ..Options::default()
     };
