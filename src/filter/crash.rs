@@ -29,7 +29,10 @@ const NAME_MAX: usize = 4096;
 /// What the filter remembers of crash reports.
 #[derive(Default)]
 pub(super) struct CrashState {
-    candidates: Candidates,
+    /// Shared, so that recognising frames can borrow the filter mutably
+    /// (making the finder again for every text run costs more than the
+    /// search itself on a log of short runs).
+    candidates: Arc<Candidates>,
     /// Build ID by module name, from lines that print both (sanitizer and
     /// Android frames, systemd `Module` lines), for frames that print none.
     build_ids: HashMap<Vec<u8>, BuildId>,
@@ -93,10 +96,8 @@ impl Filter {
         if !self.crash_frames_on() {
             return self.render.plain(out, text, first);
         }
-        let candidates = std::mem::take(&mut self.crash.candidates);
-        let result = self.plain_with_frames(out, text, first, &candidates);
-        self.crash.candidates = candidates;
-        result
+        let candidates = Arc::clone(&self.crash.candidates);
+        self.plain_with_frames(out, text, first, &candidates)
     }
 
     fn plain_with_frames(
