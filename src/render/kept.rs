@@ -132,23 +132,19 @@ impl<V: Weigh> PerAnswer<V> {
         if self.young.contains_key(&key) {
             self.reused += 1;
         } else {
-            let (kept, reused) = match self.old.remove(&key) {
-                Some(kept) => (kept, true),
-                None => match self.first.take() {
-                    Some((k, first)) if k == key => (first, false),
-                    first => {
-                        self.first = first;
-                        if self.seen.len() >= MAX_SEEN {
-                            self.seen.clear();
-                        }
-                        if self.seen.insert(key) {
-                            let first =
-                                &mut self.first.insert((key, (Arc::clone(info), make(info)))).1;
-                            return &first.1;
-                        }
-                        ((Arc::clone(info), make(info)), false)
-                    }
-                },
+            let (kept, reused) = if let Some(kept) = self.old.remove(&key) {
+                (kept, true)
+            } else if let Some((_, first)) = self.first.take_if(|(k, _)| *k == key) {
+                (first, false)
+            } else {
+                if self.seen.len() >= MAX_SEEN {
+                    self.seen.clear();
+                }
+                if self.seen.insert(key) {
+                    let first = self.first.insert((key, (Arc::clone(info), make(info))));
+                    return &first.1.1;
+                }
+                ((Arc::clone(info), make(info)), false)
             };
             let bytes = kept.1.weigh();
             if self.young.len() >= MAX_KEPT / 2 || self.young_bytes + bytes > self.max_bytes / 2 {
