@@ -129,10 +129,9 @@ pub struct Human {
 }
 
 /// What a frame shows that does not depend on the line it is on, made once
-/// per answer.
+/// per answer (its function is shown from the answer's frame: see
+/// [`function_shown`]).
 struct Shown {
-    /// The function.
-    name: Option<Name>,
     /// The source path normalised and its class (see [`PathCache`]); `None`
     /// when the options alone decide how it is shown ([`Human::fixed_path`]).
     path: Option<Arc<Normalised>>,
@@ -157,12 +156,10 @@ impl ShownAnswer {
     }
 }
 
-impl Shown {
-    /// The frame's function as shown: demangled, control characters
-    /// escaped, `??` when unknown.
-    fn name(&self) -> &str {
-        self.name.as_ref().map_or("??", escape::demangled_name)
-    }
+/// A frame's function as shown: demangled, control characters escaped,
+/// `??` when unknown.
+fn function_shown(frame: &Frame) -> &str {
+    frame.function.as_ref().map_or("??", escape::demangled_name)
 }
 
 type Normalised = (Box<[u8]>, Class);
@@ -245,7 +242,6 @@ impl Human {
                     .map(|f| {
                         let Some(file) = f.file.as_ref() else {
                             return Shown {
-                                name: f.function.clone(),
                                 path: None,
                                 located: None,
                             };
@@ -269,7 +265,6 @@ impl Human {
                         let path_len = text.len() - start;
                         push_line_column(&mut text, f.line, f.column);
                         Shown {
-                            name: f.function.clone(),
                             path,
                             located: Some((start..text.len(), path_len)),
                         }
@@ -582,7 +577,7 @@ impl Human {
                     if i == info.frames.len() - 1 && f.function.is_none() {
                         self.paint_symbol(out, info, place.rel, Some("??"));
                     } else {
-                        self.paint_with(out, FUNC, sh.name(), &[]);
+                        self.paint_with(out, FUNC, function_shown(f), &[]);
                     }
                     if let Some(located) = &sh.located {
                         out.extend_from_slice(b" at ");
@@ -683,8 +678,7 @@ impl Human {
                             _ => self.paint(out, FUNC, "??"),
                         }
                     } else {
-                        let name = shown.get(i).map_or("??", Shown::name);
-                        self.paint_with(out, FUNC, name, &[]);
+                        self.paint_with(out, FUNC, function_shown(f), &[]);
                     }
                     if let Some(sh) = shown.get(i)
                         && let Some(located) = &sh.located
