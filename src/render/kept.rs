@@ -102,8 +102,9 @@ pub(crate) struct PerAnswer<V> {
     reused: usize,
     /// Answers asked for once (by address), whose values were not kept.
     seen: FxHashSet<usize>,
-    /// The value made last for an answer asked for the first time.
-    first: Option<(usize, (Arc<CodeInfo>, V))>,
+    /// The value made last for an answer asked for the first time, with
+    /// the answer.
+    first: Option<(Arc<CodeInfo>, V)>,
 }
 
 impl<V> Default for PerAnswer<V> {
@@ -134,15 +135,14 @@ impl<V: Weigh> PerAnswer<V> {
         } else {
             let (kept, reused) = if let Some(kept) = self.old.remove(&key) {
                 (kept, true)
-            } else if let Some((_, first)) = self.first.take_if(|(k, _)| *k == key) {
+            } else if let Some(first) = self.first.take_if(|(k, _)| Arc::ptr_eq(k, info)) {
                 (first, false)
             } else {
                 if self.seen.len() >= MAX_SEEN {
                     self.seen.clear();
                 }
                 if self.seen.insert(key) {
-                    let first = self.first.insert((key, (Arc::clone(info), make(info))));
-                    return &first.1.1;
+                    return &self.first.insert((Arc::clone(info), make(info))).1;
                 }
                 ((Arc::clone(info), make(info)), false)
             };
