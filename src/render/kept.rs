@@ -196,12 +196,15 @@ impl<V: Weigh> PerAnswer<V> {
 mod tests {
     use super::*;
 
+    /// `n` distinct answers.
+    fn answers(n: usize) -> Vec<Arc<CodeInfo>> {
+        (0..n).map(|_| Arc::new(CodeInfo::default())).collect()
+    }
+
     #[test]
     fn recent_and_repeated_answers_stay() {
         let mut kept = PerAnswer::default();
-        let answers: Vec<Arc<CodeInfo>> = (0..3 * MAX_KEPT)
-            .map(|_| Arc::new(CodeInfo::default()))
-            .collect();
+        let answers = answers(3 * MAX_KEPT);
         let hot = &answers[0];
         let mut made = 0;
         for a in &answers {
@@ -222,9 +225,7 @@ mod tests {
     #[test]
     fn answers_asked_for_once_are_not_kept() {
         let mut kept = PerAnswer::default();
-        let answers: Vec<Arc<CodeInfo>> = (0..3 * MAX_KEPT)
-            .map(|_| Arc::new(CodeInfo::default()))
-            .collect();
+        let answers = answers(3 * MAX_KEPT);
         let mut made = 0;
         for (i, a) in answers.iter().enumerate() {
             assert_eq!(kept.get_or_make(a, |_| Heavy(i)).0, i);
@@ -257,7 +258,7 @@ mod tests {
     fn heavy_values_are_kept_to_the_byte_bound() {
         let mut kept = PerAnswer::default();
         let heavy = MAX_BYTES / 16;
-        let answers: Vec<Arc<CodeInfo>> = (0..64).map(|_| Arc::new(CodeInfo::default())).collect();
+        let answers = answers(64);
         for a in &answers {
             // Kept from the second time; asked for again after that: the
             // bound stays at its largest.
@@ -286,7 +287,7 @@ mod tests {
         };
         // Values kept and never asked for again: the bound comes down to
         // the least.
-        let once: Vec<Arc<CodeInfo>> = (0..2048).map(|_| Arc::new(CodeInfo::default())).collect();
+        let once = answers(2048);
         for a in &once {
             kept.get_or_make(a, |_| Heavy(value));
             kept.get_or_make(a, |_| Heavy(value));
@@ -295,7 +296,7 @@ mod tests {
         assert_eq!(kept.max_bytes, MIN_BYTES);
         assert!(weight(&kept) <= MIN_BYTES);
         // Values asked for again: it goes back up.
-        let hot: Vec<Arc<CodeInfo>> = (0..2048).map(|_| Arc::new(CodeInfo::default())).collect();
+        let hot = answers(2048);
         for a in &hot {
             for _ in 0..3 {
                 kept.get_or_make(a, |_| Heavy(value));
