@@ -373,13 +373,9 @@ pub(crate) fn dwo_dwarf<'a>(
 impl<'a> Loaded<'a> {
     /// The symbol covering `addr`, as answers carry it.
     fn symbol(&self, addr: u64) -> Option<SymbolHit> {
-        let s = self.symbols.find(addr)?;
-        let mut texts = lock(&self.texts);
-        Some(SymbolHit {
-            name: texts.name(s.name),
-            address: s.addr,
-            size: s.size,
-            file: s.file.map(|f| texts.text(f)),
+        self.symbols.hit(addr, |s| {
+            let mut texts = lock(&self.texts);
+            (texts.name(s.name), s.file.map(|f| texts.text(f)))
         })
     }
 }

@@ -20,6 +20,8 @@ use object::read::StringTable;
 use object::read::elf::{ElfFile, FileHeader, SectionHeader, Sym};
 use object::{Endianness, elf};
 
+use crate::symbols::{Name, SymbolHit, Text};
+
 /// Lookups answered by scanning the tables before the sorted table is
 /// built: a process asked for one address should not pay for the sort, and
 /// a module asked for many should not pay much more than the sort. A build
@@ -46,18 +48,40 @@ impl<'a> Symbols<'a> {
         }
     }
 
-    /// The symbol covering `addr`, as [`SymbolTable::find`].
-    pub(crate) fn find(&self, addr: u64) -> Option<SymEntry<'a>> {
+    /// The symbol covering `addr` (by LLVM's rule, see
+    /// [`SymbolTable::index`]) as answers carry it, its name and file made by `make` (once per symbol
+    /// of the sorted table).
+    pub(crate) fn hit(
+        &self,
+        addr: u64,
+        make: impl FnOnce(&SymEntry<'a>) -> Made,
+    ) -> Option<SymbolHit> {
+        match self.scan_or_table(addr) {
+            Ok(scanned) => scanned.map(|s| {
+                let (name, file) = make(&s);
+                SymbolHit {
+                    name,
+                    address: s.addr,
+                    size: s.size,
+                    file,
+                }
+            }),
+            Err(table) => table.hit(addr, make),
+        }
+    }
+
+    /// A scan's answer for `addr` while lookups are still answered by
+    /// scanning, else the sorted table (built on first use).
+    fn scan_or_table(&self, addr: u64) -> Result<Option<SymEntry<'a>>, &SymbolTable<'a>> {
         // Threads sharing the table may scan a few times more between
         // them; the answers are the same.
         if self.table.get().is_none() && self.scans.load(Ordering::Relaxed) < SCANS {
             self.scans.fetch_add(1, Ordering::Relaxed);
-            return self.scan(addr);
+            return Ok(self.scan(addr));
         }
-        let table = self
+        Err(self
             .table
-            .get_or_init(|| SymbolTable::build(&self.files.iter().collect::<Vec<_>>()));
-        table.find(addr)
+            .get_or_init(|| SymbolTable::build(&self.files.iter().collect::<Vec<_>>())))
     }
 
     /// One pass over the tables, keeping the entry the sorted table would
@@ -108,7 +132,14 @@ pub(crate) struct SymbolTable<'a> {
     kept: Vec<Kept>,
     /// The string tables [`Kept`] names point into.
     strings: Vec<StringTable<'a>>,
+    /// Each symbol's name and file as answers carry them, made the first
+    /// time a lookup lands on it: later lookups neither read its strings
+    /// again nor look them up in the module's interner.
+    made: Box<[OnceLock<Made>]>,
 }
+
+/// A symbol's name and `STT_FILE` name as answers carry them.
+pub(crate) type Made = (Name, Option<Text>);
 
 /// A symbol as the sorted table keeps it: its name and its file's as
 /// offsets into one of the table's string tables, read only for the symbol
@@ -181,22 +212,52 @@ impl<'a> SymbolTable<'a> {
         }
         addrs.shrink_to_fit();
         kept.shrink_to_fit();
+        let made = std::iter::repeat_with(OnceLock::new)
+            .take(addrs.len())
+            .collect();
         SymbolTable {
             addrs,
             kept,
             strings,
+            made,
         }
     }
 
-    /// The symbol covering `addr`, by LLVM's rule (a size-0 symbol covers
-    /// everything up to the next symbol).
+    /// The symbol covering `addr`.
+    #[cfg(test)]
     pub(crate) fn find(&self, addr: u64) -> Option<SymEntry<'a>> {
+        self.entry(self.index(addr)?)
+    }
+
+    /// The symbol covering `addr` as answers carry it, its name and file
+    /// made by `make` the first time.
+    fn hit(&self, addr: u64, make: impl FnOnce(&SymEntry<'a>) -> Made) -> Option<SymbolHit> {
+        let i = self.index(addr)?;
+        let slot = self.made.get(i)?;
+        let (name, file) = match slot.get() {
+            Some(made) => made.clone(),
+            None => {
+                let entry = self.entry(i)?;
+                slot.get_or_init(|| make(&entry)).clone()
+            }
+        };
+        Some(SymbolHit {
+            name,
+            address: self.addrs[i],
+            size: self.kept[i].size,
+            file,
+        })
+    }
+
+    /// The index of the symbol covering `addr`, by LLVM's rule (a size-0
+    /// symbol covers everything up to the next symbol).
+    fn index(&self, addr: u64) -> Option<usize> {
         let i = self.addrs.partition_point(|&a| a <= addr).checked_sub(1)?;
         let k = self.kept[i];
         if k.size != 0 && self.addrs[i].saturating_add(k.size) <= addr {
             return None;
         }
-        self.entry(i)
+        Some(i)
     }
 
     /// Symbol `i`, its strings read (readable when the table was built; a
@@ -483,6 +544,55 @@ mod tests {
         assert!(t.find(0x0f).is_none());
         assert_eq!(t.find(0x23).map(|s| s.name), Some(&b"next"[..]));
         assert!(t.find(0x24).is_none());
+    }
+
+    /// Past the scans, a hit on a symbol already answered reuses the names
+    /// made the first time, and answers as `find` does.
+    #[test]
+    fn hits_make_each_symbols_names_once() {
+        let t = table(&[(0x10, 8, "first"), (0x20, 0, "second")]);
+        let made = std::cell::Cell::new(0);
+        let make = |s: &SymEntry<'_>| {
+            made.set(made.get() + 1);
+            (Name::new(std::str::from_utf8(s.name).unwrap()), None)
+        };
+        let a = t.hit(0x10, make).unwrap();
+        let b = t.hit(0x17, make).unwrap();
+        assert!(Name::ptr_eq(&a.name, &b.name));
+        assert_eq!((b.address, b.size, b.name.raw()), (0x10, 8, "first"));
+        assert!(t.hit(0x18, make).is_none());
+        let c = t.hit(0x30, make).unwrap();
+        assert_eq!((c.address, c.size, c.name.raw()), (0x20, 0, "second"));
+        assert_eq!(made.get(), 2);
+        // The scans before the table is built make names each time.
+        let data = std::fs::read(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("testdata/elf/bin/c_stripped.debug"),
+        )
+        .unwrap();
+        let symbols = Symbols::new(vec![object::File::parse(&*data).unwrap()]);
+        let table = SymbolTable::build(&[&object::File::parse(&*data).unwrap()]);
+        let addr = (0..table.len())
+            .map(|i| table.entry(i).unwrap())
+            .find(|s| s.size > 0)
+            .unwrap()
+            .addr;
+        made.set(0);
+        let hits: Vec<_> = (0..SCANS + 2)
+            .map(|_| symbols.hit(addr, make).unwrap())
+            .collect();
+        assert_eq!(made.get(), SCANS + 1);
+        let want = table.find(addr).unwrap();
+        for h in &hits {
+            assert_eq!(
+                (h.address, h.size, h.name.as_bytes()),
+                (want.addr, want.size, want.name)
+            );
+        }
+        assert!(Name::ptr_eq(
+            &hits[SCANS as usize].name,
+            &hits[SCANS as usize + 1].name
+        ));
     }
 
     #[test]
