@@ -6,11 +6,15 @@
 //! each row keeps its column even on line 0, which LLVM prints.
 //! Following addr2line's design (Apache-2.0 OR MIT); no code is copied.
 
+use std::sync::Mutex;
+
 use gimli::UnitRef;
+use rustc_hash::FxHashSet;
 
 use super::Sure;
 use super::line_program::{self, Malformed, Outcome, Row};
 use super::ranges::{all_narrow, place};
+use crate::base::lock;
 use crate::symbols::Text;
 
 type R<'a> = gimli::EndianSlice<'a, gimli::RunTimeEndian>;
@@ -98,6 +102,15 @@ impl Table {
     }
 }
 
+/// File names made for units' line tables, each once per file (see
+/// [`Lines::parse`]).
+#[derive(Default)]
+pub(crate) struct Paths(Mutex<FxHashSet<Text>>);
+
+/// Distinct file names kept in [`Paths`], at most: beyond, a name is made
+/// for each unit naming it (as many as the line tables hold, no more).
+const MAX_PATHS: usize = 1 << 16;
+
 /// The unit's line table and file names, as addr2line keeps them.
 pub(crate) struct Lines {
     files: Vec<Text>,
@@ -105,9 +118,13 @@ pub(crate) struct Lines {
 }
 
 impl Lines {
+    /// The line table of `unit` from `program`, its file names taken from
+    /// `paths` where another unit named the same file (a program's units
+    /// mostly name the same headers and library sources).
     pub(crate) fn parse<'a>(
         unit: UnitRef<'_, R<'a>>,
         program: gimli::IncompleteLineProgram<R<'a>>,
+        paths: &Paths,
     ) -> Sure<Lines> {
         let mut table = Table::default();
         let mut gimli_rows;
@@ -128,18 +145,29 @@ impl Lines {
         sequences.sort_unstable_by_key(|s| s.start);
         let mut files = Vec::with_capacity(header.file_names().len() + 1);
         let mut path = String::new();
+        let mut paths = lock(&paths.0);
+        let mut shared = |path: &str| match paths.get(path) {
+            Some(text) => Text::clone(text),
+            None => {
+                let text = Text::from(path);
+                if paths.len() < MAX_PATHS {
+                    paths.insert(Text::clone(&text));
+                }
+                text
+            }
+        };
         match header.file(0) {
             Some(file) => {
                 file_path(unit, file, header, &mut path)?;
-                files.push(Text::from(path.as_str()));
+                files.push(shared(&path));
             }
             // DWARF 4 and older number files from 1.
-            None => files.push(Text::from("")),
+            None => files.push(shared("")),
         }
         let mut index = 1;
         while let Some(file) = header.file(index) {
             file_path(unit, file, header, &mut path)?;
-            files.push(Text::from(path.as_str()));
+            files.push(shared(&path));
             index += 1;
         }
         files.shrink_to_fit();

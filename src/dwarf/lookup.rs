@@ -14,7 +14,7 @@ use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
 
 use super::functions::{Function, Functions, Gathered};
-use super::lines::Lines;
+use super::lines::{Lines, Paths};
 use super::units::{AbbreviationSets, MAX_DEPTH, UnitIndex};
 use super::{Error, SplitFiles, Sure};
 use crate::base::lock;
@@ -174,6 +174,8 @@ pub(crate) struct Engine<'a> {
     pub(crate) names: Mutex<FxHashMap<(u64, usize), Option<Name>>>,
     /// Function names as answers carry them, made once each.
     texts: Mutex<Interner<'a>>,
+    /// File names of the units' line tables, made once each.
+    paths: Paths,
     /// Room for the inlined calls of the function being parsed (a thread
     /// finding it taken parses with room of its own).
     gathered: Mutex<Gathered>,
@@ -194,6 +196,7 @@ impl<'a> Engine<'a> {
             package,
             names: Mutex::default(),
             texts: Mutex::default(),
+            paths: Paths::default(),
             gathered: Mutex::default(),
         }
     }
@@ -382,7 +385,7 @@ impl<'a> Engine<'a> {
         let lines = searched
             .lines
             .get_or_init(|| match &unit.line_program {
-                Some(program) => Lines::parse(unit, program.clone()).map(Some),
+                Some(program) => Lines::parse(unit, program.clone(), &self.paths).map(Some),
                 None => Ok(None),
             })
             .as_ref()
