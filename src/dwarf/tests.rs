@@ -395,3 +395,25 @@ fn inlined_calls_answer_as_addr2line_whatever_the_form_of_their_line() {
         [("outer".to_owned(), 0, 0)]
     );
 }
+
+/// Units naming the same file share one name for it: here, one unit's
+/// line table read twice over one module's names, then over another's.
+#[test]
+fn line_tables_share_the_names_of_their_files() {
+    use super::lines::{Lines, Paths};
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/elf/bin/two_units");
+    let dwarf = load(&path).unwrap();
+    let header = dwarf.units().next().unwrap().unwrap();
+    let unit = dwarf.unit(header).unwrap();
+    let unit = gimli::UnitRef::new(&dwarf, &unit);
+    let program = || unit.line_program.clone().unwrap();
+    let (module, other) = (Paths::default(), Paths::default());
+    let a = Lines::parse(unit, program(), &module).unwrap();
+    let b = Lines::parse(unit, program(), &module).unwrap();
+    let c = Lines::parse(unit, program(), &other).unwrap();
+    let file = |lines: &Lines| lines.file(0).unwrap();
+    assert!(file(&a).ends_with("src/units_a.c"), "{}", file(&a));
+    assert!(Arc::ptr_eq(&file(&a), &file(&b)));
+    assert!(!Arc::ptr_eq(&file(&a), &file(&c)));
+    assert_eq!(file(&a), file(&c));
+}
