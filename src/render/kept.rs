@@ -15,7 +15,7 @@ pub(crate) const MAX_KEPT: usize = 1 << 14;
 /// answers differ in size by format and program (long demangled names and
 /// paths), and a log of endless new addresses would otherwise keep the
 /// largest ones by the thousand.
-pub(crate) const MAX_BYTES: usize = 16 << 20;
+pub(crate) const MAX_BYTES: usize = 12 << 20;
 
 /// Bytes of kept values at most while kept values are seldom asked for
 /// again (see [`PerAnswer`]).
