@@ -13,13 +13,16 @@
 //! from it.
 
 use std::cell::Cell;
-use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Mutex, OnceLock};
 
 use object::read::StringTable;
 use object::read::elf::{ElfFile, FileHeader, SectionHeader, Sym};
 use object::{Endianness, elf};
 
+use rustc_hash::FxHashMap;
+
+use crate::base::lock;
 use crate::symbols::{Name, SymbolHit, Text};
 
 /// Lookups answered by scanning the tables before the sorted table is
@@ -132,11 +135,17 @@ pub(crate) struct SymbolTable<'a> {
     kept: Vec<Kept>,
     /// The string tables [`Kept`] names point into.
     strings: Vec<StringTable<'a>>,
-    /// Each symbol's name and file as answers carry them, made the first
-    /// time a lookup lands on it: later lookups neither read its strings
-    /// again nor look them up in the module's interner.
-    made: Box<[OnceLock<Made>]>,
+    /// The name and file of each symbol lookups have landed on, as answers
+    /// carry them, by index: later lookups neither read its strings again
+    /// nor look them up in the module's interner. Kept for the symbols
+    /// asked for only (a table of the 400 libraries of a process has
+    /// hundreds of thousands of symbols), at most [`MADE`] of them.
+    made: Mutex<FxHashMap<u32, Made>>,
 }
+
+/// Symbols whose names a table keeps made, at most (the table is emptied
+/// when full: names are then made again from the interner).
+const MADE: usize = 1 << 14;
 
 /// A symbol's name and `STT_FILE` name as answers carry them.
 pub(crate) type Made = (Name, Option<Text>);
@@ -212,9 +221,7 @@ impl<'a> SymbolTable<'a> {
         }
         addrs.shrink_to_fit();
         kept.shrink_to_fit();
-        let made = std::iter::repeat_with(OnceLock::new)
-            .take(addrs.len())
-            .collect();
+        let made = Mutex::default();
         SymbolTable {
             addrs,
             kept,
@@ -233,12 +240,17 @@ impl<'a> SymbolTable<'a> {
     /// made by `make` the first time.
     fn hit(&self, addr: u64, make: impl FnOnce(&SymEntry<'a>) -> Made) -> Option<SymbolHit> {
         let i = self.index(addr)?;
-        let slot = self.made.get(i)?;
-        let (name, file) = match slot.get() {
-            Some(made) => made.clone(),
+        // No table holds 2^32 symbols; past that they would be made anew.
+        let key = u32::try_from(i).unwrap_or(u32::MAX);
+        let kept = lock(&self.made).get(&key).cloned();
+        let (name, file) = match kept {
+            Some(made) => made,
             None => {
-                let entry = self.entry(i)?;
-                slot.get_or_init(|| make(&entry)).clone()
+                let made = make(&self.entry(i)?);
+                if key != u32::MAX {
+                    crate::base::insert_bounded(&mut lock(&self.made), MADE, key, made.clone());
+                }
+                made
             }
         };
         Some(SymbolHit {
