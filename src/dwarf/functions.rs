@@ -745,7 +745,7 @@ mod tests {
     }
 
     /// A parsed function keeps one of these per inlined call for the run,
-    /// now with its name: the name's room is paid for by packing the two
+    /// its name included: the name's room is paid for by packing the two
     /// places a name can be read from into one field.
     #[test]
     fn an_inlined_call_takes_32_bytes() {

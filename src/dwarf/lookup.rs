@@ -169,8 +169,10 @@ pub(crate) struct Engine<'a> {
     /// The split units of skeleton units, by index, once looked for.
     split: Vec<OnceLock<Box<Option<SplitUnit<'a>>>>>,
     /// The name each abstract origin or specification leads to, by file
-    /// and `.debug_info` offset: a function inlined in many places is
-    /// named once, not at every call site.
+    /// and `.debug_info` offset, for the DIEs read for their names (a
+    /// function declared once and defined in many places is named once).
+    /// An inlined call named by its origin alone keeps its name itself
+    /// (see [`super::functions::Inlined`]).
     pub(crate) names: Mutex<FxHashMap<(u64, usize), Option<Name>>>,
     /// Function names as answers carry them, made once each.
     texts: Mutex<Interner<'a>>,

@@ -52,8 +52,9 @@ impl<'a> Symbols<'a> {
     }
 
     /// The symbol covering `addr` (by LLVM's rule, see
-    /// [`SymbolTable::index`]) as answers carry it, its name and file made by `make` (once per symbol
-    /// of the sorted table).
+    /// [`SymbolTable::index`]) as answers carry it, its name and file made
+    /// by `make` (once the table is sorted, once per symbol while the table
+    /// keeps them).
     pub(crate) fn hit(
         &self,
         addr: u64,
