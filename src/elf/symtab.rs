@@ -141,7 +141,7 @@ pub(crate) struct SymbolTable<'a> {
     /// nor look them up in the module's interner. Kept for the symbols
     /// asked for only (a table of the 400 libraries of a process has
     /// hundreds of thousands of symbols), at most [`MADE`] of them.
-    made: Mutex<FxHashMap<u32, Made>>,
+    made: Mutex<FxHashMap<usize, Made>>,
 }
 
 /// Symbols whose names a table keeps made, at most (the table is emptied
@@ -222,12 +222,11 @@ impl<'a> SymbolTable<'a> {
         }
         addrs.shrink_to_fit();
         kept.shrink_to_fit();
-        let made = Mutex::default();
         SymbolTable {
             addrs,
             kept,
             strings,
-            made,
+            made: Mutex::default(),
         }
     }
 
@@ -241,16 +240,12 @@ impl<'a> SymbolTable<'a> {
     /// made by `make` the first time.
     fn hit(&self, addr: u64, make: impl FnOnce(&SymEntry<'a>) -> Made) -> Option<SymbolHit> {
         let i = self.index(addr)?;
-        // No table holds 2^32 symbols; past that they would be made anew.
-        let key = u32::try_from(i).unwrap_or(u32::MAX);
-        let kept = lock(&self.made).get(&key).cloned();
+        let kept = lock(&self.made).get(&i).cloned();
         let (name, file) = match kept {
             Some(made) => made,
             None => {
                 let made = make(&self.entry(i)?);
-                if key != u32::MAX {
-                    crate::base::insert_bounded(&mut lock(&self.made), MADE, key, made.clone());
-                }
+                crate::base::insert_bounded(&mut lock(&self.made), MADE, i, made.clone());
                 made
             }
         };
