@@ -195,8 +195,7 @@ impl Inlined {
         }
         let at = gimli::UnitOffset((self.name_at & !LINK) as usize);
         let name = if self.name_at & LINK != 0 {
-            let link = gimli::AttributeValue::UnitRef(at);
-            name_attr(unit, names, link, NAME_LINKS)?.map(|n| names.name(n.slice()))
+            followed_name(unit, names, gimli::AttributeValue::UnitRef(at))?
         } else {
             die_name(unit, names, at)?.name
         };
@@ -611,9 +610,8 @@ impl Gathered {
     }
 }
 
-/// [`name_attr`] from the start of a chain of links, as answers carry it,
-/// remembered by the `.debug_info` offset it starts at (where the same
-/// start always leads to the same name).
+/// [`followed_name`], remembered by the `.debug_info` offset the chain
+/// starts at (where the same start always leads to the same name).
 fn linked_name<'a>(
     unit: UnitRef<'_, R<'a>>,
     names: &Names<'_, 'a>,
@@ -627,17 +625,25 @@ fn linked_name<'a>(
         _ => None,
     };
     let Some(start) = start else {
-        let name = name_attr(unit, names, value, NAME_LINKS)?;
-        return Ok(name.map(|n| names.name(n.slice())));
+        return followed_name(unit, names, value);
     };
     let key = (names.within.tag(), start);
     if let Some(name) = lock(&names.engine.names).get(&key) {
         return Ok(name.clone());
     }
-    let name = name_attr(unit, names, value, NAME_LINKS)?.map(|n| names.name(n.slice()));
+    let name = followed_name(unit, names, value)?;
     let mut kept = lock(&names.engine.names);
     crate::base::insert_bounded(&mut kept, NAMES_MAX, key, name.clone());
     Ok(name)
+}
+
+/// [`name_attr`] from the start of a chain of links, as answers carry it.
+fn followed_name<'a>(
+    unit: UnitRef<'_, R<'a>>,
+    names: &Names<'_, 'a>,
+    value: gimli::AttributeValue<R<'a>>,
+) -> Sure<Option<Name>> {
+    Ok(name_attr(unit, names, value, NAME_LINKS)?.map(|n| names.name(n.slice())))
 }
 
 /// The name an `DW_AT_abstract_origin`/`DW_AT_specification` leads to.
