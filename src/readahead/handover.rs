@@ -1,9 +1,20 @@
 //! Answers handed from one thread to another: the read-ahead thread (see
 //! [`super`]) looks up the addresses a log will ask for before the writing
-//! filter gets there and publishes what it found here; the writing
+//! filter gets there and hands over what it found here; the writing
 //! filter's memos take an answer from here instead of computing it. Each
 //! side is the [`AnswerSupplier`] of its own symbolizer (see
 //! [`crate::symbols::Memo`]); the modules' parsed DWARF is shared.
+//!
+//! Answers travel in the order they were computed, in batches: both sides
+//! run the same filter over the same lines, so the writer asks for the
+//! answers of a line in the order the read-ahead computed them, and finds
+//! the one it wants at the front of what it was handed. The read-ahead
+//! gathers [`BATCH`] answers before handing them over under the shared
+//! lock (at once when the writer waits), and the writer moves everything
+//! handed over to its own queue in one go: a lock per batch on each side,
+//! not a shared table probed, filled and emptied by both threads for every
+//! answer. An answer of a line the writer has gone past is dropped (the
+//! writer remembered it, or computed it).
 //!
 //! Most of a first lookup's cost is per compilation unit (its line program,
 //! its function list), and a side needing a unit the other is parsing
@@ -11,43 +22,50 @@
 //! module's addresses: each region (`1 << REGION` bytes) of a module
 //! belongs to one side at a time, from when an address in it is first
 //! needed. The read-ahead takes the regions it meets first, computes and
-//! publishes in them, and skips the writer's; the writer waits for an
+//! hands over in them, and skips the writer's; the writer waits for an
 //! answer in a read-ahead region while the read-ahead has not gone past
 //! the writer's line. Waiting makes the writer "hungry": while it is,
 //! every other region the read-ahead meets (but the one the writer waits
 //! in) becomes the writer's (and a new region the writer meets first is
 //! its own), so at a stretch of new addresses, the start of a log
-//! typically, both threads work on first lookups at once. Once the read-ahead is far in
-//! front (more than half of its [`LEAD`](super::LEAD)), it has time to
-//! spare and takes back the writer's regions it meets: the writer renders
-//! too, and is then the slower of the two. So regions go back and forth
-//! with the load, and the two threads stay busy. A unit whose code is
-//! spread over several regions (Rust's codegen units) is parsed by the
-//! side that needs it first. Once the read-ahead is past the writer's line
-//! (or gone), an answer it did not publish will not come (its module was
-//! not found locally, or the writer's memo has forgotten an answer it
-//! took), and the writer computes it. Only code answers are handed over:
-//! data answers are the writer's own (see [`Sharing::computes_data`]).
+//! typically, both threads work on first lookups at once. Once the
+//! read-ahead is far in front (more than half of its
+//! [`LEAD`](super::LEAD)), it has time to spare and takes back the
+//! writer's regions it meets: the writer renders too, and is then the
+//! slower of the two. So regions go back and forth with the load, and the
+//! two threads stay busy. A unit whose code is spread over several regions
+//! (Rust's codegen units) is parsed by the side that needs it first. Once
+//! the read-ahead is past the writer's line (or gone), an answer it did
+//! not hand over will not come (its module was not found locally, or the
+//! writer's memo has forgotten an answer it took), and the writer computes
+//! it. Only code answers are handed over: data answers are the writer's
+//! own (see [`Sharing::computes_data`]).
 //!
-//! An answer is handed over for the same question only: it is published
-//! and taken under its module, address and [`CodeWant`]. Modules are
-//! known here by a number each side asks for once
-//! ([`AnswerSupplier::module`]): a build ID is copied, hashed and compared
-//! once per module, not per address. Both sides ask with the same wants
-//! (the read-ahead's filter is built from a clone of the writer's
-//! options), so in practice every answer can be taken; the want in the key
-//! keeps a differing caller from taking an answer to another question.
+//! An answer is handed over for the same question only: it is taken under
+//! its module, address and [`CodeWant`]. Modules are known here by a
+//! number each side asks for once ([`AnswerSupplier::module`]): a build ID
+//! is copied, hashed and compared once per module, not per address. Both
+//! sides ask with the same wants (the read-ahead's filter is built from a
+//! clone of the writer's options), so in practice every answer can be
+//! taken; the want in the key keeps a differing caller from taking an
+//! answer to another question.
 
 use rustc_hash::FxHashMap as HashMap;
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use crate::symbols::{AnswerSupplier, BuildId, CodeInfo, CodeWant, Miss};
 
-/// Answers waiting to be taken, at most: the read-ahead stops publishing
-/// (it does not wait) beyond this, so memory stays bounded whatever the log.
+/// Answers handed over and not yet taken, at most: beyond, the read-ahead
+/// drops what it computed (it does not wait), so memory stays bounded
+/// whatever the log.
 const MAX_WAITING: usize = 1 << 16;
+
+/// Answers the read-ahead gathers before handing them over (it hands them
+/// over at once when the writer waits).
+const BATCH: usize = 64;
 
 /// Regions with an owner, at most (beyond, regions stay unowned: work may
 /// then be done twice, never wrongly).
@@ -93,23 +111,41 @@ pub enum Ticket {
     Skip,
 }
 
-/// A line position on its own cache line: each side writes one of them on
-/// every line with elements.
+/// What an answer answers: module number, address, and what was asked.
+type Key = (u64, u64, CodeWant);
+
+/// An answer the read-ahead computed on `line`.
+struct Entry {
+    line: u64,
+    key: Key,
+    /// Two words, where a [`Miss`] inline would make every entry as large
+    /// as its largest variant.
+    answer: Result<Arc<CodeInfo>, Box<Miss>>,
+}
+
+/// A value on cache lines of its own: each side writes its own often.
 #[derive(Default)]
 #[repr(align(128))]
-struct Position(AtomicU64);
+struct Own<T>(T);
 
 #[derive(Default)]
 struct Tables {
-    /// Published by the read-ahead, not yet taken by the writer, by
-    /// module number, address and what was asked.
-    answers: HashMap<(u64, u64, CodeWant), Result<Arc<CodeInfo>, Miss>>,
+    /// Handed over by the read-ahead, in the order computed, not yet moved
+    /// to the writer's queue.
+    published: Vec<Entry>,
     /// Who computes in each region of each module.
     owners: HashMap<(u64, u64), Side>,
     /// The answer the writer is waiting for, if it is.
-    awaited: Option<(u64, u64, CodeWant)>,
+    awaited: Option<Key>,
     /// The number of each module either side has asked about.
     modules: HashMap<BuildId, u64>,
+}
+
+/// The read-ahead's answers not yet handed over, and the line it is on.
+#[derive(Default)]
+struct Pending {
+    entries: Vec<Entry>,
+    line: u64,
 }
 
 /// The table between the two threads.
@@ -117,14 +153,19 @@ struct Tables {
 pub struct SharedAnswers {
     tables: Mutex<Tables>,
     published: Condvar,
-    /// Line (counted over all inputs) the read-ahead is resolving.
-    ahead: Position,
+    /// The read-ahead's side: taken by the writer only before it waits.
+    pending: Own<Mutex<Pending>>,
+    /// The writer's side: answers handed over, in the order computed.
+    received: Own<Mutex<VecDeque<Entry>>>,
+    /// Line (counted over all inputs) before which the read-ahead has
+    /// handed over every answer it computed.
+    ahead: Own<AtomicU64>,
     /// Line the writer is resolving.
-    writer: Position,
+    writer: Own<AtomicU64>,
     /// The read-ahead stopped: nothing more will come.
     ahead_done: AtomicBool,
-    /// The writer is waiting (the read-ahead then wakes it when it
-    /// publishes the answer awaited, or moves past the writer's line).
+    /// The writer is waiting (the read-ahead then hands over what it has
+    /// at once, and wakes it).
     writer_waits: AtomicBool,
     /// The writer had to wait for its last answer from the read-ahead:
     /// every other region the read-ahead meets goes to the writer until it
@@ -151,99 +192,31 @@ pub enum Sharing {
     Writer(Arc<SharedAnswers>),
 }
 
+/// The answer for `key` of line `line` in `received`, taken out; answers
+/// of earlier lines are dropped on the way.
+fn take(
+    received: &mut VecDeque<Entry>,
+    line: u64,
+    key: Key,
+) -> Option<Result<Arc<CodeInfo>, Miss>> {
+    while received.front().is_some_and(|e| e.line < line) {
+        received.pop_front();
+    }
+    let i = received
+        .iter()
+        .take_while(|e| e.line == line)
+        .position(|e| e.key == key)?;
+    received.remove(i).map(|e| e.answer.map_err(|m| *m))
+}
+
 impl Sharing {
     /// This side has no code answer for address `addr` of module number
     /// `module`, asked with `want`: what to do.
     pub fn begin(&self, module: u64, addr: u64, want: CodeWant) -> Ticket {
-        let (shared, side) = match self {
-            Sharing::Ahead(s) => (s, Side::Ahead),
-            Sharing::Writer(s) => (s, Side::Writer),
-        };
         let key = (module, addr, want);
-        let region = (module, addr >> REGION);
-        let Some(mut tables) = shared.lock() else {
-            return Ticket::Compute { publish: false };
-        };
-        let mut waited = false;
-        loop {
-            if side == Side::Writer
-                && let Some(answer) = tables.answers.remove(&key)
-            {
-                shared.taken.fetch_add(1, Ordering::Relaxed);
-                if !waited {
-                    shared.writer_hungry.store(false, Ordering::Relaxed);
-                }
-                return Ticket::Have(answer);
-            }
-            let owner = tables.owners.get(&region).copied();
-            let passed = || shared.ahead_done.load(Ordering::Acquire) || shared.ahead_of_writer();
-            match (side, owner) {
-                (Side::Ahead, Some(Side::Writer)) if !shared.far_ahead.load(Ordering::Relaxed) => {
-                    return Ticket::Skip;
-                }
-                (Side::Ahead, Some(Side::Writer)) => {
-                    // Time to spare: the region is the read-ahead's again.
-                    tables.owners.insert(region, Side::Ahead);
-                    shared.taken_back.fetch_add(1, Ordering::Relaxed);
-                    return Ticket::Compute { publish: true };
-                }
-                (Side::Ahead, None | Some(Side::Ahead))
-                    if shared.writer_hungry.load(Ordering::Relaxed)
-                        && (owner.is_some() || tables.owners.len() < MAX_REGIONS)
-                        && tables
-                            .awaited
-                            .is_none_or(|(m, a, _)| (m, a >> REGION) != region)
-                        && shared.given.fetch_add(1, Ordering::Relaxed) % 2 == 1 =>
-                {
-                    // The writer is waiting for answers: every other region
-                    // met is its own to compute (but the one it waits in),
-                    // so both threads work at once.
-                    tables.owners.insert(region, Side::Writer);
-                    return Ticket::Skip;
-                }
-                (Side::Ahead, _) => {
-                    if owner.is_none() && tables.owners.len() < MAX_REGIONS {
-                        tables.owners.insert(region, Side::Ahead);
-                    }
-                    return Ticket::Compute { publish: true };
-                }
-                (Side::Writer, Some(Side::Writer)) => return Ticket::Compute { publish: false },
-                // The read-ahead went past without it: it will not come.
-                (Side::Writer, _) if passed() => return Ticket::Compute { publish: false },
-                (Side::Writer, None) => {
-                    // The writer caught up: this region is its own now.
-                    if tables.owners.len() < MAX_REGIONS {
-                        tables.owners.insert(region, Side::Writer);
-                    }
-                    return Ticket::Compute { publish: false };
-                }
-                (Side::Writer, _) => {
-                    // The read-ahead is on it (or about to be).
-                    waited = true;
-                    shared.writer_hungry.store(true, Ordering::Relaxed);
-                    shared.writer_waits.store(true, Ordering::SeqCst);
-                    // Against `at_line`: either the read-ahead sees the flag
-                    // (and wakes this wait) or this sees its new line.
-                    std::sync::atomic::fence(Ordering::SeqCst);
-                    if passed() {
-                        shared.writer_waits.store(false, Ordering::Release);
-                        return Ticket::Compute { publish: false };
-                    }
-                    tables.awaited = Some(key);
-                    let since = Instant::now();
-                    let woken = shared.published.wait_timeout(tables, WAIT_SLICE);
-                    let us = since.elapsed().as_micros() as u64;
-                    shared.waited_us.fetch_add(us, Ordering::Relaxed);
-                    shared.writer_waits.store(false, Ordering::Release);
-                    match woken {
-                        Ok((t, _)) => {
-                            tables = t;
-                            tables.awaited = None;
-                        }
-                        Err(_) => return Ticket::Compute { publish: false },
-                    }
-                }
-            }
+        match self {
+            Sharing::Ahead(shared) => shared.ahead_begin(key),
+            Sharing::Writer(shared) => shared.writer_begin(key),
         }
     }
 
@@ -258,17 +231,17 @@ impl Sharing {
         let Sharing::Ahead(shared) = self else {
             return;
         };
-        if let Some(mut tables) = shared.lock() {
-            let key = (module, addr, want);
-            if tables.answers.len() < MAX_WAITING {
-                tables.answers.insert(key, answer);
-            }
-            // Under the lock, so a writer about to wait has said what for:
-            // a wake-up is a system call and a switch of threads, not worth
-            // making for another answer.
-            if tables.awaited == Some(key) {
-                shared.published.notify_all();
-            }
+        let Ok(mut pending) = shared.pending.0.lock() else {
+            return;
+        };
+        let entry = Entry {
+            line: pending.line,
+            key: (module, addr, want),
+            answer: answer.map_err(Box::new),
+        };
+        pending.entries.push(entry);
+        if pending.entries.len() >= BATCH || shared.writer_waits.load(Ordering::SeqCst) {
+            shared.hand_over(&mut pending);
         }
     }
 }
@@ -279,16 +252,16 @@ impl AnswerSupplier for Sharing {
     fn at_line(&self, line: u64) {
         match self {
             Sharing::Ahead(shared) => {
-                shared.ahead.0.store(line, Ordering::SeqCst);
-                // See the writer's side in `begin`.
-                std::sync::atomic::fence(Ordering::SeqCst);
-                // The writer waits on its own line: only passing it can
-                // end the wait.
-                if shared.writer_waits.load(Ordering::SeqCst) && shared.ahead_of_writer() {
-                    // Under the lock: the writer is either before its check
-                    // of `ahead` (and sees the new line) or waiting.
-                    let _tables = shared.lock();
-                    shared.published.notify_all();
+                let Ok(mut pending) = shared.pending.0.lock() else {
+                    return;
+                };
+                pending.line = line;
+                // The writer waits on its own line: only answers, or
+                // passing it, can end the wait.
+                if shared.writer_waits.load(Ordering::SeqCst) || pending.entries.len() >= BATCH {
+                    shared.hand_over(&mut pending);
+                } else if pending.entries.is_empty() {
+                    shared.ahead.0.store(line, Ordering::Release);
                 }
             }
             Sharing::Writer(shared) => shared.writer.0.store(line, Ordering::Relaxed),
@@ -315,7 +288,7 @@ impl AnswerSupplier for Sharing {
         *tables.modules.entry(id.clone()).or_insert(next)
     }
 
-    /// The read-ahead's answer, or `compute`'s (published when this side
+    /// The read-ahead's answer, or `compute`'s (handed over when this side
     /// is the read-ahead), or none (the read-ahead skips the writer's
     /// regions): see [`Sharing::begin`].
     fn code(
@@ -346,6 +319,173 @@ impl SharedAnswers {
         self.tables.lock().ok()
     }
 
+    /// The read-ahead's [`Sharing::begin`]: whose region `key` is in.
+    fn ahead_begin(&self, key: Key) -> Ticket {
+        let (module, addr, _) = key;
+        let region = (module, addr >> REGION);
+        let Some(mut tables) = self.lock() else {
+            return Ticket::Compute { publish: false };
+        };
+        let owner = tables.owners.get(&region).copied();
+        match owner {
+            Some(Side::Writer) if !self.far_ahead.load(Ordering::Relaxed) => Ticket::Skip,
+            Some(Side::Writer) => {
+                // Time to spare: the region is the read-ahead's again.
+                tables.owners.insert(region, Side::Ahead);
+                self.taken_back.fetch_add(1, Ordering::Relaxed);
+                Ticket::Compute { publish: true }
+            }
+            _ if self.writer_hungry.load(Ordering::Relaxed)
+                && (owner.is_some() || tables.owners.len() < MAX_REGIONS)
+                && tables
+                    .awaited
+                    .is_none_or(|(m, a, _)| (m, a >> REGION) != region)
+                && self.given.fetch_add(1, Ordering::Relaxed) % 2 == 1 =>
+            {
+                // The writer is waiting for answers: every other region
+                // met is its own to compute (but the one it waits in), so
+                // both threads work at once.
+                tables.owners.insert(region, Side::Writer);
+                Ticket::Skip
+            }
+            _ => {
+                if owner.is_none() && tables.owners.len() < MAX_REGIONS {
+                    tables.owners.insert(region, Side::Ahead);
+                }
+                Ticket::Compute { publish: true }
+            }
+        }
+    }
+
+    /// The writer's [`Sharing::begin`]: the answer handed over, or whether
+    /// to compute it here, once the read-ahead cannot bring it.
+    fn writer_begin(&self, key: Key) -> Ticket {
+        let (module, addr, _) = key;
+        let line = self.writer.0.load(Ordering::Relaxed);
+        let Ok(mut received) = self.received.0.lock() else {
+            return Ticket::Compute { publish: false };
+        };
+        let have = |answer| {
+            self.taken.fetch_add(1, Ordering::Relaxed);
+            Ticket::Have(answer)
+        };
+        if let Some(answer) = take(&mut received, line, key) {
+            self.writer_hungry.store(false, Ordering::Relaxed);
+            return have(answer);
+        }
+        let region = (module, addr >> REGION);
+        let Some(mut tables) = self.lock() else {
+            return Ticket::Compute { publish: false };
+        };
+        let passed = || self.ahead_done.load(Ordering::Acquire) || self.ahead_of_writer();
+        let (mut peeked, mut waited) = (false, false);
+        loop {
+            received.extend(tables.published.drain(..));
+            if let Some(answer) = take(&mut received, line, key) {
+                if !waited {
+                    self.writer_hungry.store(false, Ordering::Relaxed);
+                }
+                return have(answer);
+            }
+            match tables.owners.get(&region) {
+                Some(Side::Writer) => return Ticket::Compute { publish: false },
+                // The read-ahead went past without it: it will not come.
+                _ if passed() => return Ticket::Compute { publish: false },
+                None => {
+                    // The writer caught up: this region is its own now.
+                    if tables.owners.len() < MAX_REGIONS {
+                        tables.owners.insert(region, Side::Writer);
+                    }
+                    return Ticket::Compute { publish: false };
+                }
+                Some(Side::Ahead) => {}
+            }
+            // The read-ahead is on it (or about to be). What it holds back
+            // is taken first (in the order of its locks: pending, then
+            // tables); only then does the writer wait, and from then on the
+            // read-ahead hands over each answer as it comes, and wakes it.
+            if peeked {
+                waited = true;
+                self.writer_hungry.store(true, Ordering::Relaxed);
+                self.writer_waits.store(true, Ordering::SeqCst);
+            }
+            peeked = true;
+            drop(tables);
+            let pending = self.pending.0.lock();
+            tables = match self.lock() {
+                Some(t) => t,
+                None => return Ticket::Compute { publish: false },
+            };
+            received.extend(tables.published.drain(..));
+            if let Ok(mut pending) = pending {
+                received.extend(pending.entries.drain(..));
+                self.ahead.0.store(pending.line, Ordering::SeqCst);
+            }
+            if let Some(answer) = take(&mut received, line, key) {
+                self.writer_waits.store(false, Ordering::Release);
+                if !waited {
+                    self.writer_hungry.store(false, Ordering::Relaxed);
+                }
+                return have(answer);
+            }
+            if passed() {
+                self.writer_waits.store(false, Ordering::Release);
+                return Ticket::Compute { publish: false };
+            }
+            if !waited {
+                continue;
+            }
+            tables.awaited = Some(key);
+            let since = Instant::now();
+            let woken = self.published.wait_timeout(tables, WAIT_SLICE);
+            let us = since.elapsed().as_micros() as u64;
+            self.waited_us.fetch_add(us, Ordering::Relaxed);
+            self.writer_waits.store(false, Ordering::Release);
+            match woken {
+                Ok((t, _)) => {
+                    tables = t;
+                    tables.awaited = None;
+                }
+                Err(_) => return Ticket::Compute { publish: false },
+            }
+        }
+    }
+
+    /// Hand the read-ahead's pending answers over, and wake the writer if
+    /// it waits.
+    fn hand_over(&self, pending: &mut Pending) {
+        let Some(mut tables) = self.lock() else {
+            pending.entries.clear();
+            return;
+        };
+        if tables.published.len() >= MAX_WAITING / 2 {
+            // The writer has not asked for a while: what is behind its
+            // line will not be asked for.
+            let writer = self.writer.0.load(Ordering::Relaxed);
+            let behind = tables.published.partition_point(|e| e.line < writer);
+            tables.published.drain(..behind);
+        }
+        if tables.published.len() + pending.entries.len() <= MAX_WAITING {
+            tables.published.append(&mut pending.entries);
+        } else {
+            pending.entries.clear();
+        }
+        self.ahead.0.store(pending.line, Ordering::SeqCst);
+        if self.writer_waits.load(Ordering::SeqCst) {
+            self.published.notify_all();
+        }
+    }
+
+    /// Hand over what the read-ahead holds back (it is about to wait for
+    /// the writer, or has stopped).
+    pub fn flush(&self) {
+        if let Ok(mut pending) = self.pending.0.lock()
+            && !pending.entries.is_empty()
+        {
+            self.hand_over(&mut pending);
+        }
+    }
+
     /// Say whether the read-ahead is far in front of the writer (by the
     /// reader's count of input bytes): see the module's documentation.
     pub fn set_far_ahead(&self, far: bool) {
@@ -362,6 +502,7 @@ impl SharedAnswers {
     /// The read-ahead has stopped (finished, or failed): the writer stops
     /// waiting for it.
     pub fn ahead_done(&self) {
+        self.flush();
         self.ahead_done.store(true, Ordering::Release);
         if let Some(_tables) = self.lock() {
             self.published.notify_all();
@@ -402,7 +543,7 @@ mod tests {
     }
 
     #[test]
-    fn an_answer_computed_ahead_is_taken_once() {
+    fn an_answer_computed_ahead_is_taken_once_on_its_line() {
         let (_, ahead, writer) = sides();
         let id = ahead.module(&BuildId(vec![1, 2]));
         ahead.at_line(5);
@@ -412,9 +553,12 @@ mod tests {
         ));
         let answer = Ok(Arc::new(CodeInfo::default()));
         ahead.publish(id, 7, W, answer.clone());
-        writer.at_line(2);
-        // Asked with another want: not that answer (the read-ahead is past
-        // line 2, so the writer computes its own).
+        // Held back (less than a batch) while the read-ahead goes on.
+        ahead.at_line(6);
+        writer.at_line(5);
+        // Asked with another want: not that answer. The writer takes what
+        // the read-ahead held back, finds it past line 5, and computes its
+        // own.
         let other = CodeWant {
             line0_columns: false,
             ..W
@@ -425,7 +569,7 @@ mod tests {
         ));
         let got = have(writer.begin(id, 7, W)).unwrap().unwrap();
         assert!(Arc::ptr_eq(&got, answer.as_ref().unwrap()));
-        // Taken: the read-ahead is past line 2 and will not bring it again.
+        // Taken: the read-ahead is past line 5 and will not bring it again.
         assert!(matches!(
             writer.begin(id, 7, W),
             Ticket::Compute { publish: false }
@@ -435,6 +579,36 @@ mod tests {
             writer.begin(writer.module(&BuildId(vec![1])), 7, W),
             Ticket::Compute { .. }
         ));
+    }
+
+    #[test]
+    fn answers_go_over_in_batches_and_are_dropped_once_passed() {
+        let (shared, ahead, writer) = sides();
+        let id = ahead.module(&BuildId(vec![3]));
+        let line = |a: u64| 10 + a / 2;
+        for a in 0..BATCH as u64 {
+            ahead.at_line(line(a));
+            assert!(matches!(ahead.begin(id, a, W), Ticket::Compute { .. }));
+            let published = shared.lock().unwrap().published.len();
+            // Nothing is handed over before a batch is full.
+            assert_eq!(published, 0, "handed over before answer {a}");
+            ahead.publish(id, a, W, Err(Miss::NoInfo));
+        }
+        assert_eq!(shared.lock().unwrap().published.len(), BATCH);
+        // The writer takes the answers of its line, in any order, and
+        // drops those of lines it went past without asking.
+        writer.at_line(line(20));
+        assert!(have(writer.begin(id, 21, W)).is_some());
+        assert!(have(writer.begin(id, 20, W)).is_some());
+        assert_eq!(shared.received.0.lock().unwrap().len(), BATCH - 22);
+        // Not asked for on its line: gone once the writer is past it.
+        writer.at_line(line(24));
+        assert!(have(writer.begin(id, 24, W)).is_some());
+        assert!(matches!(
+            writer.begin(id, 22, W),
+            Ticket::Compute { publish: false }
+        ));
+        assert_eq!(shared.stats().taken, 3);
     }
 
     #[test]
@@ -500,6 +674,7 @@ mod tests {
             Ticket::Compute { publish: true }
         ));
         ahead.publish(id, 0x40, W, Err(Miss::NoInfo));
+        writer.at_line(2);
         assert_eq!(have(writer.begin(id, 0x40, W)), Some(Err(Miss::NoInfo)));
     }
 

@@ -115,6 +115,8 @@ impl Read for Behind {
             if ahead <= writer + LEAD || !self.shared.ahead_of_writer() {
                 break;
             }
+            // Far enough in front: what is held back is handed over first.
+            self.shared.flush();
             thread::sleep(Duration::from_millis(1));
         }
         let n = self.file.read_at(buf, self.start + self.at)?;
