@@ -611,6 +611,93 @@ mod tests {
         assert_eq!(shared.stats().taken, 3);
     }
 
+    /// Both sides over the same questions, on two threads, with the read-
+    /// ahead remembering some answers (and so not handing them over) and
+    /// both waiting on each other: every answer the writer gets is the one
+    /// to its question, and nothing is waited for forever.
+    #[test]
+    fn the_writer_gets_the_answer_to_each_question_from_either_side() {
+        let (shared, ahead, writer) = sides();
+        let id = ahead.module(&BuildId(vec![7]));
+        let mut seed = 0x2545_f491_4f6c_dd1d_u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        // Lines of 0-3 addresses in 4 regions, from a pool small enough to
+        // repeat.
+        let questions: Arc<Vec<(u64, Vec<u64>)>> = Arc::new(
+            (1..=20_000)
+                .map(|line| {
+                    let n = next() % 4;
+                    let addrs = (0..n)
+                        .map(|_| ((next() % 4) << REGION) + next() % 300)
+                        .collect();
+                    (line, addrs)
+                })
+                .collect(),
+        );
+        let answer = |addr: u64| {
+            Ok(Arc::new(CodeInfo {
+                frames: vec![crate::symbols::Frame {
+                    line: addr as u32,
+                    column: (addr >> REGION) as u32,
+                    ..Default::default()
+                }],
+                symbol: None,
+            }))
+        };
+        // Two regions the read-ahead's, one the writer's, one for whoever
+        // comes first.
+        for region in [0, 1] {
+            assert!(matches!(
+                ahead.begin(id, region << REGION, W),
+                Ticket::Compute { .. }
+            ));
+        }
+        assert!(matches!(
+            writer.begin(id, 2 << REGION, W),
+            Ticket::Compute { .. }
+        ));
+        let behind = {
+            let questions = Arc::clone(&questions);
+            let shared = Arc::clone(&shared);
+            std::thread::spawn(move || {
+                let mut remembered = std::collections::HashSet::new();
+                for (line, addrs) in questions.iter() {
+                    ahead.at_line(*line);
+                    for &addr in addrs {
+                        if remembered.contains(&addr) {
+                            continue;
+                        }
+                        if ahead.code(id, addr, W, &|| answer(addr)).is_some() {
+                            remembered.insert(addr);
+                        }
+                        if remembered.len() > 100 {
+                            remembered.clear();
+                        }
+                    }
+                }
+                shared.ahead_done();
+            })
+        };
+        for (line, addrs) in questions.iter() {
+            writer.at_line(*line);
+            for &addr in addrs {
+                let got = writer.code(id, addr, W, &|| answer(addr));
+                let frame = &got.unwrap().unwrap().frames[0];
+                assert_eq!(
+                    (frame.line, frame.column),
+                    (addr as u32, (addr >> REGION) as u32)
+                );
+            }
+        }
+        behind.join().unwrap();
+        assert!(shared.stats().taken > 0, "nothing was handed over");
+    }
+
     #[test]
     fn both_sides_know_a_module_by_one_number() {
         let (_, ahead, writer) = sides();
