@@ -132,7 +132,7 @@ struct Own<T>(T);
 struct Tables {
     /// Handed over by the read-ahead, in the order computed, not yet moved
     /// to the writer's queue.
-    published: Vec<Entry>,
+    handed: Vec<Entry>,
     /// Who computes in each region of each module.
     owners: HashMap<(u64, u64), Side>,
     /// The answer the writer is waiting for, if it is.
@@ -152,7 +152,9 @@ struct Pending {
 #[derive(Default)]
 pub struct SharedAnswers {
     tables: Mutex<Tables>,
-    published: Condvar,
+    /// Wakes the waiting writer: answers were handed over, or the
+    /// read-ahead went past its line, or stopped.
+    wake_writer: Condvar,
     /// The read-ahead's side: taken by the writer only before it waits.
     pending: Own<Mutex<Pending>>,
     /// The writer's side: answers handed over, in the order computed.
@@ -380,7 +382,7 @@ impl SharedAnswers {
         let passed = || self.ahead_done.load(Ordering::Acquire) || self.ahead_of_writer();
         let (mut peeked, mut waited) = (false, false);
         loop {
-            received.extend(tables.published.drain(..));
+            received.extend(tables.handed.drain(..));
             if let Some(answer) = take(&mut received, line, key) {
                 if !waited {
                     self.writer_hungry.store(false, Ordering::Relaxed);
@@ -414,9 +416,12 @@ impl SharedAnswers {
             let pending = self.pending.0.lock();
             tables = match self.lock() {
                 Some(t) => t,
-                None => return Ticket::Compute { publish: false },
+                None => {
+                    self.writer_waits.store(false, Ordering::Release);
+                    return Ticket::Compute { publish: false };
+                }
             };
-            received.extend(tables.published.drain(..));
+            received.extend(tables.handed.drain(..));
             if let Ok(mut pending) = pending {
                 received.extend(pending.entries.drain(..));
                 self.ahead.0.store(pending.line, Ordering::SeqCst);
@@ -437,7 +442,7 @@ impl SharedAnswers {
             }
             tables.awaited = Some(key);
             let since = Instant::now();
-            let woken = self.published.wait_timeout(tables, WAIT_SLICE);
+            let woken = self.wake_writer.wait_timeout(tables, WAIT_SLICE);
             let us = since.elapsed().as_micros() as u64;
             self.waited_us.fetch_add(us, Ordering::Relaxed);
             self.writer_waits.store(false, Ordering::Release);
@@ -458,21 +463,21 @@ impl SharedAnswers {
             pending.entries.clear();
             return;
         };
-        if tables.published.len() >= MAX_WAITING / 2 {
+        if tables.handed.len() >= MAX_WAITING / 2 {
             // The writer has not asked for a while: what is behind its
             // line will not be asked for.
             let writer = self.writer.0.load(Ordering::Relaxed);
-            let behind = tables.published.partition_point(|e| e.line < writer);
-            tables.published.drain(..behind);
+            let behind = tables.handed.partition_point(|e| e.line < writer);
+            tables.handed.drain(..behind);
         }
-        if tables.published.len() + pending.entries.len() <= MAX_WAITING {
-            tables.published.append(&mut pending.entries);
+        if tables.handed.len() + pending.entries.len() <= MAX_WAITING {
+            tables.handed.append(&mut pending.entries);
         } else {
             pending.entries.clear();
         }
         self.ahead.0.store(pending.line, Ordering::SeqCst);
         if self.writer_waits.load(Ordering::SeqCst) {
-            self.published.notify_all();
+            self.wake_writer.notify_all();
         }
     }
 
@@ -505,7 +510,7 @@ impl SharedAnswers {
         self.flush();
         self.ahead_done.store(true, Ordering::Release);
         if let Some(_tables) = self.lock() {
-            self.published.notify_all();
+            self.wake_writer.notify_all();
         }
     }
 
@@ -589,12 +594,12 @@ mod tests {
         for a in 0..BATCH as u64 {
             ahead.at_line(line(a));
             assert!(matches!(ahead.begin(id, a, W), Ticket::Compute { .. }));
-            let published = shared.lock().unwrap().published.len();
+            let handed = shared.lock().unwrap().handed.len();
             // Nothing is handed over before a batch is full.
-            assert_eq!(published, 0, "handed over before answer {a}");
+            assert_eq!(handed, 0, "handed over before answer {a}");
             ahead.publish(id, a, W, Err(Miss::NoInfo));
         }
-        assert_eq!(shared.lock().unwrap().published.len(), BATCH);
+        assert_eq!(shared.lock().unwrap().handed.len(), BATCH);
         // The writer takes the answers of its line, in any order, and
         // drops those of lines it went past without asking.
         writer.at_line(line(20));
