@@ -148,6 +148,14 @@ struct Pending {
     line: u64,
 }
 
+/// The writer's side: answers handed over, in the order computed, and
+/// how many it took.
+#[derive(Default)]
+struct Received {
+    entries: VecDeque<Entry>,
+    taken: u64,
+}
+
 /// The table between the two threads.
 #[derive(Default)]
 pub struct SharedAnswers {
@@ -157,8 +165,8 @@ pub struct SharedAnswers {
     wake_writer: Condvar,
     /// The read-ahead's side: taken by the writer only before it waits.
     pending: Own<Mutex<Pending>>,
-    /// The writer's side: answers handed over, in the order computed.
-    received: Own<Mutex<VecDeque<Entry>>>,
+    /// The writer's side, on its own cache lines.
+    received: Own<Mutex<Received>>,
     /// Line (counted over all inputs) before which the read-ahead has
     /// handed over every answer it computed.
     ahead: Own<AtomicU64>,
@@ -179,9 +187,8 @@ pub struct SharedAnswers {
     far_ahead: AtomicBool,
     /// Regions met while the writer was hungry (every other one is given).
     given: AtomicU64,
-    /// Answers taken by the writer, its time spent waiting, and regions the
-    /// read-ahead took back (for `SYMFILTER_READ_AHEAD_STATS`).
-    taken: AtomicU64,
+    /// The writer's time spent waiting, and regions the read-ahead took
+    /// back (for `SYMFILTER_READ_AHEAD_STATS`, with the answers taken).
     waited_us: AtomicU64,
     taken_back: AtomicU64,
 }
@@ -192,6 +199,15 @@ pub enum Sharing {
     Ahead(Arc<SharedAnswers>),
     /// The writing filter.
     Writer(Arc<SharedAnswers>),
+}
+
+/// Set `flag` to `value`, writing only when that changes it: each flag is
+/// read by the other thread for every answer, and a write takes its cache
+/// line from that thread's core.
+fn set(flag: &AtomicBool, value: bool) {
+    if flag.load(Ordering::Relaxed) != value {
+        flag.store(value, Ordering::Relaxed);
+    }
 }
 
 /// The answer for `key` of line `line` in `received`, taken out; answers
@@ -367,12 +383,13 @@ impl SharedAnswers {
         let Ok(mut received) = self.received.0.lock() else {
             return Ticket::Compute { publish: false };
         };
-        let have = |answer| {
-            self.taken.fetch_add(1, Ordering::Relaxed);
+        let Received { entries, taken } = &mut *received;
+        let mut have = |answer| {
+            *taken += 1;
             Ticket::Have(answer)
         };
-        if let Some(answer) = take(&mut received, line, key) {
-            self.writer_hungry.store(false, Ordering::Relaxed);
+        if let Some(answer) = take(entries, line, key) {
+            set(&self.writer_hungry, false);
             return have(answer);
         }
         let region = (module, addr >> REGION);
@@ -382,10 +399,10 @@ impl SharedAnswers {
         let passed = || self.ahead_done.load(Ordering::Acquire) || self.ahead_of_writer();
         let (mut peeked, mut waited) = (false, false);
         loop {
-            received.extend(tables.handed.drain(..));
-            if let Some(answer) = take(&mut received, line, key) {
+            entries.extend(tables.handed.drain(..));
+            if let Some(answer) = take(entries, line, key) {
                 if !waited {
-                    self.writer_hungry.store(false, Ordering::Relaxed);
+                    set(&self.writer_hungry, false);
                 }
                 return have(answer);
             }
@@ -408,7 +425,7 @@ impl SharedAnswers {
             // read-ahead hands over each answer as it comes, and wakes it.
             if peeked {
                 waited = true;
-                self.writer_hungry.store(true, Ordering::Relaxed);
+                set(&self.writer_hungry, true);
                 self.writer_waits.store(true, Ordering::SeqCst);
             }
             peeked = true;
@@ -421,15 +438,15 @@ impl SharedAnswers {
                     return Ticket::Compute { publish: false };
                 }
             };
-            received.extend(tables.handed.drain(..));
+            entries.extend(tables.handed.drain(..));
             if let Ok(mut pending) = pending {
-                received.extend(pending.entries.drain(..));
+                entries.extend(pending.entries.drain(..));
                 self.ahead.0.store(pending.line, Ordering::SeqCst);
             }
-            if let Some(answer) = take(&mut received, line, key) {
+            if let Some(answer) = take(entries, line, key) {
                 self.writer_waits.store(false, Ordering::Release);
                 if !waited {
-                    self.writer_hungry.store(false, Ordering::Relaxed);
+                    set(&self.writer_hungry, false);
                 }
                 return have(answer);
             }
@@ -494,9 +511,7 @@ impl SharedAnswers {
     /// Say whether the read-ahead is far in front of the writer (by the
     /// reader's count of input bytes): see the module's documentation.
     pub fn set_far_ahead(&self, far: bool) {
-        if self.far_ahead.load(Ordering::Relaxed) != far {
-            self.far_ahead.store(far, Ordering::Relaxed);
-        }
+        set(&self.far_ahead, far);
     }
 
     /// Whether the read-ahead is past the line the writer is resolving.
@@ -517,7 +532,7 @@ impl SharedAnswers {
     /// What the read-ahead did for the writer.
     pub fn stats(&self) -> Stats {
         Stats {
-            taken: self.taken.load(Ordering::Relaxed),
+            taken: self.received.0.lock().map_or(0, |r| r.taken),
             waited_ms: self.waited_us.load(Ordering::Relaxed) / 1000,
             taken_back: self.taken_back.load(Ordering::Relaxed),
         }
@@ -605,7 +620,7 @@ mod tests {
         writer.at_line(line(20));
         assert!(have(writer.begin(id, 21, W)).is_some());
         assert!(have(writer.begin(id, 20, W)).is_some());
-        assert_eq!(shared.received.0.lock().unwrap().len(), BATCH - 22);
+        assert_eq!(shared.received.0.lock().unwrap().entries.len(), BATCH - 22);
         // Not asked for on its line: gone once the writer is past it.
         writer.at_line(line(24));
         assert!(have(writer.begin(id, 24, W)).is_some());
