@@ -79,7 +79,8 @@ fn table(ra_step: u64) -> Table {
                 frame("level3", "/src/app.c", 29, 10),
                 frame("level2", "/src/app.c", 32, 10),
                 frame("inlined_entry", "/src/app.c", 38, 10),
-            ],
+            ]
+            .into(),
             symbol: Some(SymbolHit {
                 name: "inlined_entry".into(),
                 address: 0x11e0,
@@ -97,7 +98,8 @@ fn table(ra_step: u64) -> Table {
                 "/src/main.rs",
                 88,
                 0,
-            )],
+            )]
+            .into(),
             symbol: None,
         },
     );
@@ -105,7 +107,7 @@ fn table(ra_step: u64) -> Table {
     code.insert(
         0x1300,
         CodeInfo {
-            frames: vec![],
+            frames: Default::default(),
             symbol: Some(SymbolHit {
                 name: "helper".into(),
                 address: 0x12f0,

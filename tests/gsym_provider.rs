@@ -62,8 +62,8 @@ fn folder_matches_modules_by_uuid() {
     assert!(src.origin().ends_with("inl_O2.gsym"), "{}", src.origin());
     let info = src.lookup_code(0x1181, CodeWant::default()).unwrap();
     assert_eq!(
-        info.frames,
-        vec![
+        info.frames[..],
+        [
             frame("leaf", "/gsym/src/inl.c", 12),
             frame("middle", "/gsym/src/inl.c", 17),
             frame("outer", "/gsym/src/inl.c", 24),

@@ -478,7 +478,8 @@ fn terminal_escapes_from_debug_info_are_shown_escaped() {
             file: Some("/src/\x1b[2J/a.c".into()),
             line: 3,
             column: 1,
-        }],
+        }]
+        .into(),
         symbol: None,
     };
     let module = Module {
@@ -543,7 +544,7 @@ fn terminal_escapes_from_debug_info_are_shown_escaped() {
             place.rel = rel;
         }
         only_symbol.lookup = Lookup::Code(Arc::new(CodeInfo {
-            frames: Vec::new(),
+            frames: Default::default(),
             symbol: Some(SymbolHit {
                 name: "g\x1b[31m\u{9b}2J".into(),
                 address: 0x10,

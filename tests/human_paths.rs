@@ -169,7 +169,8 @@ fn table() -> BTreeMap<u64, CodeInfo> {
                     file: Some((*file).into()),
                     line: i as u32 + 1,
                     column: 0,
-                }],
+                }]
+                .into(),
                 symbol: None,
             },
         );
@@ -190,7 +191,8 @@ fn table() -> BTreeMap<u64, CodeInfo> {
                     line: 9,
                     column: 0,
                 },
-            ],
+            ]
+            .into(),
             symbol: None,
         },
     );
@@ -753,7 +755,8 @@ mod property {
                             file: Some(file.as_str().into()),
                             line: 1,
                             column: 0,
-                        }],
+                        }]
+                        .into(),
                         symbol: None,
                     },
                 );

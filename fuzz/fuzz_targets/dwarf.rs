@@ -108,7 +108,7 @@ fn compare(bytes: &[u8], addrs: &[u64]) {
         }
         let Ok(ours) = ours else { continue };
         if let Some(theirs) = reference(&ctx, addr) {
-            assert_eq!(ours, theirs, "at {addr:#x}");
+            assert_eq!(ours[..], theirs[..], "at {addr:#x}");
         }
     }
 }

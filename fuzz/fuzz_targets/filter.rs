@@ -58,7 +58,8 @@ impl SymbolSource for Answers {
             frames: vec![
                 frame("_ZN5inner4stepEv", "/home/u/proj/src/inner.cc"),
                 frame("main", "/rustc/0123456789abcdef/library/core/src/ops.rs"),
-            ],
+            ]
+            .into(),
             symbol: Some(SymbolHit {
                 name: "main".into(),
                 address: addr & !0xff,

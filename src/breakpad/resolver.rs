@@ -11,7 +11,7 @@ use crate::base::mapped::FileMap;
 use super::parser::{self, Corruption, ParseError, SymIndex};
 use super::types::{Func, Inline, Origin, Span};
 use crate::symbols::{
-    CodeInfo, CodeWant, DataInfo, DataWant, Frame, Miss, Name, SourceWarning, SymbolHit,
+    CodeInfo, CodeWant, DataInfo, DataWant, Frame, Frames, Miss, Name, SourceWarning, SymbolHit,
     SymbolSource, Text,
 };
 
@@ -252,7 +252,7 @@ impl BreakpadSymbols {
             (a, b) => a.or(b),
         };
         Some(CodeInfo {
-            frames: Vec::new(),
+            frames: Frames::new(),
             symbol: Some(SymbolHit {
                 name: self.name(p.name),
                 address: p.address.saturating_add(self.image_base),
@@ -303,7 +303,7 @@ impl BreakpadSymbols {
             });
         }
         CodeInfo {
-            frames,
+            frames: frames.into(),
             symbol: Some(SymbolHit {
                 name: self.name(f.name),
                 address: f.address.saturating_add(self.image_base),
@@ -509,11 +509,11 @@ FUNC 1200 10 0 other\n";
     fn func_line_and_inline_chain() {
         let s = syms(SAMPLE);
         let info = s.lookup(0x1004).unwrap();
-        assert_eq!(info.frames, vec![frame("main", "/src/a.c", 10)]);
+        assert_eq!(info.frames[..], [frame("main", "/src/a.c", 10)]);
         let info = s.lookup(0x100d).unwrap();
         assert_eq!(
-            info.frames,
-            vec![
+            info.frames[..],
+            [
                 frame("leaf", "/src/b.h", 50),
                 frame("mid", "/src/b.h", 40),
                 frame("main", "/src/a.c", 12),
@@ -523,8 +523,8 @@ FUNC 1200 10 0 other\n";
         assert_eq!((&*sym.name, sym.address, sym.size), ("main", 0x1000, 0x30));
         let info = s.lookup(0x1009).unwrap();
         assert_eq!(
-            info.frames,
-            vec![frame("mid", "/src/b.h", 30), frame("main", "/src/a.c", 12)]
+            info.frames[..],
+            [frame("mid", "/src/b.h", 30), frame("main", "/src/a.c", 12)]
         );
     }
 
@@ -627,7 +627,7 @@ PUBLIC 1020 0 <.plt ELF section in demo>\nFUNC 1130 7 0 f\n";
             line: 3,
             column: 0,
         };
-        assert_eq!(info.frames, vec![want]);
+        assert_eq!(info.frames[..], [want]);
         assert_eq!(info.symbol.unwrap().address, 0x401130);
         assert_eq!(s.lookup(0x1130), None);
 

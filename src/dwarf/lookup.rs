@@ -18,7 +18,7 @@ use super::lines::{Lines, Paths};
 use super::units::{AbbreviationSets, MAX_DEPTH, UnitIndex};
 use super::{Error, SplitFiles, Sure};
 use crate::base::lock;
-use crate::symbols::{Frame, Interner, Name};
+use crate::symbols::{Frame, Frames, Interner, Name};
 
 type R<'a> = gimli::EndianSlice<'a, gimli::RunTimeEndian>;
 
@@ -27,7 +27,7 @@ type R<'a> = gimli::EndianSlice<'a, gimli::RunTimeEndian>;
 pub(crate) enum Found {
     /// Innermost frame first, and the column of the innermost line row
     /// (which addr2line drops when the row's line is 0).
-    Frames(Vec<Frame>, u32),
+    Frames(Frames, u32),
     /// A unit covering the address nests deeper than [`MAX_DEPTH`].
     TooDeep,
 }
@@ -335,7 +335,7 @@ impl<'a> Engine<'a> {
                 return Ok(found);
             }
         }
-        Ok(Found::Frames(Vec::new(), 0))
+        Ok(Found::Frames(Frames::new(), 0))
     }
 
     /// Subprogram `i` of a searched unit, parsed once (a thread needing it
@@ -400,7 +400,7 @@ impl<'a> Engine<'a> {
         let file = |index: u64| lines.and_then(|l| l.file(index));
         // The frames allocated once, at their final number.
         let chain = function.as_ref().map(|f| f.inlined_chain(probe));
-        let mut frames = Vec::with_capacity(chain.as_ref().map_or(0, |c| c.len()) + 1);
+        let mut frames = Frames::with_capacity(chain.as_ref().map_or(0, |c| c.len()) + 1);
         let mut next = row.map(|r| Frame {
             function: None,
             file: file(r.file_index),

@@ -33,7 +33,7 @@ use globals::Globals;
 use lookup::{Engine, Found};
 pub use units::MAX_DEPTH;
 
-use crate::symbols::Frame;
+use crate::symbols::Frames;
 
 /// The reader every section is read through: bytes borrowed from a mapped
 /// file (or a buffer that outlives the index).
@@ -161,7 +161,7 @@ impl<'a> DwarfIndex<'a> {
         addr: u64,
         line0_columns: bool,
         files: &dyn SplitFiles<'a>,
-    ) -> Result<Vec<Frame>, LookupError> {
+    ) -> Result<Frames, LookupError> {
         match self.engine.find_frames(addr, files) {
             Ok(Found::Frames(mut frames, column)) => {
                 if let Some(first) = frames.first_mut()

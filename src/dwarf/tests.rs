@@ -9,7 +9,7 @@ use std::sync::Arc;
 use object::{Object, ObjectSection, SectionKind};
 
 use super::{DwarfIndex, LookupError, Reader, SplitFiles};
-use crate::symbols::{Frame, Name, Text};
+use crate::symbols::{Frame, Frames, Name, Text};
 
 /// Bytes that live as long as the test process: the fixtures are small.
 fn leak(bytes: Vec<u8>) -> &'static [u8] {
@@ -119,7 +119,7 @@ fn reference(
     package: Option<&gimli::DwarfPackage<Reader<'static>>>,
     beside: &Beside,
     addr: u64,
-) -> Result<Vec<Frame>, String> {
+) -> Result<Frames, String> {
     use addr2line::{LookupContinuation, LookupResult};
     let mut lookup = ctx.find_frames(addr);
     let found = loop {
@@ -145,7 +145,7 @@ fn reference(
         }
     };
     let mut iter = found.map_err(|e| e.to_string())?;
-    let mut frames = Vec::new();
+    let mut frames = Frames::new();
     while let Some(f) = iter.next().map_err(|e| e.to_string())? {
         frames.push(Frame {
             function: f

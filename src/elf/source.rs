@@ -23,7 +23,7 @@ use crate::base::mapped::FileMap;
 use crate::base::{Stash, lock};
 use crate::dwarf::{DwarfIndex, SplitFiles};
 use crate::symbols::{
-    CodeInfo, CodeWant, DataInfo, DataWant, Interner, Miss, SymbolHit, SymbolSource, Text,
+    CodeInfo, CodeWant, DataInfo, DataWant, Frames, Interner, Miss, SymbolHit, SymbolSource, Text,
 };
 
 type R<'a> = EndianSlice<'a, RunTimeEndian>;
@@ -399,12 +399,12 @@ impl SymbolSource for ElfSource {
         self.module.cell.with_dependent(|owner, loaded| {
             let debug = loaded.debug.get_or_init(|| Debug::load(owner));
             let (frames, error) = match debug {
-                Debug::None => (Vec::new(), None),
-                Debug::Unreadable(e) => (Vec::new(), Some(e.clone())),
+                Debug::None => (Frames::new(), None),
+                Debug::Unreadable(e) => (Frames::new(), Some(e.clone())),
                 Debug::Index(index) => {
                     match index.frames(addr, want.line0_columns, &DwoFiles { owner }) {
                         Ok(frames) => (frames, None),
-                        Err(e) => (Vec::new(), Some(e.to_string())),
+                        Err(e) => (Frames::new(), Some(e.to_string())),
                     }
                 }
             };

@@ -108,7 +108,10 @@ fn to_code_info(r: LookupResult, with_frames: bool) -> CodeInfo {
     } else {
         Vec::new()
     };
-    CodeInfo { frames, symbol }
+    CodeInfo {
+        frames: frames.into(),
+        symbol,
+    }
 }
 
 impl SymbolSource for GsymFile {

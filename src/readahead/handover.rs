@@ -661,7 +661,7 @@ mod tests {
         );
         let answer = |addr: u64| {
             Ok(Arc::new(CodeInfo {
-                frames: vec![crate::symbols::Frame {
+                frames: smallvec::smallvec![crate::symbols::Frame {
                     line: addr as u32,
                     column: (addr >> REGION) as u32,
                     ..Default::default()

@@ -287,7 +287,7 @@ mod tests {
     fn discard_demangles_code_answers_for_the_writer() {
         let name = "_ZN4test14warmed_by_read5ahead17h0123456789abcdefE";
         let info = CodeInfo {
-            frames: vec![Frame {
+            frames: smallvec::smallvec![Frame {
                 function: Some(name.into()),
                 ..Frame::default()
             }],

@@ -1062,7 +1062,7 @@ mod tests {
     /// Every kind of answer, with and without a place.
     fn answers() -> Vec<Resolved> {
         let code = Arc::new(CodeInfo {
-            frames: vec![
+            frames: smallvec::smallvec![
                 frame(
                     Some("_ZN2ns5innerIiEEvT_"),
                     Some("/src/a \"b\"\\c.h"),
@@ -1081,7 +1081,7 @@ mod tests {
             symbol: Some(hit("main", 0x1100)),
         });
         let bare = Arc::new(CodeInfo {
-            frames: vec![],
+            frames: Default::default(),
             symbol: Some(hit("_ZN3fooEv", 0x1300)),
         });
         let empty = Arc::new(CodeInfo::default());
@@ -1259,7 +1259,7 @@ mod tests {
         let mut r = json();
         for i in 0..(MAX_KEPT as u64 + 5) {
             let info = Arc::new(CodeInfo {
-                frames: vec![frame(Some("f"), Some("/a.c"), i as u32, 1)],
+                frames: smallvec::smallvec![frame(Some("f"), Some("/a.c"), i as u32, 1)],
                 symbol: Some(hit("f", i)),
             });
             let res = Resolved {

@@ -191,7 +191,7 @@ mod tests {
                 return Err(Miss::NoInfo);
             }
             Ok(CodeInfo {
-                frames: vec![Frame {
+                frames: smallvec::smallvec![Frame {
                     function: Some(format!("f{addr}").into()),
                     column: u32::from(want.line0_columns),
                     ..Frame::default()

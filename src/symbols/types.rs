@@ -67,12 +67,16 @@ pub struct SymbolHit {
     pub file: Option<Text>,
 }
 
+/// A code answer's frames: most answers have one or two, held in the
+/// answer itself (no allocation of their own, one fewer to read and free).
+pub type Frames = smallvec::SmallVec<[Frame; 2]>;
+
 /// The answer to a code lookup.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct CodeInfo {
     /// Innermost first; the last frame is the physical (outermost) function.
     /// Empty when there is no debug info for the address.
-    pub frames: Vec<Frame>,
+    pub frames: Frames,
     /// The symbol-table symbol covering the address, if any.
     pub symbol: Option<SymbolHit>,
 }
