@@ -418,6 +418,21 @@ fn symbol_head(buf: &mut Vec<u8>, s: &SymbolHit) {
 /// `info` rendered in `b` (a scratch buffer), then kept at its size.
 fn render(b: &mut Vec<u8>, info: &CodeInfo) -> Rendered {
     b.clear();
+    frames(b, info);
+    let frames_end = b.len();
+    let symbol = info.symbol.as_ref().map(|s| {
+        symbol_head(b, s);
+        s.address
+    });
+    Rendered {
+        text: Box::from(&b[..]),
+        frames_end,
+        symbol,
+    }
+}
+
+/// The value of `"frames"` for `info`.
+fn frames(b: &mut Vec<u8>, info: &CodeInfo) {
     b.push(b'[');
     let n = info.frames.len();
     for (i, f) in info.frames.iter().enumerate() {
@@ -439,15 +454,51 @@ fn render(b: &mut Vec<u8>, info: &CodeInfo) -> Rendered {
         b.push(b'}');
     }
     b.push(b']');
-    let frames_end = b.len();
-    let symbol = info.symbol.as_ref().map(|s| {
-        symbol_head(b, s);
-        s.address
-    });
-    Rendered {
-        text: Box::from(&b[..]),
-        frames_end,
-        symbol,
+}
+
+/// A code answer as an object shows it: as kept, or (asked for the first
+/// time) written from the answer itself.
+#[derive(Clone, Copy)]
+enum Code<'a> {
+    Kept(&'a Rendered),
+    Once(&'a CodeInfo),
+}
+
+impl<'a> Code<'a> {
+    fn frames(self, buf: &mut Vec<u8>) {
+        match self {
+            Code::Kept(r) => buf.extend_from_slice(r.frames()),
+            Code::Once(info) => frames(buf, info),
+        }
+    }
+
+    /// The symbol's head (`"symbol"`'s object but for the offset's value)
+    /// and address, with a symbol.
+    fn symbol(self) -> Option<(Head<'a>, u64)> {
+        match self {
+            Code::Kept(r) => r.symbol().map(|(head, addr)| (Head::Kept(head), addr)),
+            Code::Once(info) => info.symbol.as_ref().map(Head::of),
+        }
+    }
+}
+
+/// A symbol's head, as kept or to write.
+enum Head<'a> {
+    Kept(&'a [u8]),
+    Of(&'a SymbolHit),
+}
+
+impl<'a> Head<'a> {
+    /// The head of `s`, and its address.
+    fn of(s: &'a SymbolHit) -> (Head<'a>, u64) {
+        (Head::Of(s), s.address)
+    }
+
+    fn write(self, buf: &mut Vec<u8>) {
+        match self {
+            Head::Kept(head) => buf.extend_from_slice(head),
+            Head::Of(s) => symbol_head(buf, s),
+        }
     }
 }
 
@@ -494,12 +545,17 @@ fn resolved(buf: &mut Vec<u8>, kept: &mut Kept, extra: &Extra<'_>, res: &Resolve
         num(buf, frame);
     }
     let code = match &res.lookup {
-        Lookup::Code(info) => Some(answers.get_or_make(info, |info| render(scratch, info))),
+        Lookup::Code(info) => Some(
+            match answers.kept_or_make(info, |info| render(scratch, info)) {
+                Some(kept) => Code::Kept(kept),
+                None => Code::Once(info),
+            },
+        ),
         _ => None,
     };
     if let Some(code) = code {
         buf.extend_from_slice(b",\"frames\":");
-        buf.extend_from_slice(code.frames());
+        code.frames(buf);
     }
     if let Some((key, _)) = extra.pair {
         buf.extend_from_slice(b",\"key\":");
@@ -528,22 +584,16 @@ fn resolved(buf: &mut Vec<u8>, kept: &mut Kept, extra: &Extra<'_>, res: &Resolve
     buf.extend_from_slice(b",\"status\":\"");
     buf.extend_from_slice(status);
     buf.push(b'"');
-    match (&res.lookup, code.and_then(Rendered::symbol)) {
-        (_, Some((head, addr))) => {
-            buf.extend_from_slice(b",\"symbol\":");
-            buf.extend_from_slice(head);
-            hex(buf, rel.wrapping_sub(addr));
-            buf.push(b'}');
-        }
-        (Lookup::Data(d), _) => {
-            if let Some(s) = &d.symbol {
-                buf.extend_from_slice(b",\"symbol\":");
-                symbol_head(buf, s);
-                hex(buf, rel.wrapping_sub(s.address));
-                buf.push(b'}');
-            }
-        }
-        _ => {}
+    let symbol = match (&res.lookup, code) {
+        (_, Some(code)) => code.symbol(),
+        (Lookup::Data(d), None) => d.symbol.as_ref().map(Head::of),
+        _ => None,
+    };
+    if let Some((head, addr)) = symbol {
+        buf.extend_from_slice(b",\"symbol\":");
+        head.write(buf);
+        hex(buf, rel.wrapping_sub(addr));
+        buf.push(b'}');
     }
     if let Some((_, value)) = extra.pair {
         buf.extend_from_slice(b",\"value\":");
@@ -1187,7 +1237,8 @@ mod tests {
         events.push(Event::Unknown(&els[12]));
         events.push(Event::Invalid(&els[13]));
 
-        // Each line twice: the second time from the kept answers.
+        // Each line twice: each answer is shown first from itself, then
+        // from the value made to keep (its second element), then as kept.
         let mut r = json();
         for number in [1, u64::MAX] {
             let got = render_line(&mut r, number, line, &events);

@@ -67,6 +67,16 @@ impl<F> Weigh for Spans<F> {
     }
 }
 
+/// Where [`PerAnswer::find`] found an answer's value.
+enum Found {
+    /// Kept in the young generation, under this key.
+    Kept(usize),
+    /// Asked for the first time.
+    First,
+    /// Asked for before, and not kept: to be made and kept under this key.
+    Again(usize),
+}
+
 /// Keyed by the address of the shared answer; the kept `Arc` keeps that
 /// address from being reused while the entry lives.
 type Table<V> = FxHashMap<usize, (Arc<CodeInfo>, V)>;
@@ -129,35 +139,71 @@ impl<V: Weigh> PerAnswer<V> {
         info: &Arc<CodeInfo>,
         make: impl FnOnce(&CodeInfo) -> V,
     ) -> &V {
+        match self.find(info) {
+            Found::Kept(key) => &self.young[&key].1,
+            Found::First => &self.first.insert((Arc::clone(info), make(info))).1,
+            Found::Again(key) => self.keep(key, (Arc::clone(info), make(info)), false),
+        }
+    }
+
+    /// The kept value for `info`, or one made by `make` and kept; `None`
+    /// the first time `info` is asked for, when nothing is made: the
+    /// caller shows the answer itself, which costs less than making a
+    /// value only to hold it (a log of new addresses asks for most answers
+    /// once).
+    pub(crate) fn kept_or_make(
+        &mut self,
+        info: &Arc<CodeInfo>,
+        make: impl FnOnce(&CodeInfo) -> V,
+    ) -> Option<&V> {
+        match self.find(info) {
+            Found::Kept(key) => Some(&self.young[&key].1),
+            Found::First => None,
+            Found::Again(key) => Some(self.keep(key, (Arc::clone(info), make(info)), false)),
+        }
+    }
+
+    /// Where the value for `info` is: moved to the young generation when
+    /// kept (or held as the first one made), else whether it is asked for
+    /// the first time (then remembered as asked for).
+    fn find(&mut self, info: &Arc<CodeInfo>) -> Found {
         let key = Arc::as_ptr(info) as usize;
         if self.young.contains_key(&key) {
             self.reused += 1;
-        } else {
-            let (kept, reused) = if let Some(kept) = self.old.remove(&key) {
-                (kept, true)
-            } else if let Some(first) = self.first.take_if(|(k, _)| Arc::ptr_eq(k, info)) {
-                (first, false)
-            } else {
-                if self.seen.len() >= MAX_SEEN {
-                    self.seen.clear();
-                }
-                if self.seen.insert(key) {
-                    return &self.first.insert((Arc::clone(info), make(info))).1;
-                }
-                ((Arc::clone(info), make(info)), false)
-            };
-            let bytes = kept.1.weigh();
-            if self.young.len() >= MAX_KEPT / 2 || self.young_bytes + bytes > self.max_bytes / 2 {
-                self.next_generation();
-            }
-            if reused {
-                self.reused += 1;
-            } else {
-                self.made += 1;
-            }
-            self.young_bytes += bytes;
-            self.young.insert(key, kept);
+            return Found::Kept(key);
         }
+        if let Some(kept) = self.old.remove(&key) {
+            self.keep(key, kept, true);
+            return Found::Kept(key);
+        }
+        if let Some(first) = self.first.take_if(|(k, _)| Arc::ptr_eq(k, info)) {
+            self.keep(key, first, false);
+            return Found::Kept(key);
+        }
+        if self.seen.len() >= MAX_SEEN {
+            self.seen.clear();
+        }
+        if self.seen.insert(key) {
+            Found::First
+        } else {
+            Found::Again(key)
+        }
+    }
+
+    /// Keep `value` in the young generation, under `key`: a value `reused`
+    /// from the old generation, or made.
+    fn keep(&mut self, key: usize, value: (Arc<CodeInfo>, V), reused: bool) -> &V {
+        let bytes = value.1.weigh();
+        if self.young.len() >= MAX_KEPT / 2 || self.young_bytes + bytes > self.max_bytes / 2 {
+            self.next_generation();
+        }
+        if reused {
+            self.reused += 1;
+        } else {
+            self.made += 1;
+        }
+        self.young_bytes += bytes;
+        self.young.insert(key, value);
         &self.young[&key].1
     }
 
@@ -245,6 +291,32 @@ mod tests {
         assert_eq!(kept.get_or_make(earlier, |_| Heavy(made)).0, made);
         assert!(kept.has(earlier));
         assert_eq!(kept.get_or_make(earlier, |_| unreachable!()).0, made);
+    }
+
+    #[test]
+    fn answers_asked_for_once_are_shown_by_the_caller() {
+        let mut kept = PerAnswer::default();
+        let answers = answers(3);
+        let mut made = 0;
+        let mut ask = |kept: &mut PerAnswer<Heavy>, a| {
+            kept.kept_or_make(a, |_| {
+                made += 1;
+                Heavy(made)
+            })
+            .map(|v| v.0)
+        };
+        // The first time nothing is made; the second, the value is made
+        // and kept; after that it is the kept one.
+        assert_eq!(ask(&mut kept, &answers[0]), None);
+        assert_eq!(ask(&mut kept, &answers[1]), None);
+        assert_eq!(ask(&mut kept, &answers[0]), Some(1));
+        assert_eq!(ask(&mut kept, &answers[0]), Some(1));
+        assert_eq!(ask(&mut kept, &answers[1]), Some(2));
+        assert_eq!(kept.len(), 2);
+        assert!(!kept.has(&answers[2]));
+        // A value `get_or_make` made the first time is kept, not made again.
+        kept.get_or_make(&answers[2], |_| Heavy(10));
+        assert_eq!(ask(&mut kept, &answers[2]), Some(10));
     }
 
     struct Heavy(usize);
