@@ -40,8 +40,9 @@ pub struct Llvm {
     last_crlf: bool,
     /// Frames as LLVM prints them, per shared answer.
     kept: PerAnswer<Answer>,
-    /// Where a new answer's frame bodies are written first.
-    scratch: Vec<u8>,
+    /// A new answer's frames, made here first (and shown from here the
+    /// first time it is asked for).
+    made: Made,
     /// The frames of a failed lookup.
     failed: Answer,
     /// Modules whose file was found unreadable by an element printed
@@ -58,6 +59,7 @@ pub struct Llvm {
 /// One frame as LLVM's `DILineInfo` holds it, its texts in its
 /// [`Answer`]'s buffer (copied there once: the frame holds no shared
 /// names, so making and dropping it touches no other thread's counts).
+#[derive(Clone)]
 struct LFrame {
     function: Range<usize>,
     file: Range<usize>,
@@ -74,28 +76,64 @@ impl LFrame {
     }
 }
 
-/// A code answer as LLVM prints it, made once per kept answer: its frames
-/// and their texts in one buffer.
+/// A code answer as LLVM prints it, kept: its frames and their texts in
+/// one buffer.
 type Answer = Spans<LFrame>;
 
-impl Answer {
-    fn function(&self, f: &LFrame) -> &[u8] {
-        self.span(&f.function)
-    }
-    fn file(&self, f: &LFrame) -> &[u8] {
-        self.span(&f.file)
-    }
-    fn body(&self, f: &LFrame) -> &[u8] {
-        self.span(&f.body)
+/// A code answer's frames and their texts as they are made, in buffers
+/// kept from one answer to the next.
+#[derive(Default)]
+struct Made {
+    frames: Vec<LFrame>,
+    text: Vec<u8>,
+}
+
+impl Made {
+    /// Made into an answer to keep.
+    fn answer(&self) -> Answer {
+        Spans {
+            frames: Arc::from(&self.frames[..]),
+            text: Arc::from(&self.text[..]),
+        }
     }
 }
 
-/// The frames LLVM's symbolizer would give for `info`, their texts written
-/// in `scratch` first: DWARF frames innermost first (one empty frame when
-/// none), the outermost one named from the symbol table when a symbol
-/// covers the address.
-fn llvm_answer(scratch: &mut Vec<u8>, info: &CodeInfo) -> Answer {
+/// Where a code answer to show is: kept, just made in [`Llvm::made`]
+/// (asked for the first time), or that of a failed lookup.
+enum Shown {
+    Kept(Answer),
+    Made,
+    Failed,
+}
+
+/// A code answer's frames and their texts, as shown.
+struct View<'a> {
+    frames: &'a [LFrame],
+    text: &'a [u8],
+}
+
+impl View<'_> {
+    fn function(&self, f: &LFrame) -> &[u8] {
+        &self.text[f.function.clone()]
+    }
+    fn file(&self, f: &LFrame) -> &[u8] {
+        &self.text[f.file.clone()]
+    }
+    fn body(&self, f: &LFrame) -> &[u8] {
+        &self.text[f.body.clone()]
+    }
+}
+
+/// The frames LLVM's symbolizer would give for `info`, made in `made`:
+/// DWARF frames innermost first (one empty frame when none), the outermost
+/// one named from the symbol table when a symbol covers the address.
+fn llvm_frames(made: &mut Made, info: &CodeInfo) {
+    let Made {
+        frames,
+        text: scratch,
+    } = made;
     scratch.clear();
+    frames.clear();
     let last = info.frames.len().saturating_sub(1);
     let frame = |i: usize| {
         let (mut function, mut file, line, column) = match info.frames.get(i) {
@@ -149,12 +187,7 @@ fn llvm_answer(scratch: &mut Vec<u8>, info: &CodeInfo) -> Answer {
             column,
         }
     };
-    // Collected straight into the shared slice (its length is known).
-    let frames = (0..info.frames.len().max(1)).map(frame).collect();
-    Answer {
-        frames,
-        text: Arc::from(&scratch[..]),
-    }
+    frames.extend((0..info.frames.len().max(1)).map(frame));
 }
 
 /// Where `text` lands when appended to `buf`.
@@ -184,8 +217,12 @@ impl Llvm {
             line_buf: Vec::new(),
             unfinished: None,
             // What a lookup that found nothing gives: one empty frame.
-            failed: llvm_answer(&mut Vec::new(), &CodeInfo::default()),
-            scratch: Vec::new(),
+            failed: {
+                let mut made = Made::default();
+                llvm_frames(&mut made, &CodeInfo::default());
+                made.answer()
+            },
+            made: Made::default(),
         }
     }
 
@@ -209,12 +246,31 @@ impl Llvm {
         }
     }
 
-    /// [`llvm_answer`], made once per distinct answer.
-    fn frames(&mut self, info: &Arc<CodeInfo>) -> Answer {
-        let scratch = &mut self.scratch;
-        self.kept
-            .get_or_make(info, |info| llvm_answer(scratch, info))
-            .clone()
+    /// [`llvm_frames`] for `info`: kept from the second time it is asked
+    /// for (see [`PerAnswer::kept_or_make`]).
+    fn frames(&mut self, info: &Arc<CodeInfo>) -> Shown {
+        let made = &mut self.made;
+        let kept = self.kept.kept_or_make(info, |info| {
+            llvm_frames(made, info);
+            made.answer()
+        });
+        match kept {
+            Some(answer) => Shown::Kept(answer.clone()),
+            None => {
+                llvm_frames(&mut self.made, info);
+                Shown::Made
+            }
+        }
+    }
+
+    /// The frames of `shown`.
+    fn view<'a>(&'a self, shown: &'a Shown) -> View<'a> {
+        let (frames, text) = match shown {
+            Shown::Kept(answer) => (&answer.frames[..], &answer.text[..]),
+            Shown::Made => (&self.made.frames[..], &self.made.text[..]),
+            Shown::Failed => (&self.failed.frames[..], &self.failed.text[..]),
+        };
+        View { frames, text }
     }
 
     fn ending(crlf: bool) -> &'static [u8] {
@@ -396,8 +452,9 @@ impl Llvm {
             Lookup::Code(info) => info,
             _ => return self.raw_element(out, line, el),
         };
-        let answer = self.frames(info);
-        let frames = &answer.frames;
+        let shown = self.frames(info);
+        let answer = self.view(&shown);
+        let frames = answer.frames;
         let (Some(inner), Some(outer)) = (frames.first(), frames.last()) else {
             return self.raw_element(out, line, el);
         };
@@ -422,9 +479,9 @@ impl Llvm {
         frame: u64,
         res: &Resolved,
     ) -> io::Result<()> {
-        let (place, answer) = match (&res.place, &res.lookup) {
+        let (place, shown) = match (&res.place, &res.lookup) {
             (Some(place), Lookup::Code(info)) => (place, self.frames(info)),
-            (Some(place), Lookup::Failed(_)) => (place, self.failed.clone()),
+            (Some(place), Lookup::Failed(_)) => (place, Shown::Failed),
             // A module cached as bad gives no frames at all.
             (Some(_), Lookup::Unreadable) if self.bad_module(res) => {
                 self.highlight(out)?;
@@ -432,7 +489,8 @@ impl Llvm {
             }
             _ => return self.raw_element(out, line.bytes, el),
         };
-        let frames = &answer.frames;
+        let answer = self.view(&shown);
+        let frames = answer.frames;
         self.highlight(out)?;
         // `{:>6}` of `#N`, with only the number highlighted.
         let digits = frame.checked_ilog10().unwrap_or(0) as usize + 1;
