@@ -441,6 +441,19 @@ fn tokens_are_stated_once_and_again_when_they_change() {
 }
 
 #[test]
+fn a_token_stands_for_one_root_in_a_line() {
+    // The second path cannot use the token the first one relies on: it is
+    // written whole, every time (the token is not stated again for it,
+    // which would make the first path read wrong).
+    let out = run(opts(), &"b {{{pc:0x10c00}}} {{{pc:0x10400}}}\n".repeat(3));
+    let other = "/rustc/0123456789abcdef0123456789abcdef01234567";
+    let line = format!(
+        "b f11 at <rust>/library/core/src/ops.rs:12 f3 at {RUSTC}/library/std/src/rt.rs:4\n"
+    );
+    assert_eq!(out, format!("[<rust> = {other}]\n{}", line.repeat(3)));
+}
+
+#[test]
 fn relative_paths_turn_shortening_off() {
     let input = [bt(0, 0x100), bt(1, 0x700), bt(2, 0x200)].concat();
     let out = run(opts(), &input);

@@ -78,6 +78,10 @@ struct PathState {
     stated: [Option<String>; 3],
     /// Tokens to state before the text being rendered.
     new_tokens: Vec<Token>,
+    /// Tokens the text being rendered shortens paths with (stated before
+    /// it, or earlier): one of them cannot stand for another root in the
+    /// same text.
+    used_tokens: Vec<Token>,
     /// Record the project paths written (backtrace lines only).
     record: bool,
     /// `(start, len)` of each project path in the buffer being written.
@@ -310,19 +314,23 @@ impl Human {
 
     /// What writing normalised path `normal` at `at` in the buffer tells the
     /// reader: its toolchain root is stated (before the text), a project
-    /// path's span is recorded. False when another root was stated for the
-    /// same token in this text already: the path is then written in full.
+    /// path's span is recorded. False when the same token already shortens
+    /// a path under another root in this text: the path is then written in
+    /// full.
     fn note_path(&self, st: &mut PathState, (bytes, class): &Normalised, at: usize) -> bool {
         match *class {
             Class::Token { token, root } => {
                 let root_text = &bytes[..root];
                 let slot = &mut st.stated[token.index()];
                 if slot.as_deref().map(str::as_bytes) != Some(root_text) {
-                    if st.new_tokens.contains(&token) {
+                    if st.used_tokens.contains(&token) {
                         return false;
                     }
                     *slot = Some(String::from_utf8_lossy(root_text).into_owned());
                     st.new_tokens.push(token);
+                }
+                if !st.used_tokens.contains(&token) {
+                    st.used_tokens.push(token);
                 }
             }
             Class::Project if st.record && self.opts.strip_path_prefix.is_none() => {
@@ -341,6 +349,7 @@ impl Human {
         prefix: Option<&[u8]>,
         crlf: bool,
     ) -> io::Result<()> {
+        st.used_tokens.clear();
         if prefix.is_none() && st.new_tokens.is_empty() {
             return Ok(());
         }
