@@ -444,7 +444,8 @@ fn tokens_are_stated_once_and_again_when_they_change() {
 fn a_token_stands_for_one_root_in_a_line() {
     // The second path cannot use the token the first one relies on: it is
     // written whole, every time (the token is not stated again for it,
-    // which would make the first path read wrong).
+    // which would make the first path read wrong): from the answer the
+    // first time, then from the value made to keep it, then as kept.
     let out = run(opts(), &"b {{{pc:0x10c00}}} {{{pc:0x10400}}}\n".repeat(3));
     let other = "/rustc/0123456789abcdef0123456789abcdef01234567";
     let line = format!(

@@ -126,8 +126,9 @@ pub struct Human {
     short_ids: Vec<u64>,
     /// Frames as shown, per shared answer.
     kept: RefCell<PerAnswer<ShownAnswer>>,
-    /// Where a new answer's location texts are written first.
-    located: RefCell<Vec<u8>>,
+    /// A new answer's frames as shown, made here first (and shown from
+    /// here the first time it is asked for).
+    made: RefCell<MadeShown>,
     /// Source paths normalised, by path.
     normalised: RefCell<PathCache>,
 }
@@ -135,6 +136,7 @@ pub struct Human {
 /// What a frame shows that does not depend on the line it is on, made once
 /// per answer (its function is shown from the answer's frame: see
 /// [`function_shown`]).
+#[derive(Clone)]
 struct Shown {
     /// The source path normalised and its class (see [`PathCache`]); `None`
     /// when the options alone decide how it is shown ([`Human::fixed_path`]).
@@ -153,10 +155,46 @@ type Located = (std::ops::Range<usize>, usize);
 /// buffer.
 type ShownAnswer = Spans<Shown>;
 
-impl ShownAnswer {
+/// A new answer's frames as shown and their location texts, in buffers
+/// kept from one answer to the next.
+#[derive(Default)]
+struct MadeShown {
+    frames: Vec<Shown>,
+    text: Vec<u8>,
+}
+
+impl MadeShown {
+    /// Made into an answer to keep.
+    fn answer(&self) -> ShownAnswer {
+        Spans {
+            frames: Arc::from(&self.frames[..]),
+            text: Arc::from(&self.text[..]),
+        }
+    }
+}
+
+/// A code answer's frames as shown: kept, or just made in [`Human::made`]
+/// (asked for the first time).
+enum ShownFrames<'a> {
+    Kept(ShownAnswer),
+    Made(std::cell::Ref<'a, MadeShown>),
+}
+
+impl ShownFrames<'_> {
+    fn frames(&self) -> &[Shown] {
+        match self {
+            ShownFrames::Kept(answer) => &answer.frames,
+            ShownFrames::Made(made) => &made.frames,
+        }
+    }
+
     /// The location text of `located` and the length of its path.
     fn located(&self, (range, path_len): &Located) -> (&[u8], usize) {
-        (self.span(range), *path_len)
+        let text = match self {
+            ShownFrames::Kept(answer) => &answer.text[..],
+            ShownFrames::Made(made) => &made.text[..],
+        };
+        (&text[range.clone()], *path_len)
     }
 }
 
@@ -226,60 +264,68 @@ impl Human {
             short_names: HashMap::new(),
             short_ids: Vec::new(),
             kept: RefCell::default(),
-            located: RefCell::default(),
+            made: RefCell::default(),
             normalised: RefCell::default(),
         }
     }
 
-    /// Each frame's demangled function, normalised path and location text,
-    /// once per answer.
-    fn shown(&self, info: &Arc<CodeInfo>) -> ShownAnswer {
-        self.kept
+    /// Each frame's normalised path and location text: kept from the
+    /// second time `info` is asked for (see [`PerAnswer::kept_or_make`]).
+    fn shown(&self, info: &Arc<CodeInfo>) -> ShownFrames<'_> {
+        let kept = self
+            .kept
             .borrow_mut()
-            .get_or_make(info, |info| {
-                let mut normalised = self.normalised.borrow_mut();
-                let mut text = self.located.borrow_mut();
-                text.clear();
-                let frames = info
-                    .frames
-                    .iter()
-                    .map(|f| {
-                        let Some(file) = f.file.as_ref() else {
-                            return Shown {
-                                path: None,
-                                located: None,
-                            };
-                        };
-                        let start = text.len();
-                        // Escaped only where the options may show it as it is.
-                        let escaped = self
-                            .paths_may_be_fixed()
-                            .then(|| crate::escape::controls(file));
-                        let path = match escaped.as_deref().and_then(|p| self.fixed_path(p)) {
-                            Some(fixed) => {
-                                text.extend_from_slice(fixed.as_bytes());
-                                None
-                            }
-                            None => {
-                                let normal = normalised.get_text(file);
-                                push_shortened(&mut text, &normal);
-                                Some(normal)
-                            }
-                        };
-                        let path_len = text.len() - start;
-                        push_line_column(&mut text, f.line, f.column);
-                        Shown {
-                            path,
-                            located: Some((start..text.len(), path_len)),
-                        }
-                    })
-                    .collect();
-                ShownAnswer {
-                    frames,
-                    text: Arc::from(&text[..]),
-                }
+            .kept_or_make(info, |info| {
+                let mut made = self.made.borrow_mut();
+                self.make_shown(&mut made, info);
+                made.answer()
             })
-            .clone()
+            .cloned();
+        match kept {
+            Some(answer) => ShownFrames::Kept(answer),
+            None => {
+                self.make_shown(&mut self.made.borrow_mut(), info);
+                ShownFrames::Made(self.made.borrow())
+            }
+        }
+    }
+
+    /// Each frame of `info` as shown, made in `made`.
+    fn make_shown(&self, made: &mut MadeShown, info: &CodeInfo) {
+        let mut normalised = self.normalised.borrow_mut();
+        let MadeShown { frames, text } = made;
+        frames.clear();
+        text.clear();
+        frames.extend(info.frames.iter().map(|f| {
+            let Some(file) = f.file.as_ref() else {
+                return Shown {
+                    path: None,
+                    located: None,
+                };
+            };
+            let start = text.len();
+            // Escaped only where the options may show it as it is.
+            let escaped = self
+                .paths_may_be_fixed()
+                .then(|| crate::escape::controls(file));
+            let path = match escaped.as_deref().and_then(|p| self.fixed_path(p)) {
+                Some(fixed) => {
+                    text.extend_from_slice(fixed.as_bytes());
+                    None
+                }
+                None => {
+                    let normal = normalised.get_text(file);
+                    push_shortened(text, &normal);
+                    Some(normal)
+                }
+            };
+            let path_len = text.len() - start;
+            push_line_column(text, f.line, f.column);
+            Shown {
+                path,
+                located: Some((start..text.len(), path_len)),
+            }
+        }));
     }
 
     /// Whether [`Self::fixed_path`] may show a path.
@@ -579,7 +625,7 @@ impl Human {
         match &res.lookup {
             Lookup::Code(info) if !info.frames.is_empty() => {
                 let shown = self.shown(info);
-                for (i, (f, sh)) in info.frames.iter().zip(shown.frames.iter()).enumerate() {
+                for (i, (f, sh)) in info.frames.iter().zip(shown.frames()).enumerate() {
                     if i > 0 {
                         out.extend_from_slice(b", inlined into ");
                     }
@@ -641,7 +687,7 @@ impl Human {
             Lookup::Code(info) => (&info.frames, Some(self.shown(info))),
             _ => (&[], None),
         };
-        let shown: &[Shown] = kept.as_ref().map_or(&[], |k| &k.frames);
+        let shown: &[Shown] = kept.as_ref().map_or(&[], |k| k.frames());
         let n = frames.len().max(1);
         let addr = Hex::new(res.adjusted, 18);
         let mut frame_num = itoa::Buffer::new();

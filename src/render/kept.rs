@@ -54,38 +54,22 @@ impl<F> Clone for Spans<F> {
     }
 }
 
-impl<F> Spans<F> {
-    /// The text of one span.
-    pub(crate) fn span(&self, range: &std::ops::Range<usize>) -> &[u8] {
-        &self.text[range.clone()]
-    }
-}
-
 impl<F> Weigh for Spans<F> {
     fn weigh(&self) -> usize {
         std::mem::size_of_val(&*self.frames) + self.text.len()
     }
 }
 
-/// Where [`PerAnswer::find`] found an answer's value.
-enum Found {
-    /// Kept in the young generation, under this key.
-    Kept(usize),
-    /// Asked for the first time.
-    First,
-    /// Asked for before, and not kept: to be made and kept under this key.
-    Again(usize),
-}
-
 /// Keyed by the address of the shared answer; the kept `Arc` keeps that
 /// address from being reused while the entry lives.
 type Table<V> = FxHashMap<usize, (Arc<CodeInfo>, V)>;
 
-/// A value is kept from the second time its answer is asked for: a log of
-/// new addresses asks for most answers once, and keeping those only to
-/// drop them later, cold, costs more than making the few asked for again
-/// twice. The value made the first time is held until the next one is
-/// made, and only its answer's address is remembered.
+/// A value is made and kept from the second time its answer is asked for:
+/// a log of new addresses asks for most answers once, and making a value
+/// for those only to drop it later, cold, costs more than showing the
+/// answer itself (the caller does, the first time) and making the value
+/// of the few asked for again. Of an answer asked for once, only its
+/// address is remembered.
 ///
 /// Kept values are in two generations of at most half of [`MAX_KEPT`] and
 /// of the byte bound each (the table's own room aside): values are kept
@@ -110,11 +94,9 @@ pub(crate) struct PerAnswer<V> {
     /// Values made, and values asked for again, in this generation.
     made: usize,
     reused: usize,
-    /// Answers asked for once (by address), whose values were not kept.
+    /// Answers asked for once (by address), whose values were not made;
+    /// an answer asked for again leaves the set.
     seen: FxHashSet<usize>,
-    /// The value made last for an answer asked for the first time, with
-    /// the answer.
-    first: Option<(Arc<CodeInfo>, V)>,
 }
 
 impl<V> Default for PerAnswer<V> {
@@ -127,72 +109,39 @@ impl<V> Default for PerAnswer<V> {
             made: 0,
             reused: 0,
             seen: FxHashSet::default(),
-            first: None,
         }
     }
 }
 
 impl<V: Weigh> PerAnswer<V> {
-    /// The value for `info`: kept, or made by `make`.
-    pub(crate) fn get_or_make(
-        &mut self,
-        info: &Arc<CodeInfo>,
-        make: impl FnOnce(&CodeInfo) -> V,
-    ) -> &V {
-        match self.find(info) {
-            Found::Kept(key) => &self.young[&key].1,
-            Found::First => &self.first.insert((Arc::clone(info), make(info))).1,
-            Found::Again(key) => self.keep(key, (Arc::clone(info), make(info)), false),
-        }
-    }
-
     /// The kept value for `info`, or one made by `make` and kept; `None`
     /// the first time `info` is asked for, when nothing is made: the
-    /// caller shows the answer itself, which costs less than making a
-    /// value only to hold it (a log of new addresses asks for most answers
-    /// once).
+    /// caller shows the answer itself.
     pub(crate) fn kept_or_make(
         &mut self,
         info: &Arc<CodeInfo>,
         make: impl FnOnce(&CodeInfo) -> V,
     ) -> Option<&V> {
-        match self.find(info) {
-            Found::Kept(key) => Some(&self.young[&key].1),
-            Found::First => None,
-            Found::Again(key) => Some(self.keep(key, (Arc::clone(info), make(info)), false)),
-        }
-    }
-
-    /// Where the value for `info` is: moved to the young generation when
-    /// kept (or held as the first one made), else whether it is asked for
-    /// the first time (then remembered as asked for).
-    fn find(&mut self, info: &Arc<CodeInfo>) -> Found {
         let key = Arc::as_ptr(info) as usize;
         if self.young.contains_key(&key) {
             self.reused += 1;
-            return Found::Kept(key);
-        }
-        if let Some(kept) = self.old.remove(&key) {
+        } else if let Some(kept) = self.old.remove(&key) {
             self.keep(key, kept, true);
-            return Found::Kept(key);
-        }
-        if let Some(first) = self.first.take_if(|(k, _)| Arc::ptr_eq(k, info)) {
-            self.keep(key, first, false);
-            return Found::Kept(key);
-        }
-        if self.seen.len() >= MAX_SEEN {
-            self.seen.clear();
-        }
-        if self.seen.insert(key) {
-            Found::First
+        } else if self.seen.remove(&key) {
+            self.keep(key, (Arc::clone(info), make(info)), false);
         } else {
-            Found::Again(key)
+            if self.seen.len() >= MAX_SEEN {
+                self.seen.clear();
+            }
+            self.seen.insert(key);
+            return None;
         }
+        Some(&self.young[&key].1)
     }
 
     /// Keep `value` in the young generation, under `key`: a value `reused`
     /// from the old generation, or made.
-    fn keep(&mut self, key: usize, value: (Arc<CodeInfo>, V), reused: bool) -> &V {
+    fn keep(&mut self, key: usize, value: (Arc<CodeInfo>, V), reused: bool) {
         let bytes = value.1.weigh();
         if self.young.len() >= MAX_KEPT / 2 || self.young_bytes + bytes > self.max_bytes / 2 {
             self.next_generation();
@@ -204,7 +153,6 @@ impl<V: Weigh> PerAnswer<V> {
         }
         self.young_bytes += bytes;
         self.young.insert(key, value);
-        &self.young[&key].1
     }
 
     /// The young generation becomes the old one, and the byte bound
@@ -254,10 +202,10 @@ mod tests {
         let hot = &answers[0];
         let mut made = 0;
         for a in &answers {
-            // Asked for twice: kept from the second time.
-            kept.get_or_make(a, |_| made += 1);
-            kept.get_or_make(a, |_| made += 1);
-            kept.get_or_make(hot, |_| made += 1);
+            // Asked for twice: made and kept the second time.
+            kept.kept_or_make(a, |_| made += 1);
+            kept.kept_or_make(a, |_| made += 1);
+            kept.kept_or_make(hot, |_| made += 1);
             assert!(kept.len() <= MAX_KEPT);
         }
         // Each made once: the hot one never left.
@@ -269,54 +217,26 @@ mod tests {
     }
 
     #[test]
-    fn answers_asked_for_once_are_not_kept() {
+    fn answers_asked_for_once_are_shown_by_the_caller() {
         let mut kept = PerAnswer::default();
         let answers = answers(3 * MAX_KEPT);
-        let mut made = 0;
-        for (i, a) in answers.iter().enumerate() {
-            assert_eq!(kept.get_or_make(a, |_| Heavy(i)).0, i);
-            made += 1;
+        for a in &answers {
+            assert!(
+                kept.kept_or_make(a, |_| -> Heavy { unreachable!() })
+                    .is_none()
+            );
         }
         assert_eq!(kept.len(), 0);
         assert!(kept.seen.len() <= MAX_SEEN);
-        // Asked for again right after: the value made is kept, not made again.
+        // Asked for again: made, and kept from then on.
+        let mut ask = |a, value| kept.kept_or_make(a, |_| Heavy(value)).map(|v| v.0);
         let last = answers.last().unwrap();
-        assert_eq!(
-            kept.get_or_make(last, |_| unreachable!()).0,
-            answers.len() - 1
-        );
-        assert!(kept.has(last));
-        // Asked for again later: made again, and kept.
-        let earlier = &answers[answers.len() - 10];
-        assert_eq!(kept.get_or_make(earlier, |_| Heavy(made)).0, made);
-        assert!(kept.has(earlier));
-        assert_eq!(kept.get_or_make(earlier, |_| unreachable!()).0, made);
-    }
-
-    #[test]
-    fn answers_asked_for_once_are_shown_by_the_caller() {
-        let mut kept = PerAnswer::default();
-        let answers = answers(3);
-        let mut made = 0;
-        let mut ask = |kept: &mut PerAnswer<Heavy>, a| {
-            kept.kept_or_make(a, |_| {
-                made += 1;
-                Heavy(made)
-            })
-            .map(|v| v.0)
-        };
-        // The first time nothing is made; the second, the value is made
-        // and kept; after that it is the kept one.
-        assert_eq!(ask(&mut kept, &answers[0]), None);
-        assert_eq!(ask(&mut kept, &answers[1]), None);
-        assert_eq!(ask(&mut kept, &answers[0]), Some(1));
-        assert_eq!(ask(&mut kept, &answers[0]), Some(1));
-        assert_eq!(ask(&mut kept, &answers[1]), Some(2));
-        assert_eq!(kept.len(), 2);
-        assert!(!kept.has(&answers[2]));
-        // A value `get_or_make` made the first time is kept, not made again.
-        kept.get_or_make(&answers[2], |_| Heavy(10));
-        assert_eq!(ask(&mut kept, &answers[2]), Some(10));
+        assert_eq!(ask(last, 1), Some(1));
+        assert_eq!(ask(last, 2), Some(1));
+        // Asked for once more than the set remembers ago: as if new.
+        assert_eq!(ask(&answers[0], 3), None);
+        assert_eq!(ask(&answers[0], 4), Some(4));
+        assert!(kept.has(last) && kept.has(&answers[0]));
     }
 
     struct Heavy(usize);
@@ -335,7 +255,7 @@ mod tests {
             // Kept from the second time; asked for again after that: the
             // bound stays at its largest.
             for _ in 0..3 {
-                kept.get_or_make(a, |_| Heavy(heavy));
+                kept.kept_or_make(a, |_| Heavy(heavy));
             }
         }
         // Two generations of at most half the bound each.
@@ -344,8 +264,9 @@ mod tests {
         assert!(!kept.has(&answers[0]));
         // A value larger than half the bound is still kept, alone.
         let huge = Arc::new(CodeInfo::default());
-        kept.get_or_make(&huge, |_| Heavy(MAX_BYTES));
-        assert_eq!(kept.get_or_make(&huge, |_| Heavy(MAX_BYTES)).0, MAX_BYTES);
+        kept.kept_or_make(&huge, |_| Heavy(MAX_BYTES));
+        let value = kept.kept_or_make(&huge, |_| Heavy(MAX_BYTES));
+        assert_eq!(value.map(|v| v.0), Some(MAX_BYTES));
         assert!(kept.has(&huge));
     }
 
@@ -361,8 +282,8 @@ mod tests {
         // the least.
         let once = answers(2048);
         for a in &once {
-            kept.get_or_make(a, |_| Heavy(value));
-            kept.get_or_make(a, |_| Heavy(value));
+            kept.kept_or_make(a, |_| Heavy(value));
+            kept.kept_or_make(a, |_| Heavy(value));
             assert!(weight(&kept) <= MAX_BYTES);
         }
         assert_eq!(kept.max_bytes, MIN_BYTES);
@@ -371,7 +292,7 @@ mod tests {
         let hot = answers(2048);
         for a in &hot {
             for _ in 0..3 {
-                kept.get_or_make(a, |_| Heavy(value));
+                kept.kept_or_make(a, |_| Heavy(value));
             }
         }
         assert_eq!(kept.max_bytes, MAX_BYTES);
