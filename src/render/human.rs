@@ -48,7 +48,7 @@ use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
 
-use super::kept::{PerAnswer, Spans};
+use super::kept::{Made, PerAnswer, Spans};
 use super::num::Hex;
 use super::paths::{self, Class, Token};
 use super::{ContextEvent, Event, Line, Lookup, Place, Render, RenderOptions, Resolved};
@@ -155,23 +155,8 @@ type Located = (std::ops::Range<usize>, usize);
 /// buffer.
 type ShownAnswer = Spans<Shown>;
 
-/// A new answer's frames as shown and their location texts, in buffers
-/// kept from one answer to the next.
-#[derive(Default)]
-struct MadeShown {
-    frames: Vec<Shown>,
-    text: Vec<u8>,
-}
-
-impl MadeShown {
-    /// Made into an answer to keep.
-    fn answer(&self) -> ShownAnswer {
-        Spans {
-            frames: Arc::from(&self.frames[..]),
-            text: Arc::from(&self.text[..]),
-        }
-    }
-}
+/// A new answer's frames as shown and their location texts, as made.
+type MadeShown = Made<Shown>;
 
 /// A code answer's frames as shown: kept, or just made in [`Human::made`]
 /// (asked for the first time).
@@ -278,7 +263,7 @@ impl Human {
             .kept_or_make(info, |info| {
                 let mut made = self.made.borrow_mut();
                 self.make_shown(&mut made, info);
-                made.answer()
+                made.kept()
             })
             .cloned();
         match kept {

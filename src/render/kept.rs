@@ -54,6 +54,33 @@ impl<F> Clone for Spans<F> {
     }
 }
 
+/// A new answer's frames and their texts as a printer makes them, in
+/// buffers it keeps from one answer to the next: shown from here the first
+/// time the answer is asked for, made into [`Spans`] to keep the second.
+pub(crate) struct Made<F> {
+    pub(crate) frames: Vec<F>,
+    pub(crate) text: Vec<u8>,
+}
+
+impl<F> Default for Made<F> {
+    fn default() -> Self {
+        Made {
+            frames: Vec::new(),
+            text: Vec::new(),
+        }
+    }
+}
+
+impl<F: Clone> Made<F> {
+    /// Made into a value to keep.
+    pub(crate) fn kept(&self) -> Spans<F> {
+        Spans {
+            frames: Arc::from(&self.frames[..]),
+            text: Arc::from(&self.text[..]),
+        }
+    }
+}
+
 impl<F> Weigh for Spans<F> {
     fn weigh(&self) -> usize {
         std::mem::size_of_val(&*self.frames) + self.text.len()

@@ -12,7 +12,7 @@ use std::io::{self, Write};
 use std::ops::Range;
 use std::sync::Arc;
 
-use super::kept::{PerAnswer, Spans};
+use super::kept::{Made, PerAnswer, Spans};
 use super::num::Hex;
 use super::{ContextEvent, Event, Line, Lookup, Render, Resolved};
 use crate::context::{Module, Region};
@@ -42,7 +42,7 @@ pub struct Llvm {
     kept: PerAnswer<Answer>,
     /// A new answer's frames, made here first (and shown from here the
     /// first time it is asked for).
-    made: Made,
+    made: MadeFrames,
     /// The frames of a failed lookup.
     failed: Answer,
     /// Modules whose file was found unreadable by an element printed
@@ -80,23 +80,8 @@ impl LFrame {
 /// one buffer.
 type Answer = Spans<LFrame>;
 
-/// A code answer's frames and their texts as they are made, in buffers
-/// kept from one answer to the next.
-#[derive(Default)]
-struct Made {
-    frames: Vec<LFrame>,
-    text: Vec<u8>,
-}
-
-impl Made {
-    /// Made into an answer to keep.
-    fn answer(&self) -> Answer {
-        Spans {
-            frames: Arc::from(&self.frames[..]),
-            text: Arc::from(&self.text[..]),
-        }
-    }
-}
+/// A code answer's frames and their texts, as made.
+type MadeFrames = Made<LFrame>;
 
 /// Where a code answer to show is: kept, just made in [`Llvm::made`]
 /// (asked for the first time), or that of a failed lookup.
@@ -127,8 +112,8 @@ impl View<'_> {
 /// The frames LLVM's symbolizer would give for `info`, made in `made`:
 /// DWARF frames innermost first (one empty frame when none), the outermost
 /// one named from the symbol table when a symbol covers the address.
-fn llvm_frames(made: &mut Made, info: &CodeInfo) {
-    let Made {
+fn llvm_frames(made: &mut MadeFrames, info: &CodeInfo) {
+    let MadeFrames {
         frames,
         text: scratch,
     } = made;
@@ -218,11 +203,11 @@ impl Llvm {
             unfinished: None,
             // What a lookup that found nothing gives: one empty frame.
             failed: {
-                let mut made = Made::default();
+                let mut made = MadeFrames::default();
                 llvm_frames(&mut made, &CodeInfo::default());
-                made.answer()
+                made.kept()
             },
-            made: Made::default(),
+            made: MadeFrames::default(),
         }
     }
 
@@ -252,7 +237,7 @@ impl Llvm {
         let made = &mut self.made;
         let kept = self.kept.kept_or_make(info, |info| {
             llvm_frames(made, info);
-            made.answer()
+            made.kept()
         });
         match kept {
             Some(answer) => Shown::Kept(answer.clone()),
