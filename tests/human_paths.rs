@@ -788,6 +788,9 @@ mod property {
             1 => Just("/"),
             1 => Just(""),
             1 => Just("/rustc/0123456789abcdef/library/"),
+            1 => Just("/rustc/fedcba9876543210/library/"),
+            1 => Just("/home/u/.cargo/registry/src/index.crates.io-1949cf8c6b5b557f/memchr-2.7.4/"),
+            1 => Just("/root/.cargo/registry/src/index.crates.io-6f17d22bba15001f/serde-1.0.0/"),
             1 => Just("/usr/include/"),
         ];
         let part = prop_oneof![
@@ -877,8 +880,85 @@ mod property {
         files
     }
 
+    /// Lines of `pc` elements, each element's answer the file of its
+    /// index in `files` (`lines` gives each line's indexes).
+    fn render_pcs(files: &[String], lines: &[Vec<usize>]) -> String {
+        let config = SymbolizerConfig {
+            providers: vec![Box::new(Many(files.to_vec()))],
+        };
+        let mut f = Filter::new(opts(), Symbolizer::new(config), Arc::new(Silent));
+        let mut input = CONTEXT.to_string();
+        for line in lines {
+            input.push('p');
+            for &i in line {
+                let at = 0x10000 + 0x100 * (i as u64 + 1);
+                input.push_str(&format!(" {{{{{{pc:{at:#x}}}}}}}"));
+            }
+            input.push('\n');
+        }
+        let out = Shared::default();
+        let mut w = out.clone();
+        f.run("t.log", input.as_bytes(), &mut w).expect("run");
+        f.finish(&mut w).expect("finish");
+        out.text()
+    }
+
+    /// The paths of `pc` elements as shown, in order, with the tokens put
+    /// back as the legends above them state them.
+    fn expand_pcs(out: &str) -> Vec<String> {
+        let mut roots: Vec<(String, String)> = Vec::new();
+        let mut files = Vec::new();
+        for line in out.lines() {
+            if let Some(legend) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
+                for part in legend.split("; ") {
+                    if let Some((t, r)) = part.split_once(" = ")
+                        && t.starts_with('<')
+                    {
+                        roots.retain(|(k, _)| k != t);
+                        roots.push((t.to_string(), r.to_string()));
+                    }
+                }
+                continue;
+            }
+            for shown in line.split(" frame_fn at ").skip(1) {
+                let shown = shown
+                    .strip_suffix(":1")
+                    .or_else(|| shown.strip_suffix(":1 "));
+                let shown = shown.expect("a location");
+                let full = match roots.iter().find(|(t, _)| shown.starts_with(t.as_str())) {
+                    Some((t, r)) => format!("{r}{}", &shown[t.len()..]),
+                    None => shown.to_string(),
+                };
+                files.push(full);
+            }
+        }
+        files
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(300))]
+
+        /// However lines mix paths under different roots of one token, every
+        /// path shown is the original once the tokens the legends state are
+        /// put back: a token is never restated under a path that relied on
+        /// it.
+        #[test]
+        fn tokens_hold_across_lines(
+            files in proptest::collection::vec(path(), 1..8),
+            lines in proptest::collection::vec(proptest::collection::vec(0usize..8, 1..4), 1..8),
+        ) {
+            let lines: Vec<Vec<usize>> = lines
+                .into_iter()
+                .map(|l| l.into_iter().map(|i| i % files.len()).collect())
+                .collect();
+            let out = render_pcs(&files, &lines);
+            let want: Vec<String> = lines
+                .iter()
+                .flatten()
+                .map(|&i| paths::normalize(&files[i]))
+                .collect();
+            prop_assert_eq!(expand_pcs(&out), want, "{}", out);
+        }
 
         /// Whatever the paths and however the input arrives, every path shown
         /// is the (lexically normalised) original once the stated directory
