@@ -880,15 +880,22 @@ mod property {
         files
     }
 
-    /// Lines of `pc` elements, each element's answer the file of its
-    /// index in `files` (`lines` gives each line's indexes).
-    fn render_pcs(files: &[String], lines: &[Vec<usize>]) -> String {
+    /// Lines of `pc` elements, or backtraces, each element's answer the
+    /// file of its index in `files` (`lines` gives each line's indexes, and
+    /// whether it is a backtrace of a frame per index).
+    fn render_mixed(files: &[String], lines: &[(bool, Vec<usize>)]) -> String {
         let config = SymbolizerConfig {
             providers: vec![Box::new(Many(files.to_vec()))],
         };
         let mut f = Filter::new(opts(), Symbolizer::new(config), Arc::new(Silent));
         let mut input = CONTEXT.to_string();
-        for line in lines {
+        for (backtrace, line) in lines {
+            if *backtrace {
+                for (n, &i) in line.iter().enumerate() {
+                    input.push_str(&bt(n as u64, 0x100 * (i as u64 + 1)));
+                }
+                continue;
+            }
             input.push('p');
             for &i in line {
                 let at = 0x10000 + 0x100 * (i as u64 + 1);
@@ -903,33 +910,57 @@ mod property {
         out.text()
     }
 
-    /// The paths of `pc` elements as shown, in order, with the tokens put
+    /// The paths of `pc` and `bt` elements as shown, in order, with the
+    /// stated directory (in the backtraces right below it) and tokens put
     /// back as the legends above them state them.
-    fn expand_pcs(out: &str) -> Vec<String> {
+    fn expand_mixed(out: &str) -> Vec<String> {
+        let mut prefix = String::new();
         let mut roots: Vec<(String, String)> = Vec::new();
         let mut files = Vec::new();
+        let expand = |shown: &str, roots: &[(String, String)]| {
+            roots
+                .iter()
+                .find(|(t, _)| shown.starts_with(t.as_str()))
+                .map(|(t, r)| format!("{r}{}", &shown[t.len()..]))
+        };
         for line in out.lines() {
             if let Some(legend) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
+                if legend.starts_with("module #") {
+                    continue;
+                }
                 for part in legend.split("; ") {
-                    if let Some((t, r)) = part.split_once(" = ")
-                        && t.starts_with('<')
-                    {
+                    if part == "paths as in the debug info" {
+                        prefix.clear();
+                    } else if let Some(p) = part.strip_prefix("paths relative to ") {
+                        prefix = p.to_string();
+                    } else if let Some((t, r)) = part.split_once(" = ") {
                         roots.retain(|(k, _)| k != t);
                         roots.push((t.to_string(), r.to_string()));
                     }
                 }
                 continue;
             }
+            if let Some((_, rest)) = line.split_once(" in frame_fn ") {
+                let (shown, _) = rest.rsplit_once(":1 (").expect("a bt location");
+                let full = match expand(shown, &roots) {
+                    Some(full) => full,
+                    None if !prefix.is_empty() && !paths::is_absolute(shown.as_bytes()) => {
+                        format!("{prefix}{shown}")
+                    }
+                    None => shown.to_string(),
+                };
+                files.push(full);
+                continue;
+            }
+            // A stated directory is the backtrace's below it: another line
+            // ends it.
+            prefix.clear();
             for shown in line.split(" frame_fn at ").skip(1) {
                 let shown = shown
                     .strip_suffix(":1")
                     .or_else(|| shown.strip_suffix(":1 "));
-                let shown = shown.expect("a location");
-                let full = match roots.iter().find(|(t, _)| shown.starts_with(t.as_str())) {
-                    Some((t, r)) => format!("{r}{}", &shown[t.len()..]),
-                    None => shown.to_string(),
-                };
-                files.push(full);
+                let shown = shown.expect("a pc location");
+                files.push(expand(shown, &roots).unwrap_or_else(|| shown.to_string()));
             }
         }
         files
@@ -938,26 +969,29 @@ mod property {
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(300))]
 
-        /// However lines mix paths under different roots of one token, every
-        /// path shown is the original once the tokens the legends state are
-        /// put back: a token is never restated under a path that relied on
-        /// it.
+        /// However lines and backtraces mix paths under different roots of
+        /// one token, every path shown is the original once the stated
+        /// directory and the tokens the legends state are put back: a token
+        /// is never restated under a path that relied on it.
         #[test]
         fn tokens_hold_across_lines(
             files in proptest::collection::vec(path(), 1..8),
-            lines in proptest::collection::vec(proptest::collection::vec(0usize..8, 1..4), 1..8),
+            lines in proptest::collection::vec(
+                (any::<bool>(), proptest::collection::vec(0usize..8, 1..4)),
+                1..8,
+            ),
         ) {
-            let lines: Vec<Vec<usize>> = lines
+            let lines: Vec<(bool, Vec<usize>)> = lines
                 .into_iter()
-                .map(|l| l.into_iter().map(|i| i % files.len()).collect())
+                .map(|(bt, l)| (bt, l.into_iter().map(|i| i % files.len()).collect()))
                 .collect();
-            let out = render_pcs(&files, &lines);
+            let out = render_mixed(&files, &lines);
             let want: Vec<String> = lines
                 .iter()
-                .flatten()
+                .flat_map(|(_, l)| l)
                 .map(|&i| paths::normalize(&files[i]))
                 .collect();
-            prop_assert_eq!(expand_pcs(&out), want, "{}", out);
+            prop_assert_eq!(expand_mixed(&out), want, "{}", out);
         }
 
         /// Whatever the paths and however the input arrives, every path shown
