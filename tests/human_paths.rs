@@ -841,45 +841,6 @@ mod property {
         out.text()
     }
 
-    /// The paths as shown, with the stated directory and tokens put back.
-    fn expand(out: &str) -> Vec<String> {
-        let mut prefix = String::new();
-        let mut roots: Vec<(String, String)> = Vec::new();
-        let mut files = Vec::new();
-        for line in out.lines() {
-            if let Some(legend) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
-                if legend.starts_with("module #") {
-                    continue;
-                }
-                for part in legend.split("; ") {
-                    if part == "paths as in the debug info" {
-                        prefix.clear();
-                    } else if let Some(p) = part.strip_prefix("paths relative to ") {
-                        prefix = p.to_string();
-                    } else if let Some((t, r)) = part.split_once(" = ") {
-                        roots.retain(|(k, _)| k != t);
-                        roots.push((t.to_string(), r.to_string()));
-                    }
-                }
-                continue;
-            }
-            let Some((_, rest)) = line.split_once(" in frame_fn ") else {
-                continue;
-            };
-            let Some((shown, _)) = rest.rsplit_once(":1 (") else {
-                continue;
-            };
-            let mut full = shown.to_string();
-            if let Some((t, r)) = roots.iter().find(|(t, _)| shown.starts_with(t.as_str())) {
-                full = format!("{r}{}", &shown[t.len()..]);
-            } else if !prefix.is_empty() && !paths::is_absolute(shown.as_bytes()) {
-                full = format!("{prefix}{shown}");
-            }
-            files.push(full);
-        }
-        files
-    }
-
     /// Lines of `pc` elements, or backtraces, each element's answer the
     /// file of its index in `files` (`lines` gives each line's indexes, and
     /// whether it is a backtrace of a frame per index).
@@ -913,11 +874,11 @@ mod property {
     /// The paths of `pc` and `bt` elements as shown, in order, with the
     /// stated directory (in the backtraces right below it) and tokens put
     /// back as the legends above them state them.
-    fn expand_mixed(out: &str) -> Vec<String> {
+    fn expand(out: &str) -> Vec<String> {
         let mut prefix = String::new();
         let mut roots: Vec<(String, String)> = Vec::new();
         let mut files = Vec::new();
-        let expand = |shown: &str, roots: &[(String, String)]| {
+        let with_root = |shown: &str, roots: &[(String, String)]| {
             roots
                 .iter()
                 .find(|(t, _)| shown.starts_with(t.as_str()))
@@ -942,7 +903,7 @@ mod property {
             }
             if let Some((_, rest)) = line.split_once(" in frame_fn ") {
                 let (shown, _) = rest.rsplit_once(":1 (").expect("a bt location");
-                let full = match expand(shown, &roots) {
+                let full = match with_root(shown, &roots) {
                     Some(full) => full,
                     None if !prefix.is_empty() && !paths::is_absolute(shown.as_bytes()) => {
                         format!("{prefix}{shown}")
@@ -960,7 +921,7 @@ mod property {
                     .strip_suffix(":1")
                     .or_else(|| shown.strip_suffix(":1 "));
                 let shown = shown.expect("a pc location");
-                files.push(expand(shown, &roots).unwrap_or_else(|| shown.to_string()));
+                files.push(with_root(shown, &roots).unwrap_or_else(|| shown.to_string()));
             }
         }
         files
@@ -991,7 +952,7 @@ mod property {
                 .flat_map(|(_, l)| l)
                 .map(|&i| paths::normalize(&files[i]))
                 .collect();
-            prop_assert_eq!(expand_mixed(&out), want, "{}", out);
+            prop_assert_eq!(expand(&out), want, "{}", out);
         }
 
         /// Whatever the paths and however the input arrives, every path shown
