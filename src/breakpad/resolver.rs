@@ -275,7 +275,7 @@ impl BreakpadSymbols {
             .filter(|l| l.contains(addr));
         let chain = self.inline_chain(f, addr);
 
-        let mut frames = Vec::with_capacity(chain.len() + 1);
+        let mut frames = Frames::with_capacity(chain.len() + 1);
         // Innermost: the deepest inlined function (or the FUNC itself) at
         // the line record's location.
         let innermost = match chain.last() {
@@ -303,7 +303,7 @@ impl BreakpadSymbols {
             });
         }
         CodeInfo {
-            frames: frames.into(),
+            frames,
             symbol: Some(SymbolHit {
                 name: self.name(f.name),
                 address: f.address.saturating_add(self.image_base),

@@ -7,7 +7,7 @@ use crate::base::mapped::FileMap;
 use super::parser::{GsymView, Layout};
 use super::types::{GsymError, LookupResult};
 use crate::symbols::{
-    CodeInfo, CodeWant, DataInfo, DataWant, Frame, Miss, SymbolHit, SymbolSource, Text,
+    CodeInfo, CodeWant, DataInfo, DataWant, Frame, Frames, Miss, SymbolHit, SymbolSource, Text,
 };
 
 enum Backing {
@@ -106,12 +106,9 @@ fn to_code_info(r: LookupResult, with_frames: bool) -> CodeInfo {
             })
             .collect()
     } else {
-        Vec::new()
+        Frames::new()
     };
-    CodeInfo {
-        frames: frames.into(),
-        symbol,
-    }
+    CodeInfo { frames, symbol }
 }
 
 impl SymbolSource for GsymFile {
