@@ -48,7 +48,7 @@ use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
 
-use super::kept::{Made, PerAnswer, Spans};
+use super::kept::{Made, PerAnswer, Spans, SpansView};
 use super::num::Hex;
 use super::paths::{self, Class, Token};
 use super::{ContextEvent, Event, Line, Lookup, Place, Render, RenderOptions, Resolved};
@@ -166,20 +166,20 @@ enum ShownFrames<'a> {
 }
 
 impl ShownFrames<'_> {
-    fn frames(&self) -> &[Shown] {
+    fn view(&self) -> SpansView<'_, Shown> {
         match self {
-            ShownFrames::Kept(answer) => &answer.frames,
-            ShownFrames::Made(made) => &made.frames,
+            ShownFrames::Kept(answer) => answer.view(),
+            ShownFrames::Made(made) => made.view(),
         }
+    }
+
+    fn frames(&self) -> &[Shown] {
+        self.view().frames
     }
 
     /// The location text of `located` and the length of its path.
     fn located(&self, (range, path_len): &Located) -> (&[u8], usize) {
-        let text = match self {
-            ShownFrames::Kept(answer) => &answer.text[..],
-            ShownFrames::Made(made) => &made.text[..],
-        };
-        (&text[range.clone()], *path_len)
+        (self.view().span(range), *path_len)
     }
 }
 

@@ -54,6 +54,29 @@ impl<F> Clone for Spans<F> {
     }
 }
 
+impl<F> Spans<F> {
+    pub(crate) fn view(&self) -> SpansView<'_, F> {
+        SpansView {
+            frames: &self.frames,
+            text: &self.text,
+        }
+    }
+}
+
+/// Frames with their texts as spans of one buffer, as a printer reads
+/// them: from a kept [`Spans`], or from what it has just [`Made`].
+pub(crate) struct SpansView<'a, F> {
+    pub(crate) frames: &'a [F],
+    pub(crate) text: &'a [u8],
+}
+
+impl<'a, F> SpansView<'a, F> {
+    /// The text of one span.
+    pub(crate) fn span(&self, range: &std::ops::Range<usize>) -> &'a [u8] {
+        &self.text[range.clone()]
+    }
+}
+
 /// A new answer's frames and their texts as a printer makes them, in
 /// buffers it keeps from one answer to the next: shown from here the first
 /// time the answer is asked for, made into [`Spans`] to keep the second.
@@ -67,6 +90,15 @@ impl<F> Default for Made<F> {
         Made {
             frames: Vec::new(),
             text: Vec::new(),
+        }
+    }
+}
+
+impl<F> Made<F> {
+    pub(crate) fn view(&self) -> SpansView<'_, F> {
+        SpansView {
+            frames: &self.frames,
+            text: &self.text,
         }
     }
 }

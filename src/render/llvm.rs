@@ -12,7 +12,7 @@ use std::io::{self, Write};
 use std::ops::Range;
 use std::sync::Arc;
 
-use super::kept::{Made, PerAnswer, Spans};
+use super::kept::{Made, PerAnswer, Spans, SpansView};
 use super::num::Hex;
 use super::{ContextEvent, Event, Line, Lookup, Render, Resolved};
 use crate::context::{Module, Region};
@@ -92,20 +92,17 @@ enum Shown {
 }
 
 /// A code answer's frames and their texts, as shown.
-struct View<'a> {
-    frames: &'a [LFrame],
-    text: &'a [u8],
-}
+type View<'a> = SpansView<'a, LFrame>;
 
-impl View<'_> {
-    fn function(&self, f: &LFrame) -> &[u8] {
-        &self.text[f.function.clone()]
+impl<'a> View<'a> {
+    fn function(&self, f: &LFrame) -> &'a [u8] {
+        self.span(&f.function)
     }
-    fn file(&self, f: &LFrame) -> &[u8] {
-        &self.text[f.file.clone()]
+    fn file(&self, f: &LFrame) -> &'a [u8] {
+        self.span(&f.file)
     }
-    fn body(&self, f: &LFrame) -> &[u8] {
-        &self.text[f.body.clone()]
+    fn body(&self, f: &LFrame) -> &'a [u8] {
+        self.span(&f.body)
     }
 }
 
@@ -250,12 +247,11 @@ impl Llvm {
 
     /// The frames of `shown`.
     fn view<'a>(&'a self, shown: &'a Shown) -> View<'a> {
-        let (frames, text) = match shown {
-            Shown::Kept(answer) => (&answer.frames[..], &answer.text[..]),
-            Shown::Made => (&self.made.frames[..], &self.made.text[..]),
-            Shown::Failed => (&self.failed.frames[..], &self.failed.text[..]),
-        };
-        View { frames, text }
+        match shown {
+            Shown::Kept(answer) => answer.view(),
+            Shown::Made => self.made.view(),
+            Shown::Failed => self.failed.view(),
+        }
     }
 
     fn ending(crlf: bool) -> &'static [u8] {
