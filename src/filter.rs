@@ -349,7 +349,12 @@ impl Filter {
             false => None,
         };
         let el = match parse_element(bytes, llvm_read.as_ref().unwrap_or(raw)) {
-            Ok(el) => el,
+            Ok(el) => {
+                if let Some(w) = crate::markup::surplus_fields(bytes, raw) {
+                    self.report(bytes, number, w.at, &w.message);
+                }
+                el
+            }
             Err(e) => {
                 self.report(bytes, number, e.at, &e.message);
                 return if contextual {

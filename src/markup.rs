@@ -390,6 +390,42 @@ fn check_exactly(el: &RawElement, tag: &str, n: usize) -> Result<(), MarkupError
     Ok(())
 }
 
+/// How many fields an element of `tag` takes at most, and whether fewer
+/// may be given (`pc` and `bt` take an optional type): `None` for an
+/// element that takes a body (`hexdict`) or an unknown tag.
+fn fields_taken(tag: &[u8]) -> Option<(usize, bool)> {
+    match tag {
+        b"reset" => Some((0, false)),
+        b"symbol" | b"data" => Some((1, false)),
+        b"dumpfile" => Some((2, false)),
+        b"pc" => Some((2, true)),
+        b"bt" => Some((3, true)),
+        b"module" => Some((4, false)),
+        b"mmap" => Some((6, false)),
+        _ => None,
+    }
+}
+
+/// A warning for an element with more fields than its tag takes: the
+/// element is still read, from the fields it takes, and the rest are
+/// ignored (as LLVM 22 reads it, which warns at the same place: the end of
+/// the tag).
+pub fn surplus_fields(line: &[u8], el: &RawElement) -> Option<MarkupError> {
+    let (most, optional) = fields_taken(el.tag(line))?;
+    let found = el.fields.len();
+    if found <= most {
+        return None;
+    }
+    let tag = String::from_utf8_lossy(el.tag(line));
+    let expected = if optional { "at most " } else { "" };
+    Some(err(
+        el.tag.end,
+        format!(
+            "expected {expected}{most} field(s) in '{tag}', found {found}; extra fields are ignored"
+        ),
+    ))
+}
+
 /// The element as LLVM 22 reads it, when that differs from the spec's
 /// reading: LLVM reads the type field of a `pc` or `bt` only when it is the
 /// last field; with a field after it the type is ignored (not even checked)
@@ -663,6 +699,84 @@ mod tests {
             })
             .expect("an element");
         parse_element(line, &raw)
+    }
+
+    /// [`surplus_fields`] of the first element of `line`, as (column from
+    /// 1, message).
+    fn surplus(line: &[u8]) -> Option<(usize, String)> {
+        let raw = nodes(line).into_iter().find_map(|n| match n {
+            Node::Element(e) => Some(e),
+            _ => None,
+        })?;
+        surplus_fields(line, &raw).map(|e| (e.at + 1, e.message))
+    }
+
+    #[test]
+    fn surplus_fields_are_named_where_llvm_names_them() {
+        let cases: [(&[u8], usize, &str); 8] = [
+            (
+                b"{{{reset:}}}",
+                9,
+                "expected 0 field(s) in 'reset', found 1",
+            ),
+            (
+                b"x {{{symbol:a:b}}}",
+                12,
+                "expected 1 field(s) in 'symbol', found 2",
+            ),
+            (
+                b"{{{data:0x1:}}}",
+                8,
+                "expected 1 field(s) in 'data', found 2",
+            ),
+            (
+                b"{{{dumpfile:a:b:c}}}",
+                12,
+                "expected 2 field(s) in 'dumpfile', found 3",
+            ),
+            (
+                b"{{{pc:0x9:ra:x}}}",
+                6,
+                "expected at most 2 field(s) in 'pc', found 3",
+            ),
+            (
+                b"{{{bt:0:0x9:pc::}}}",
+                6,
+                "expected at most 3 field(s) in 'bt', found 5",
+            ),
+            (
+                b"{{{module:0:a:elf:ab:}}}",
+                10,
+                "expected 4 field(s) in 'module', found 5",
+            ),
+            (
+                b"{{{mmap:0:1:load:0:r:0:x}}}",
+                8,
+                "expected 6 field(s) in 'mmap', found 7",
+            ),
+        ];
+        for (line, column, message) in cases {
+            let what = String::from_utf8_lossy(line);
+            let (c, m) = surplus(line).unwrap_or_else(|| panic!("no warning for {what}"));
+            assert_eq!(
+                (c, m),
+                (column, format!("{message}; extra fields are ignored")),
+                "{what}"
+            );
+        }
+        // As many fields as taken (or fewer: an error elsewhere), a body,
+        // and unknown tags: nothing to say.
+        for line in [
+            &b"{{{reset}}}"[..],
+            b"{{{pc:0x1:ra}}}",
+            b"{{{bt:0:0x1}}}",
+            b"{{{symbol}}}",
+            b"{{{module:0:a:elf:ab}}}",
+            b"{{{hexdict:A: 0x1 B: 0x2}}}",
+            b"{{{foo:a:b:c:d:e:f:g}}}",
+        ] {
+            assert_eq!(surplus(line), None, "{}", String::from_utf8_lossy(line));
+        }
     }
 
     #[test]

@@ -135,3 +135,121 @@ fn sanitizer_reports_symbolize_every_own_frame() {
         );
     }
 }
+
+/// The located diagnostics of a stderr: (input line, column) of each.
+type Located = Vec<(Vec<u8>, usize)>;
+
+/// LLVM's diagnostics with a location, from its stderr: a `warning:` or
+/// `error:` line, the whole input line, and a caret under the column. Those
+/// saying that no mmap covers an address are marked: LLVM puts the caret at
+/// the element's first field, symfilter at the address.
+fn llvm_located(err: &[u8]) -> Vec<(Vec<u8>, usize, bool)> {
+    let lines: Vec<&[u8]> = err.split(|&b| b == b'\n').collect();
+    let mut found = Vec::new();
+    for (i, message) in lines.iter().enumerate() {
+        let located = message.starts_with(b"warning: ") || message.starts_with(b"error: ");
+        let (Some(input), Some(caret)) = (lines.get(i + 1), lines.get(i + 2)) else {
+            continue;
+        };
+        let spaces = caret.iter().take_while(|&&b| b == b' ').count();
+        if located && caret.get(spaces..) == Some(&b"^"[..]) {
+            let input = input.strip_suffix(b"\r").unwrap_or(input).to_vec();
+            found.push((
+                input,
+                spaces + 1,
+                message.ends_with(b"no mmap covers address"),
+            ));
+        }
+    }
+    found
+}
+
+/// symfilter's diagnostics with a location (`symfilter: <stdin>:LINE:COLUMN:
+/// ...`) as (input line, column), but for modules without symbols, which
+/// LLVM reports without a location.
+fn our_located(err: &[u8], log: &[u8]) -> Located {
+    let input: Vec<&[u8]> = log.split(|&b| b == b'\n').collect();
+    String::from_utf8_lossy(err)
+        .lines()
+        .filter_map(|l| {
+            let rest = l.strip_prefix("symfilter: <stdin>:")?;
+            let mut parts = rest.splitn(3, ':');
+            let line: usize = parts.next()?.parse().ok()?;
+            let column: usize = parts.next()?.parse().ok()?;
+            if parts
+                .next()?
+                .trim_start()
+                .starts_with("no symbols for module")
+            {
+                return None;
+            }
+            let text = input.get(line.checked_sub(1)?)?;
+            Some((text.strip_suffix(b"\r").unwrap_or(text).to_vec(), column))
+        })
+        .collect()
+}
+
+/// Every input line LLVM 22 diagnoses (warning or error, with a location)
+/// symfilter diagnoses too, as many times and at the same column (but for
+/// an address no mmap covers, which symfilter points at), and no other
+/// line: compared with LLVM's stored stderr over the whole suite.
+#[test]
+fn diagnoses_the_lines_llvm_does() {
+    let mut failures = Vec::new();
+    for log in suite_logs() {
+        let name = log
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .into_owned();
+        let theirs =
+            llvm_located(&std::fs::read(log.with_extension("llvm.err")).expect("LLVM's stderr"));
+        let out = common::command()
+            .current_dir(dir())
+            .env_remove("DEBUGINFOD_URLS")
+            .args([
+                "--format=llvm",
+                "--color=never",
+                "--no-debuginfod",
+                "--no-default-paths",
+            ])
+            .args(["--build-id-dir", "../debug"])
+            .stdin(std::fs::File::open(&log).expect("open log"))
+            .output()
+            .expect("run symfilter");
+        let mut ours = our_located(&out.stderr, &std::fs::read(&log).expect("read log"));
+        let mut lines_theirs: Vec<&[u8]> = theirs.iter().map(|(l, _, _)| l.as_slice()).collect();
+        let mut lines_ours: Vec<&[u8]> = ours.iter().map(|(l, _)| l.as_slice()).collect();
+        lines_theirs.sort();
+        lines_ours.sort();
+        if lines_theirs != lines_ours {
+            failures.push(format!(
+                "{name}: lines diagnosed differ\n  LLVM: {:?}\n  ours: {:?}",
+                lines_theirs
+                    .iter()
+                    .map(|l| String::from_utf8_lossy(l))
+                    .collect::<Vec<_>>(),
+                lines_ours
+                    .iter()
+                    .map(|l| String::from_utf8_lossy(l))
+                    .collect::<Vec<_>>()
+            ));
+            continue;
+        }
+        for (line, column, unmapped) in &theirs {
+            if *unmapped {
+                continue;
+            }
+            match ours.iter().position(|(l, c)| l == line && c == column) {
+                Some(i) => {
+                    ours.swap_remove(i);
+                }
+                None => failures.push(format!(
+                    "{name}: LLVM diagnoses column {column} of {:?}, symfilter does not",
+                    String::from_utf8_lossy(line)
+                )),
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
