@@ -157,6 +157,69 @@ def main():
     with open(os.path.join(HERE, "edge_cases.log"), "w", newline="") as f:
         f.write("\n".join(lines))
 
+    # The kinds of case LLVM's own lit tests of the filter check (field parsing, modules,
+    # mmaps, resets, context lines with text around them, element positions), in values of
+    # our own, around the same module.
+    m = Module(3, "app_c_O2", 0x500000000)
+    f0, f1 = m.funcs[0][0], m.funcs[1][0]
+    base = 0x600000000
+    lines = ["{{{reset}}}"] + m.context() + [
+        "modes:",
+        "{{{module:4:modes.so:elf:c0ffee}}}",
+        "{{{mmap:%#x:0x10:load:4:r:0x0}}}" % base,
+        "{{{mmap:%#x:0x10:load:4:w:0x0}}}" % (base + 0x10),
+        "{{{mmap:%#x:0x10:load:4:x:0x0}}}" % (base + 0x20),
+        "{{{mmap:%#x:0x10:load:4:rwx:0x0}}}" % (base + 0x30),
+        "{{{mmap:%#x:0x10:load:4:RWX:0x0}}}" % (base + 0x40),
+        "{{{mmap:%#x:0x20:load:4:rx:0x10}}}" % (base + 0x50),
+        "bad mmaps:",
+        "{{{mmap}}}",
+        "{{{mmap:%#x:0x10:stack}}}" % (base + 0x100),
+        "{{{mmap:%#x:0x10:load}}}" % (base + 0x100),
+        "{{{mmap:12:0x10:load:4:r:0x0}}}",
+        "{{{mmap:%#x:-16:load:4:r:0x0}}}" % (base + 0x100),
+        "{{{mmap:%#x:0x10:load:4::0x0}}}" % (base + 0x100),
+        "{{{mmap:%#x:0x10:load:4:q:0x0}}}" % (base + 0x100),
+        "{{{mmap:%#x:0x10:load:4:xr:0x0}}}" % (base + 0x100),
+        "overlaps:",
+        "{{{mmap:%#x:0x10:load:4:r:0x0}}}" % (base + 0x58),
+        "{{{mmap:%#x:0x10:load:4:r:0x0}}}" % (base + 0x48),
+        "{{{mmap:%#x:0x40:load:4:r:0x0}}}" % (base + 0x48),
+        "mmap fields: {{{mmap:0x6f:1:other}}} {{{mmap:000:1:other}}} {{{mmap::1:other}}}"
+        " {{{mmap:77:1:other}}} {{{mmap:0xzz:1:other}}}",
+        "modules:",
+        "{{{module}}}",
+        "{{{module:5:e.so:pe}}}",
+        "{{{module:4:again.so:elf:beef}}}",
+        "{{{module:6:f.so:elf}}}",
+        "{{{module:10::elf:01}}}",
+        "{{{module:::elf:01}}}",
+        "{{{module:-2::elf:01}}}",
+        "{{{module:013::elf:01}}}",
+        "{{{module:018::elf:01}}}",
+        "{{{module:0x1f::elf:01}}}",
+        "{{{module:0x1z::elf:01}}}",
+        "{{{module:0X::elf:01}}}",
+        "{{{module:20::elf:}}}",
+        "{{{module:21::elf:1}}}",
+        "{{{module:22::elf:EE}}}",
+        "{{{module:23::elf:ez}}}",
+        "around context: keep{{{module:24:g.so:elf:aa}}}cut",
+        "cut{{{mmap:0x700000000:0x10:load:24:r:0x0}}}cut",
+        "pcs: {{{pc:%#x}}} {{{pc:%#x:ra}}} {{{pc:%#x:pc}}} {{{pc:%#x:}}} {{{pc:0x0}}}"
+        % (m.addr(f0), m.addr(f0 + 4), m.addr(f1), m.addr(f1)),
+        "bts: {{{bt:0:%#x:}}} {{{bt:1:%#x:pc:}}} {{{bt}}} {{{bt:2:0x4}}}" % (m.addr(f0), m.addr(f1)),
+        "data: {{{data:%#x}}} {{{data:0x4}}}" % m.addr(m.objs[0][0] if m.objs else 0x3000),
+        "two symbols {{{symbol:_Z4lit1v}}} and {{{symbol}}} {{{symbol}}}",
+        "tags {{{t3g}}} {{{tAg:x}}}",
+        "  {{{reset}}}",
+        "{{{module:3:reused:elf:0011}}}",
+        "{{{mmap:0x800000000:0x1000:load:3:r:0x0}}}",
+        "after reuse {{{pc:0x800000010}}}",
+        "{{{reset:}}}",
+    ]
+    write("lit_cases", lines)
+
     unreadable_files()
 
 
