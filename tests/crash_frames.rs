@@ -99,7 +99,7 @@ fn json_frames(json: &str, src: &str) -> Vec<String> {
     frames
 }
 
-/// ASan (C with a shared library and inlined frames, C++), TSan and UBSan
+/// ASan (C with a shared library and inlined frames, C++), TSan, UBSan and MSan
 /// reports printed with `symbolize=0`, filtered, give the frames the same
 /// program's report gives with the runtime's own symbolizer
 /// (llvm-symbolizer 22), frame by frame, inlined frames included.
@@ -113,7 +113,7 @@ fn sanitizer_reports_match_the_runtimes_own_symbolization() {
     assert!(status.success());
     let src = root().join("testdata/src");
     let src = src.to_str().expect("UTF-8 path");
-    for name in ["asan_c", "asan_cpp", "tsan", "ubsan"] {
+    for name in ["asan_c", "asan_cpp", "tsan", "ubsan", "msan"] {
         let raw = std::fs::read_to_string(dir.path().join(format!("{name}.raw"))).expect("raw");
         let sym = std::fs::read_to_string(dir.path().join(format!("{name}.sym"))).expect("sym");
         let want = runtime_frames(&sym, src);

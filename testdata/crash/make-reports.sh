@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the sanitizer fixtures (clang-22: ASan on C with a shared library
-# and an inlined helper, ASan on C++, TSan, UBSan) into OUT and records each
+# and an inlined helper, ASan on C++, TSan, UBSan, MSan with origins) into OUT and records each
 # report twice: NAME.raw with symbolize=0 (what symfilter's crash-frame
 # recogniser reads) and NAME.sym with the runtime's own symbolizer
 # (llvm-symbolizer 22), the reference it is compared with.
@@ -20,6 +20,7 @@ $CC -O1 -fsanitize=address "${common[@]}" -o asan_c "$src/asan_main.c" -L. -lasa
 $CXX -O1 -fsanitize=address "${common[@]}" -o asan_cpp "$src/asan_cpp.cpp"
 $CC -O1 -fsanitize=thread "${common[@]}" -o tsan "$src/tsan_race.c"
 $CC -O0 -fsanitize=undefined "${common[@]}" -o ubsan "$src/ubsan.c"
+$CC -O1 -fsanitize=memory -fsanitize-memory-track-origins "${common[@]}" -o msan "$src/msan.c"
 
 # Each report twice; the exit status is the sanitizer's (not zero).
 report() {
@@ -32,3 +33,4 @@ report asan_c ASAN_OPTIONS ""
 report asan_cpp ASAN_OPTIONS ""
 report tsan TSAN_OPTIONS ""
 report ubsan UBSAN_OPTIONS ":print_stacktrace=1"
+report msan MSAN_OPTIONS ""
