@@ -5,26 +5,33 @@
 
 use crate::common;
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 
 fn dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/llvm-diff")
 }
 
 fn run_format(log: &Path, format: &str) -> Vec<u8> {
+    run_with(log, &[format, "--color=never"])
+}
+
+/// symfilter's stdout on `log` with `args`, the suite's symbol tree and nothing else.
+fn run_with(log: &Path, args: &[&str]) -> Vec<u8> {
+    run_both(log, args).0
+}
+
+/// symfilter's stdout and stderr on `log` with `args`, as [`run_with`].
+fn run_both(log: &Path, args: &[&str]) -> (Vec<u8>, Vec<u8>) {
     let out = common::command()
         .current_dir(dir())
         .env_remove("DEBUGINFOD_URLS")
+        .args(args)
         .args([
-            format,
-            "--color=never",
             "--no-debuginfod",
             "--no-default-paths",
             "--build-id-dir",
             "../debug",
         ])
         .stdin(std::fs::File::open(log).expect("open log"))
-        .stderr(Stdio::null())
         .output()
         .expect("run symfilter");
     assert!(
@@ -32,7 +39,7 @@ fn run_format(log: &Path, format: &str) -> Vec<u8> {
         "symfilter failed on {}",
         log.display()
     );
-    out.stdout
+    (out.stdout, out.stderr)
 }
 
 fn suite_logs() -> Vec<PathBuf> {
@@ -56,9 +63,13 @@ fn llvm_format_matches_llvm_symbolizer_22() {
         logs.len()
     );
     let mut failures = Vec::new();
-    for log in &logs {
-        let ours = run_format(log, "--format=llvm");
-        let expected = std::fs::read(log.with_extension("llvm.out")).expect("read LLVM's output");
+    let runs = [
+        (["--format=llvm", "--color=never"], "llvm.out"),
+        (["--format=llvm", "--color=always"], "llvm-color.out"),
+    ];
+    for (log, (args, extension)) in logs.iter().flat_map(|l| runs.iter().map(move |r| (l, r))) {
+        let ours = run_with(log, args);
+        let expected = std::fs::read(log.with_extension(extension)).expect("read LLVM's output");
         if ours != expected {
             let got = String::from_utf8_lossy(&ours);
             let want = String::from_utf8_lossy(&expected);
@@ -68,8 +79,9 @@ fn llvm_format_matches_llvm_symbolizer_22() {
                 .position(|(a, b)| a != b)
                 .unwrap_or(got.lines().count().min(want.lines().count()));
             failures.push(format!(
-                "{}: first difference at line {}:\n  got:  {:?}\n  want: {:?}",
+                "{} ({}): first difference at line {}:\n  got:  {:?}\n  want: {:?}",
                 log.file_name().unwrap_or_default().to_string_lossy(),
+                args[1],
                 first + 1,
                 got.lines().nth(first).unwrap_or("<end>"),
                 want.lines().nth(first).unwrap_or("<end>")
@@ -204,20 +216,8 @@ fn diagnoses_the_lines_llvm_does() {
             .into_owned();
         let theirs =
             llvm_located(&std::fs::read(log.with_extension("llvm.err")).expect("LLVM's stderr"));
-        let out = common::command()
-            .current_dir(dir())
-            .env_remove("DEBUGINFOD_URLS")
-            .args([
-                "--format=llvm",
-                "--color=never",
-                "--no-debuginfod",
-                "--no-default-paths",
-            ])
-            .args(["--build-id-dir", "../debug"])
-            .stdin(std::fs::File::open(&log).expect("open log"))
-            .output()
-            .expect("run symfilter");
-        let mut ours = our_located(&out.stderr, &std::fs::read(&log).expect("read log"));
+        let (_, err) = run_both(&log, &["--format=llvm", "--color=never"]);
+        let mut ours = our_located(&err, &std::fs::read(&log).expect("read log"));
         let mut lines_theirs: Vec<&[u8]> = theirs.iter().map(|(l, _, _)| l.as_slice()).collect();
         let mut lines_ours: Vec<&[u8]> = ours.iter().map(|(l, _)| l.as_slice()).collect();
         lines_theirs.sort();
