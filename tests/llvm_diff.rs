@@ -253,3 +253,139 @@ fn diagnoses_the_lines_llvm_does() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// The system's own debug files, symbolized by both tools: every ELF file
+/// of `/usr/lib/debug/.build-id` (Debian's `libc6-dbg`, which `.ci/run`
+/// installs: libc, libm, the dynamic loader, the gconv modules, ...),
+/// mapped as its program headers say, and 100 addresses drawn from each
+/// executable segment as a `pc` and as a `bt` (inlined frames and all):
+/// `--format=llvm` is byte-identical to LLVM 22's output made in the same
+/// run. Inputs neither the tests nor the fixtures chose.
+#[test]
+fn system_debug_files_match_llvm_symbolizer_22() {
+    use object::{Object, ObjectSegment};
+    let root = Path::new("/usr/lib/debug/.build-id");
+    let sorted = |dir: &Path| -> Vec<PathBuf> {
+        let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+            .map(|r| r.filter_map(|e| e.ok().map(|e| e.path())).collect())
+            .unwrap_or_default();
+        v.sort();
+        v
+    };
+    // A fixed sequence (an LCG), so a failure reproduces.
+    let mut state: u64 = 20261127;
+    let mut next = |below: u64| {
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (state >> 33) % below.max(1)
+    };
+    let mut log = String::from("{{{reset}}}\n");
+    let mut modules = 0u64;
+    for dir in sorted(root).iter().filter(|d| d.is_dir()) {
+        for file in sorted(dir) {
+            let (Some(prefix), Some(stem)) = (
+                dir.file_name().and_then(|n| n.to_str()),
+                file.file_name()
+                    .and_then(|n| n.to_str())
+                    .and_then(|n| n.strip_suffix(".debug")),
+            ) else {
+                continue;
+            };
+            let Ok(data) = std::fs::read(&file) else {
+                continue;
+            };
+            let Ok(obj) = object::File::parse(&*data) else {
+                continue;
+            };
+            let base = 0x7e00_0000_0000 + (modules << 32);
+            let mut lines = vec![format!(
+                "{{{{{{module:{modules}:m{modules}.so:elf:{prefix}{stem}}}}}}}"
+            )];
+            let mut code = Vec::new();
+            for seg in obj.segments() {
+                let object::SegmentFlags::Elf { p_flags, p_type } = seg.flags() else {
+                    continue;
+                };
+                if p_type != object::elf::PT_LOAD {
+                    continue;
+                }
+                let p_flags = p_flags.0;
+                let (start, end) = (seg.address() & !0xfff, seg.address() + seg.size());
+                if seg.size() == 0 {
+                    continue;
+                }
+                let mode: String = [(4, 'r'), (2, 'w'), (1, 'x')]
+                    .iter()
+                    .filter(|(bit, _)| p_flags & bit != 0)
+                    .map(|&(_, c)| c)
+                    .collect();
+                let size = ((end + 0xfff) & !0xfff) - start;
+                lines.push(format!(
+                    "{{{{{{mmap:{:#x}:{size:#x}:load:{modules}:{mode}:{start:#x}}}}}}}",
+                    base + start
+                ));
+                if p_flags & 1 != 0 {
+                    code.push((seg.address(), seg.size()));
+                }
+            }
+            if code.is_empty() {
+                continue;
+            }
+            for (address, size) in code {
+                for _ in 0..100 {
+                    let a = base + address + next(size);
+                    lines.push(format!(
+                        "pc {{{{{{pc:{a:#x}}}}}}} bt {{{{{{bt:0:{a:#x}}}}}}}"
+                    ));
+                }
+            }
+            log.push_str(&lines.join("\n"));
+            log.push('\n');
+            modules += 1;
+        }
+    }
+    assert!(
+        modules >= 10,
+        "only {modules} debug files in {} (install libc6-dbg)",
+        root.display()
+    );
+    let work = tempfile::tempdir().expect("tempdir");
+    let path = work.path().join("system.log");
+    std::fs::write(&path, &log).expect("write the log");
+    let llvm = std::process::Command::new("/usr/lib/llvm-22/bin/llvm-symbolizer")
+        .args(["--filter-markup", "--debug-file-directory=/usr/lib/debug"])
+        .stdin(std::fs::File::open(&path).expect("open log"))
+        .output()
+        .expect("run llvm-symbolizer 22");
+    let ours = common::command()
+        .env_remove("DEBUGINFOD_URLS")
+        .args([
+            "--format=llvm",
+            "--color=never",
+            "--no-debuginfod",
+            "--no-default-paths",
+        ])
+        .args(["--build-id-dir", "/usr/lib/debug"])
+        .stdin(std::fs::File::open(&path).expect("open log"))
+        .output()
+        .expect("run symfilter");
+    assert!(ours.status.success());
+    if ours.stdout != llvm.stdout {
+        let (got, want) = (
+            String::from_utf8_lossy(&ours.stdout),
+            String::from_utf8_lossy(&llvm.stdout),
+        );
+        let first = got
+            .lines()
+            .zip(want.lines())
+            .position(|(a, b)| a != b)
+            .unwrap_or(0);
+        panic!(
+            "{modules} debug files: first difference at output line {}:\n  got:  {:?}\n  want: {:?}",
+            first + 1,
+            got.lines().nth(first).unwrap_or("<end>"),
+            want.lines().nth(first).unwrap_or("<end>")
+        );
+    }
+}
