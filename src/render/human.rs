@@ -255,23 +255,17 @@ impl Human {
     }
 
     /// Each frame's normalised path and location text: kept from the
-    /// second time `info` is asked for (see [`PerAnswer::kept_or_make`]).
+    /// second time `info` is asked for (see [`PerAnswer::kept_or_made`]).
     fn shown(&self, info: &Arc<CodeInfo>) -> ShownFrames<'_> {
-        let kept = self
-            .kept
-            .borrow_mut()
-            .kept_or_make(info, |info| {
-                let mut made = self.made.borrow_mut();
-                self.make_shown(&mut made, info);
-                made.kept()
-            })
-            .cloned();
+        let kept =
+            self.kept
+                .borrow_mut()
+                .kept_or_made(info, &mut self.made.borrow_mut(), |made, info| {
+                    self.make_shown(made, info)
+                });
         match kept {
             Some(answer) => ShownFrames::Kept(answer),
-            None => {
-                self.make_shown(&mut self.made.borrow_mut(), info);
-                ShownFrames::Made(self.made.borrow())
-            }
+            None => ShownFrames::Made(self.made.borrow()),
         }
     }
 

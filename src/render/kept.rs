@@ -172,6 +172,30 @@ impl<V> Default for PerAnswer<V> {
     }
 }
 
+impl<F: Clone> PerAnswer<Spans<F>> {
+    /// The kept frames for `info`; else `None`, with `info`'s frames made
+    /// by `make` in `made` to show from there: the first time the answer
+    /// is asked for (see [`PerAnswer::kept_or_make`]). The second time
+    /// they are made there too, and kept.
+    pub(crate) fn kept_or_made(
+        &mut self,
+        info: &Arc<CodeInfo>,
+        made: &mut Made<F>,
+        make: impl Fn(&mut Made<F>, &CodeInfo),
+    ) -> Option<Spans<F>> {
+        let kept = self
+            .kept_or_make(info, |info| {
+                make(made, info);
+                made.kept()
+            })
+            .cloned();
+        if kept.is_none() {
+            make(made, info);
+        }
+        kept
+    }
+}
+
 impl<V: Weigh> PerAnswer<V> {
     /// The kept value for `info`, or one made by `make` and kept; `None`
     /// the first time `info` is asked for, when nothing is made: the

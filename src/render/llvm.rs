@@ -229,19 +229,11 @@ impl Llvm {
     }
 
     /// [`llvm_frames`] for `info`: kept from the second time it is asked
-    /// for (see [`PerAnswer::kept_or_make`]).
+    /// for (see [`PerAnswer::kept_or_made`]).
     fn frames(&mut self, info: &Arc<CodeInfo>) -> Shown {
-        let made = &mut self.made;
-        let kept = self.kept.kept_or_make(info, |info| {
-            llvm_frames(made, info);
-            made.kept()
-        });
-        match kept {
-            Some(answer) => Shown::Kept(answer.clone()),
-            None => {
-                llvm_frames(&mut self.made, info);
-                Shown::Made
-            }
+        match self.kept.kept_or_made(info, &mut self.made, llvm_frames) {
+            Some(answer) => Shown::Kept(answer),
+            None => Shown::Made,
         }
     }
 
