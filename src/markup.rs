@@ -377,6 +377,16 @@ fn check_at_least(el: &RawElement, tag: &str, n: usize) -> Result<(), MarkupErro
     Ok(())
 }
 
+/// Fewer fields than `tag` takes (see [`fields_taken`]) is an error.
+#[inline(always)]
+fn check_fields(el: &RawElement, tag: &str) -> Result<(), MarkupError> {
+    match fields_taken(tag.as_bytes()) {
+        Some((most, true)) => check_at_least(el, tag, most - 1),
+        Some((most, false)) => check_exactly(el, tag, most),
+        None => Ok(()),
+    }
+}
+
 fn check_exactly(el: &RawElement, tag: &str, n: usize) -> Result<(), MarkupError> {
     if el.fields.len() < n {
         return Err(err(
@@ -390,9 +400,13 @@ fn check_exactly(el: &RawElement, tag: &str, n: usize) -> Result<(), MarkupError
     Ok(())
 }
 
-/// How many fields an element of `tag` takes at most, and whether fewer
-/// may be given (`pc` and `bt` take an optional type): `None` for an
-/// element that takes a body (`hexdict`) or an unknown tag.
+/// How many fields an element of `tag` takes at most, and whether one
+/// fewer may be given (`pc` and `bt` take an optional type): `None` for an
+/// element that takes a body (`hexdict`) or an unknown tag. What
+/// [`parse_element`] requires and [`surplus_fields`] warns about.
+/// Inlined so that the checks of [`parse_element`], which name their tag,
+/// fold to the counts.
+#[inline(always)]
 fn fields_taken(tag: &[u8]) -> Option<(usize, bool)> {
     match tag {
         b"reset" => Some((0, false)),
@@ -459,11 +473,11 @@ pub fn parse_element<'a>(line: &'a [u8], el: &RawElement) -> Result<Element<'a>,
     let r = |i: usize| -> &Range<usize> { &el.fields[i] };
     match tag {
         b"symbol" => {
-            check_exactly(el, "symbol", 1)?;
+            check_fields(el, "symbol")?;
             Ok(Element::Symbol { name: f(0) })
         }
         b"pc" => {
-            check_at_least(el, "pc", 1)?;
+            check_fields(el, "pc")?;
             let addr = parse_addr(f(0)).ok_or_else(|| type_err(line, r(0), "address"))?;
             let kind = if el.fields.len() >= 2 {
                 parse_pc_kind(f(1)).ok_or_else(|| type_err(line, r(1), "'ra' or 'pc'"))?
@@ -473,12 +487,12 @@ pub fn parse_element<'a>(line: &'a [u8], el: &RawElement) -> Result<Element<'a>,
             Ok(Element::Pc { addr, kind })
         }
         b"data" => {
-            check_exactly(el, "data", 1)?;
+            check_fields(el, "data")?;
             let addr = parse_addr(f(0)).ok_or_else(|| type_err(line, r(0), "address"))?;
             Ok(Element::Data { addr })
         }
         b"bt" => {
-            check_at_least(el, "bt", 2)?;
+            check_fields(el, "bt")?;
             let frame =
                 parse_dec(f(0)).ok_or_else(|| type_err(line, r(0), "decimal frame number"))?;
             let addr = parse_addr(f(1)).ok_or_else(|| type_err(line, r(1), "address"))?;
@@ -498,7 +512,7 @@ pub fn parse_element<'a>(line: &'a [u8], el: &RawElement) -> Result<Element<'a>,
             })
         }
         b"dumpfile" => {
-            check_exactly(el, "dumpfile", 2)?;
+            check_fields(el, "dumpfile")?;
             Ok(Element::Dumpfile {
                 kind: f(0),
                 id: f(1),
@@ -511,7 +525,7 @@ pub fn parse_element<'a>(line: &'a [u8], el: &RawElement) -> Result<Element<'a>,
             if f(2) != b"elf" {
                 return Err(type_err(line, r(2), "module type 'elf'"));
             }
-            check_exactly(el, "module", 4)?;
+            check_fields(el, "module")?;
             let build_id = parse_build_id(f(3)).ok_or_else(|| type_err(line, r(3), "build ID"))?;
             Ok(Element::Module {
                 id,
@@ -526,7 +540,7 @@ pub fn parse_element<'a>(line: &'a [u8], el: &RawElement) -> Result<Element<'a>,
             if f(2) != b"load" {
                 return Err(type_err(line, r(2), "mmap type 'load'"));
             }
-            check_exactly(el, "mmap", 6)?;
+            check_fields(el, "mmap")?;
             let module = parse_int(f(3)).ok_or_else(|| type_err(line, r(3), "module ID"))?;
             let mode = parse_mode(f(4))
                 .ok_or_else(|| type_err(line, r(4), "mode (r, w, x in that order)"))?;
