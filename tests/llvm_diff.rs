@@ -21,16 +21,18 @@ fn run_with(log: &Path, args: &[&str]) -> Vec<u8> {
 
 /// symfilter's stdout and stderr on `log` with `args`, as [`run_with`].
 fn run_both(log: &Path, args: &[&str]) -> (Vec<u8>, Vec<u8>) {
+    run_in(log, Path::new("../debug"), args)
+}
+
+/// symfilter's stdout and stderr on `log` with `args`, symbols from the
+/// build-ID tree `tree` (relative to the suite's folder) only.
+fn run_in(log: &Path, tree: &Path, args: &[&str]) -> (Vec<u8>, Vec<u8>) {
     let out = common::command()
         .current_dir(dir())
         .env_remove("DEBUGINFOD_URLS")
         .args(args)
-        .args([
-            "--no-debuginfod",
-            "--no-default-paths",
-            "--build-id-dir",
-            "../debug",
-        ])
+        .args(["--no-debuginfod", "--no-default-paths", "--build-id-dir"])
+        .arg(tree)
         .stdin(std::fs::File::open(log).expect("open log"))
         .output()
         .expect("run symfilter");
@@ -40,6 +42,22 @@ fn run_both(log: &Path, args: &[&str]) -> (Vec<u8>, Vec<u8>) {
         log.display()
     );
     (out.stdout, out.stderr)
+}
+
+/// Where `got` first differs from `want`, line by line, for a message.
+fn first_difference(got: &[u8], want: &[u8]) -> String {
+    let (got, want) = (String::from_utf8_lossy(got), String::from_utf8_lossy(want));
+    let first = got
+        .lines()
+        .zip(want.lines())
+        .position(|(a, b)| a != b)
+        .unwrap_or(got.lines().count().min(want.lines().count()));
+    format!(
+        "first difference at line {}:\n  got:  {:?}\n  want: {:?}",
+        first + 1,
+        got.lines().nth(first).unwrap_or("<end>"),
+        want.lines().nth(first).unwrap_or("<end>")
+    )
 }
 
 fn suite_logs() -> Vec<PathBuf> {
@@ -71,20 +89,11 @@ fn llvm_format_matches_llvm_symbolizer_22() {
         let ours = run_with(log, args);
         let expected = std::fs::read(log.with_extension(extension)).expect("read LLVM's output");
         if ours != expected {
-            let got = String::from_utf8_lossy(&ours);
-            let want = String::from_utf8_lossy(&expected);
-            let first = got
-                .lines()
-                .zip(want.lines())
-                .position(|(a, b)| a != b)
-                .unwrap_or(got.lines().count().min(want.lines().count()));
             failures.push(format!(
-                "{} ({}): first difference at line {}:\n  got:  {:?}\n  want: {:?}",
+                "{} ({}): {}",
                 log.file_name().unwrap_or_default().to_string_lossy(),
                 args[1],
-                first + 1,
-                got.lines().nth(first).unwrap_or("<end>"),
-                want.lines().nth(first).unwrap_or("<end>")
+                first_difference(&ours, &expected)
             ));
         }
     }
@@ -358,34 +367,14 @@ fn system_debug_files_match_llvm_symbolizer_22() {
         .stdin(std::fs::File::open(&path).expect("open log"))
         .output()
         .expect("run llvm-symbolizer 22");
-    let ours = common::command()
-        .env_remove("DEBUGINFOD_URLS")
-        .args([
-            "--format=llvm",
-            "--color=never",
-            "--no-debuginfod",
-            "--no-default-paths",
-        ])
-        .args(["--build-id-dir", "/usr/lib/debug"])
-        .stdin(std::fs::File::open(&path).expect("open log"))
-        .output()
-        .expect("run symfilter");
-    assert!(ours.status.success());
-    if ours.stdout != llvm.stdout {
-        let (got, want) = (
-            String::from_utf8_lossy(&ours.stdout),
-            String::from_utf8_lossy(&llvm.stdout),
-        );
-        let first = got
-            .lines()
-            .zip(want.lines())
-            .position(|(a, b)| a != b)
-            .unwrap_or(0);
-        panic!(
-            "{modules} debug files: first difference at output line {}:\n  got:  {:?}\n  want: {:?}",
-            first + 1,
-            got.lines().nth(first).unwrap_or("<end>"),
-            want.lines().nth(first).unwrap_or("<end>")
-        );
-    }
+    let (ours, _) = run_in(
+        &path,
+        Path::new("/usr/lib/debug"),
+        &["--format=llvm", "--color=never"],
+    );
+    assert!(
+        ours == llvm.stdout,
+        "{modules} debug files: {}",
+        first_difference(&ours, &llvm.stdout)
+    );
 }
