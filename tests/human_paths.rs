@@ -809,10 +809,6 @@ mod property {
 
     /// Render one backtrace of `files`, split into reads at `cuts`.
     fn render(files: &[String], opts: Options, cuts: &[usize]) -> String {
-        let config = SymbolizerConfig {
-            providers: vec![Box::new(Many(files.to_vec()))],
-        };
-        let mut f = Filter::new(opts, Symbolizer::new(config), Arc::new(Silent));
         let body: String = (0..files.len())
             .map(|i| bt(i as u64, 0x100 * (i as u64 + 1)))
             .collect();
@@ -827,16 +823,30 @@ mod property {
             at = c;
         }
         pieces.push(input.as_bytes()[at..].to_vec());
-        let out = Shared::default();
-        let reader = Pieces {
+        filtered(files, opts, |out| Pieces {
             pieces,
             next: 0,
-            out: out.clone(),
+            out,
             seen: Arc::default(),
             until: Vec::new(),
+        })
+    }
+
+    /// What the filter (with `opts`, each address's answer a file of
+    /// `files`) writes for the input `reader` gives (made with the output,
+    /// which it may watch).
+    fn filtered<R: std::io::Read>(
+        files: &[String],
+        opts: Options,
+        reader: impl FnOnce(Shared) -> R,
+    ) -> String {
+        let config = SymbolizerConfig {
+            providers: vec![Box::new(Many(files.to_vec()))],
         };
+        let mut f = Filter::new(opts, Symbolizer::new(config), Arc::new(Silent));
+        let out = Shared::default();
         let mut w = out.clone();
-        f.run("t.log", reader, &mut w).expect("run");
+        f.run("t.log", reader(out.clone()), &mut w).expect("run");
         f.finish(&mut w).expect("finish");
         out.text()
     }
@@ -845,10 +855,6 @@ mod property {
     /// file of its index in `files` (`lines` gives each line's indexes, and
     /// whether it is a backtrace of a frame per index).
     fn render_mixed(files: &[String], lines: &[(bool, Vec<usize>)]) -> String {
-        let config = SymbolizerConfig {
-            providers: vec![Box::new(Many(files.to_vec()))],
-        };
-        let mut f = Filter::new(opts(), Symbolizer::new(config), Arc::new(Silent));
         let mut input = CONTEXT.to_string();
         for (backtrace, line) in lines {
             if *backtrace {
@@ -864,11 +870,7 @@ mod property {
             }
             input.push('\n');
         }
-        let out = Shared::default();
-        let mut w = out.clone();
-        f.run("t.log", input.as_bytes(), &mut w).expect("run");
-        f.finish(&mut w).expect("finish");
-        out.text()
+        filtered(files, opts(), |_| std::io::Cursor::new(input))
     }
 
     /// The paths of `pc` and `bt` elements as shown, in order, with the
