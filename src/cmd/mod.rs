@@ -11,6 +11,7 @@ pub mod xray;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+use symfilter::base::heap;
 
 /// Symbolize LLVM Symbolizer Markup in logs.
 ///
@@ -41,6 +42,8 @@ pub enum Command {
 }
 
 pub fn main() -> ExitCode {
+    // Before any thread starts (see `base::heap`).
+    heap::readable_heaps();
     let cli = Cli::parse();
     let result = match cli.command {
         None => filter::run(cli.filter),

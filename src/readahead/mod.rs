@@ -154,6 +154,7 @@ impl ReadAhead {
                 // However the thread ends (a panic included), the writer
                 // stops waiting for it.
                 let _done = Done(Arc::clone(&answers));
+                crate::base::heap::advise_this_thread();
                 let mut sink = io::sink();
                 let mut before = 0;
                 for ReadFrom { file, start } in inputs {
