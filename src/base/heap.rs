@@ -73,12 +73,7 @@ fn is_heap(maps: &str, base: usize) -> bool {
     let end = base + HEAP_MAX;
     let mut at = base;
     for line in maps.lines() {
-        let mut fields = line.split_ascii_whitespace();
-        let Some((lo, hi)) = fields.next().and_then(|r| r.split_once('-')) else {
-            continue;
-        };
-        let (Ok(lo), Ok(hi)) = (usize::from_str_radix(lo, 16), usize::from_str_radix(hi, 16))
-        else {
+        let Some((lo, hi)) = range(line) else {
             continue;
         };
         if hi <= base || lo >= end {
@@ -87,13 +82,23 @@ fn is_heap(maps: &str, base: usize) -> bool {
         // Offset, device and inode, then a name for file mappings and
         // special ones ([heap], [stack]); anonymous mappings may be named
         // `[anon:...]`.
-        let name = fields.nth(4).unwrap_or("");
+        let name = line.split_ascii_whitespace().nth(5).unwrap_or("");
         if lo != at || !(name.is_empty() || name.starts_with("[anon:")) {
             return false;
         }
         at = hi;
     }
     at == end
+}
+
+/// The address range a line of `/proc/PID/maps` (or of `smaps`) starts
+/// with, `lo-hi` in hexadecimal; `None` for other lines.
+fn range(line: &str) -> Option<(usize, usize)> {
+    let (lo, hi) = line.split_ascii_whitespace().next()?.split_once('-')?;
+    Some((
+        usize::from_str_radix(lo, 16).ok()?,
+        usize::from_str_radix(hi, 16).ok()?,
+    ))
 }
 
 #[cfg(test)]
@@ -139,13 +144,7 @@ mod tests {
         let smaps = std::fs::read_to_string("/proc/self/smaps").unwrap_or_default();
         let mut inside = false;
         for line in smaps.lines() {
-            if let Some((lo, hi)) = line
-                .split_ascii_whitespace()
-                .next()
-                .and_then(|r| r.split_once('-'))
-                && let (Ok(lo), Ok(hi)) =
-                    (usize::from_str_radix(lo, 16), usize::from_str_radix(hi, 16))
-            {
+            if let Some((lo, hi)) = range(line) {
                 inside = (lo..hi).contains(&at);
             } else if inside && let Some(flags) = line.strip_prefix("VmFlags:") {
                 return flags.split_ascii_whitespace().any(|f| f == "hg");

@@ -1,6 +1,6 @@
 //! The neutral base every layer stands on: build IDs and hexadecimal
 //! numbers, file paths from bytes, the one memory-mapped file type, huge
-//! pages for the threads' heaps, lists kept empty for reuse, caches
+//! pages for a thread's heap, lists kept empty for reuse, caches
 //! bounded by emptying, and what threads share: a lock that outlives a
 //! panic and an append-only store.
 //! It knows nothing of markup, symbol sources or output formats, so the
