@@ -35,19 +35,6 @@ fn processes() -> Vec<(&'static str, Vec<String>)> {
         .collect()
 }
 
-/// A small deterministic generator (xorshift64*), so the interleaving is
-/// the same on every run.
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, n: usize) -> usize {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        (self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 33) as usize % n
-    }
-}
-
 /// A prefix format: the prefix of line `i` of process `p` (name, pid).
 type MakePrefix = fn(&str, u32, usize) -> String;
 
@@ -101,7 +88,8 @@ fn cases() -> Vec<(&'static str, &'static str, MakePrefix)> {
 
 /// The processes' lines interleaved at random, each under its prefix.
 fn interleave(procs: &[(&str, Vec<String>)], prefix: MakePrefix, seed: u64) -> String {
-    let mut rng = Rng(seed);
+    // The same interleaving on every run.
+    let mut rng = common::Rng(seed);
     let mut next = vec![0; procs.len()];
     let mut log = String::new();
     let mut i = 0;

@@ -281,14 +281,7 @@ fn system_debug_files_match_llvm_symbolizer_22() {
         v.sort();
         v
     };
-    // A fixed sequence (an LCG), so a failure reproduces.
-    let mut state: u64 = 20261127;
-    let mut next = |below: u64| {
-        state = state
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        (state >> 33) % below.max(1)
-    };
+    let mut rng = common::Rng(20261127);
     let mut log = String::from("{{{reset}}}\n");
     let mut modules = 0u64;
     for dir in sorted(root).iter().filter(|d| d.is_dir()) {
@@ -343,7 +336,7 @@ fn system_debug_files_match_llvm_symbolizer_22() {
             }
             for (address, size) in code {
                 for _ in 0..100 {
-                    let a = base + address + next(size);
+                    let a = base + address + rng.below(size as usize) as u64;
                     lines.push(format!(
                         "pc {{{{{{pc:{a:#x}}}}}}} bt {{{{{{bt:0:{a:#x}}}}}}}"
                     ));

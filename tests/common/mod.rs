@@ -151,3 +151,18 @@ pub fn sym_build_id(text: &str) -> String {
         .expect("INFO CODE_ID record")
         .to_ascii_lowercase()
 }
+
+/// A small deterministic generator (xorshift64*, from a nonzero seed), for
+/// test inputs drawn at random that are the same on every run, so that a
+/// failure reproduces.
+pub struct Rng(pub u64);
+
+impl Rng {
+    /// A number below `n` (which is not 0).
+    pub fn below(&mut self, n: usize) -> usize {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        (self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 33) as usize % n
+    }
+}
