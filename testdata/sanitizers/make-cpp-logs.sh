@@ -24,9 +24,5 @@ sed -i "s#$(realpath ..)/#/work/main/testdata/#g" asan_lambda_cpp.log tsan_threa
 grep -q 'heap-use-after-free' asan_lambda_cpp.log || { echo "no ASan report" >&2; exit 1; }
 grep -q 'WARNING: ThreadSanitizer: data race' tsan_thread_cpp.log || { echo "no TSan report" >&2; exit 1; }
 
-for f in bin/asan_lambda_cpp bin/tsan_thread_cpp; do
-  id=$(/usr/lib/llvm-22/bin/llvm-readelf -n "$f" | awk '/Build ID:/ {print $3}')
-  mkdir -p "../debug/.build-id/${id:0:2}"
-  ln -sf "../../../sanitizers/$f" "../debug/.build-id/${id:0:2}/${id:2}.debug"
-done
+./link-build-ids.sh bin/asan_lambda_cpp bin/tsan_thread_cpp
 ls -la bin/asan_lambda_cpp bin/tsan_thread_cpp asan_lambda_cpp.log tsan_thread_cpp.log

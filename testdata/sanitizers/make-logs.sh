@@ -30,9 +30,5 @@ UBSAN_OPTIONS=enable_symbolizer_markup=1:print_stacktrace=1:symbolize=0 run bin/
 ASAN_OPTIONS=detect_leaks=1:enable_symbolizer_markup=1:symbolize=0 run bin/lsan >lsan.log
 grep -q 'ERROR: LeakSanitizer: detected memory leaks' lsan.log || { echo "no leak report" >&2; exit 1; }
 
-for f in bin/*; do
-  id=$(/usr/lib/llvm-22/bin/llvm-readelf -n "$f" | awk '/Build ID:/ {print $3}')
-  mkdir -p "../debug/.build-id/${id:0:2}"
-  ln -sf "../../../sanitizers/$f" "../debug/.build-id/${id:0:2}/${id:2}.debug"
-done
+./link-build-ids.sh bin/*
 ls -la bin *.log

@@ -20,7 +20,5 @@ grep -q 'WARNING: MemorySanitizer: use-of-uninitialized-value' msan.log ||
 # The log names the module as the main checkout has it, as the others do.
 sed -i "s#$tmp/msan#/work/main/testdata/sanitizers/bin/msan#g" msan.log
 objcopy --only-keep-debug "$tmp/msan" bin/msan
-id=$(/usr/lib/llvm-22/bin/llvm-readelf -n bin/msan | awk '/Build ID:/ {print $3}')
-mkdir -p "../debug/.build-id/${id:0:2}"
-ln -sf "../../../sanitizers/bin/msan" "../debug/.build-id/${id:0:2}/${id:2}.debug"
+./link-build-ids.sh bin/msan
 ls -la bin/msan msan.log
