@@ -1,9 +1,10 @@
-//! Huge pages for a thread's heap. A log of many distinct addresses makes
-//! the read-ahead thread fill tens of megabytes of heap (parsed units,
-//! answers, names) that both threads then read at random; in 2 MiB pages
-//! instead of 4 KiB ones far fewer of those reads need a page-table walk
-//! (BENCHMARKS.md has what that saves; the writing thread's heap in huge
-//! pages as well saved nothing more and cost peak RSS).
+//! Huge pages for the threads' heaps. A log of many distinct addresses
+//! makes the read-ahead thread fill tens of megabytes of heap (parsed
+//! units, answers, names) that both threads then read at random, and the
+//! writing thread fills its own with answers, rendered text and the units
+//! it parses; in 2 MiB pages instead of 4 KiB ones far fewer of those reads
+//! need a page-table walk, and far fewer first touches a page fault
+//! (BENCHMARKS.md has what that saves).
 //!
 //! glibc's malloc gives each thread an arena in a heap of its own: a
 //! region of [`HEAP_MAX`] bytes, aligned to its size, made readable as the
@@ -14,13 +15,15 @@
 //! and glibc makes a new heap readable only to `M_TOP_PAD` bytes past its
 //! first block, then a few pages at a time: with the pad at [`HEAP_MAX`],
 //! a new heap is readable whole from the start (the region is reserved
-//! anyway; its pages are touched only as they are used). The cost: a heap
-//! keeps that pad free at its top, so it is never trimmed, and a log whose
-//! memory use peaks once keeps its peak.
+//! anyway; its pages are touched only as they are used). The main thread's
+//! heap is glibc's other kind, grown with `brk`; with the same pad it grows
+//! by [`HEAP_MAX`] at a time, and [`advise_main_heap`] grows it once and
+//! advises it. The cost: a heap keeps that pad free at its top, so it is
+//! never trimmed, and a log whose memory use peaks once keeps its peak.
 //!
-//! Only a hint: the region is advised only when `/proc/self/maps` shows a
-//! heap of that shape around the thread's memory, so on another allocator
-//! or system nothing happens.
+//! Only a hint: a region is advised only when `/proc/self/maps` shows a
+//! heap of the expected shape where the thread's memory is, so on another
+//! allocator or system nothing happens.
 
 /// Size and alignment of glibc's per-thread heaps on 64-bit systems (twice
 /// its largest mmap threshold).
@@ -63,6 +66,80 @@ pub fn advise_this_thread() -> bool {
         unsafe { libc::madvise(base as *mut libc::c_void, HEAP_MAX, libc::MADV_HUGEPAGE) == 0 }
     }
     #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+    false
+}
+
+/// Bytes of the main thread's heap, past what it holds when advised, left
+/// in small pages: a huge page is cleared whole (2 MiB) at its first touch,
+/// which a short log's first symbolized line would wait for, and which on
+/// a VM handing freed memory back to its host costs milliseconds.
+const SMALL_PART: usize = 4 << 20;
+
+/// A huge page on x86_64 and most other systems.
+const HUGE_PAGE: usize = 2 << 20;
+
+/// Blocks allocated to grow the main thread's heap: below glibc's mmap
+/// threshold, so taken from the heap; never touched.
+const GROW_BLOCK: usize = 64 << 10;
+
+/// Advise the main thread's heap (glibc's `brk` heap, where the writing
+/// filter allocates) to use huge pages, as [`advise_this_thread`] does a
+/// thread's; on the main thread, after [`readable_heaps`]. Blocks beyond
+/// the heap's top make glibc grow it, by the pad, unless it already has
+/// room, and the heap as it then is gets the advice past its first
+/// [`SMALL_PART`] bytes of room (growth past the pad, on a log needing
+/// more, does not). Whether it was advised: false where
+/// the calling thread's blocks are not in the `[heap]` mapping (another
+/// allocator, or another thread's arena).
+pub fn advise_main_heap() -> bool {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        // SAFETY: sbrk(0) reads the program break; it moves nothing.
+        let brk = || unsafe { libc::sbrk(0) } as usize;
+        let mut blocks = vec![Vec::<u8>::with_capacity(GROW_BLOCK)];
+        let at = blocks[0].as_ptr() as usize;
+        while brk() < at.saturating_add(HEAP_MAX / 2) && blocks.len() < HEAP_MAX / GROW_BLOCK {
+            blocks.push(Vec::with_capacity(GROW_BLOCK));
+        }
+        drop(blocks);
+        let Ok(maps) = std::fs::read_to_string("/proc/self/maps") else {
+            return false;
+        };
+        let Some((lo, hi)) = maps
+            .lines()
+            .filter(|line| line.ends_with("[heap]"))
+            .filter_map(range)
+            .find(|&(lo, hi)| (lo..hi).contains(&at))
+        else {
+            return false;
+        };
+        // What a short log uses stays in small pages (see SMALL_PART).
+        let from = (at.max(lo) + SMALL_PART).next_multiple_of(HUGE_PAGE);
+        if from >= hi {
+            return false;
+        }
+        // SAFETY: the range is within the heap the thread's blocks come
+        // from (just checked); advice changes how its pages are backed, not
+        // what they hold.
+        unsafe { libc::madvise(from as *mut libc::c_void, hi - from, libc::MADV_HUGEPAGE) == 0 }
+    }
+    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+    false
+}
+
+/// Whether the memory at `at` is advised to use huge pages: the flag
+/// `madvise(MADV_HUGEPAGE)` sets on its mapping, as `/proc/self/smaps`
+/// shows it.
+pub fn advised(at: usize) -> bool {
+    let smaps = std::fs::read_to_string("/proc/self/smaps").unwrap_or_default();
+    let mut inside = false;
+    for line in smaps.lines() {
+        if let Some((lo, hi)) = range(line) {
+            inside = (lo..hi).contains(&at);
+        } else if inside && let Some(flags) = line.strip_prefix("VmFlags:") {
+            return flags.split_ascii_whitespace().any(|f| f == "hg");
+        }
+    }
     false
 }
 
@@ -135,22 +212,6 @@ mod tests {
         ] {
             assert!(!is_heap(&not, base), "{not}");
         }
-    }
-
-    /// The flag `madvise(MADV_HUGEPAGE)` sets, as `/proc/self/smaps` shows
-    /// it, on the mapping holding `at`.
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    fn advised(at: usize) -> bool {
-        let smaps = std::fs::read_to_string("/proc/self/smaps").unwrap_or_default();
-        let mut inside = false;
-        for line in smaps.lines() {
-            if let Some((lo, hi)) = range(line) {
-                inside = (lo..hi).contains(&at);
-            } else if inside && let Some(flags) = line.strip_prefix("VmFlags:") {
-                return flags.split_ascii_whitespace().any(|f| f == "hg");
-            }
-        }
-        false
     }
 
     #[cfg(all(target_os = "linux", target_env = "gnu"))]

@@ -166,6 +166,8 @@ pub fn use_color(choice: ColorChoice, is_terminal: bool) -> bool {
 }
 
 pub fn run(args: FilterArgs) -> anyhow::Result<ExitCode> {
+    // The writing filter's heap in huge pages (see `base::heap`).
+    symfilter::base::heap::advise_main_heap();
     let stdout = io::stdout();
     let color = use_color(args.color, stdout.is_terminal());
     let format = Format::from(args.format);
