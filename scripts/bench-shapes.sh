@@ -10,7 +10,8 @@
 #
 # For each shape, ROUNDS interleaved rounds (one LLVM run, then one run of each symfilter
 # variant: human, llvm, json, llvm --no-read-ahead, and the same for every extra build named in
-# SYMFILTER_EXTRA="name=path[@VAR=VALUE] ...", run with VAR=VALUE in its environment): mean and best wall time, mean CPU time (user + sys) and the
+# SYMFILTER_EXTRA="name=path[@VAR=VALUE] ...", run with VAR=VALUE in its environment; each
+# measured run follows an unmeasured one of the same command): mean and best wall time, mean CPU time (user + sys) and the
 # largest peak RSS, with LLVM's figure divided by symfilter's (wall, CPU) and symfilter's RSS
 # divided by LLVM's. Wall times on a shared machine are noisy; instruction counts are not:
 # each variant is then run once under `valgrind --tool=cachegrind --cache-sim=no` on the first
@@ -64,12 +65,19 @@ for shape in ${SHAPES:-repetitive diverse reports modules}; do
   times="$shape.times"
   : > "$times"
   for _ in $(seq "$rounds"); do
-    /usr/bin/time -a -o "$times" -f "llvm-symbolizer %e %U %S %M" "$LLVM" --filter-markup \
-      --debug-file-directory="$dir" < "$log" > /dev/null
+    # Each run follows an unmeasured run of the same command (a warm-up, as
+    # `hyperfine --warmup` does): on a VM that takes freed memory back, a
+    # run right after another tool's pays for memory the other left cold.
+    for measured in /dev/null "$times"; do
+      /usr/bin/time -a -o "$measured" -f "llvm-symbolizer %e %U %S %M" "$LLVM" --filter-markup \
+        --debug-file-directory="$dir" < "$log" > /dev/null
+    done
     while read -r name env bin args; do
-      # shellcheck disable=SC2086
-      /usr/bin/time -a -o "$times" -f "$name %e %U %S %M" env ${env#-} "$bin" $args $extra \
-        --build-id-dir "$dir" "$log" < /dev/null > /dev/null
+      for measured in /dev/null "$times"; do
+        # shellcheck disable=SC2086
+        /usr/bin/time -a -o "$measured" -f "$name %e %U %S %M" env ${env#-} "$bin" $args $extra \
+          --build-id-dir "$dir" "$log" < /dev/null > /dev/null
+      done
     done < <(runs)
   done
   awk '
