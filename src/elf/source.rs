@@ -371,11 +371,17 @@ pub(crate) fn dwo_dwarf<'a>(
 }
 
 impl<'a> Loaded<'a> {
-    /// The symbol covering `addr`, as answers carry it.
-    fn symbol(&self, addr: u64) -> Option<SymbolHit> {
+    /// The symbol covering `addr`, as answers carry it. Its name is
+    /// `spelled` (a name the answer already carries, such as its function's
+    /// linkage name) where the two are spelled alike.
+    fn symbol(&self, addr: u64, spelled: Option<&crate::symbols::Name>) -> Option<SymbolHit> {
         self.symbols.hit(addr, |s| {
             let mut texts = lock(&self.texts);
-            (texts.name(s.name), s.file.map(|f| texts.text(f)))
+            let name = match spelled {
+                Some(n) if n.raw().as_bytes() == s.name => n.clone(),
+                _ => texts.name(s.name),
+            };
+            (name, s.file.map(|f| texts.text(f)))
         })
     }
 }
@@ -408,11 +414,11 @@ impl SymbolSource for ElfSource {
                     }
                 }
             };
-            let named = frames.last().is_some_and(|f| f.function.is_some());
-            let symbol = if named && !want.symbol_when_named {
+            let function = frames.last().and_then(|f| f.function.as_ref());
+            let symbol = if function.is_some() && !want.symbol_when_named {
                 None
             } else {
-                loaded.symbol(addr)
+                loaded.symbol(addr, function)
             };
             if frames.is_empty() && symbol.is_none() {
                 return Err(match error {
@@ -426,7 +432,7 @@ impl SymbolSource for ElfSource {
 
     fn lookup_data(&self, addr: u64, want: DataWant) -> Result<DataInfo, Miss> {
         let mut info = self.module.cell.with_dependent(|_owner, loaded| {
-            let symbol = loaded.symbol(addr).ok_or(Miss::NoInfo)?;
+            let symbol = loaded.symbol(addr, None).ok_or(Miss::NoInfo)?;
             Ok(DataInfo {
                 decl_file: symbol.file.clone(),
                 symbol: Some(symbol),

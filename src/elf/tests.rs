@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use super::*;
-use crate::symbols::{BuildId, CodeWant, DataWant, Locator, Miss, ModuleKey, Note, Refusal};
+use crate::symbols::{BuildId, CodeWant, DataWant, Locator, Miss, ModuleKey, Name, Note, Refusal};
 
 fn bin(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -560,5 +560,45 @@ fn the_symbol_of_a_named_function_is_given_only_when_wanted() {
         } else {
             assert!(named > 0, "{path:?}");
         }
+    }
+}
+
+/// A symbol spelled as the linkage name of the function its address is in
+/// is that function's name, shared (demangled once, and written from the
+/// same memory), on every `.text` address of a C++ and a Rust program;
+/// its text is the symbol table's either way.
+#[test]
+fn a_symbol_spelled_as_its_function_shares_its_name() {
+    use object::{Object, ObjectSection, ObjectSymbol};
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for path in [
+        root.join("testdata/bin/app_cpp_O2"),
+        root.join("testdata/bin/app_rust_legacy"),
+    ] {
+        let src = open_file(&path, &[]).unwrap();
+        let data = std::fs::read(&path).unwrap();
+        let obj = object::File::parse(&*data).unwrap();
+        let names: std::collections::HashSet<&str> =
+            obj.symbols().filter_map(|s| s.name().ok()).collect();
+        let text = obj.section_by_name(".text").unwrap();
+        let (mut shared, mut apart) = (0, 0);
+        for addr in text.address()..text.address() + text.size() {
+            let Ok(info) = src.lookup_code(addr, CodeWant::default()) else {
+                continue;
+            };
+            let Some(symbol) = &info.symbol else { continue };
+            assert!(names.contains(symbol.name.raw()), "{path:?} {addr:#x}");
+            let Some(function) = info.frames.last().and_then(|f| f.function.as_ref()) else {
+                continue;
+            };
+            if function.raw() == symbol.name.raw() {
+                assert!(Name::ptr_eq(function, &symbol.name), "{path:?} {addr:#x}");
+                shared += 1;
+            } else {
+                assert!(!Name::ptr_eq(function, &symbol.name), "{path:?} {addr:#x}");
+                apart += 1;
+            }
+        }
+        assert!(shared > apart, "{path:?}: {shared} shared, {apart} apart");
     }
 }
