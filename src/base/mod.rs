@@ -1,7 +1,7 @@
 //! The neutral base every layer stands on: build IDs and hexadecimal
 //! numbers, file paths from bytes, the one memory-mapped file type, huge
-//! pages for a thread's heap, lists kept empty for reuse, caches
-//! bounded by emptying, and what threads share: a lock that outlives a
+//! pages for a thread's heap, prefetching, lists kept empty for reuse,
+//! caches bounded by emptying, and what threads share: a lock that outlives a
 //! panic and an append-only store.
 //! It knows nothing of markup, symbol sources or output formats, so the
 //! lexer and the context can use it without reaching into either.
@@ -16,6 +16,29 @@ mod stash;
 pub use build_id::BuildId;
 pub(crate) use path::bytes_to_path;
 pub(crate) use stash::Stash;
+
+/// Starts loading the cache line that holds `p`, without waiting for it:
+/// a hint to the processor, which reads nothing and accepts any address.
+#[inline(always)]
+pub(crate) fn prefetch<T: ?Sized>(p: *const T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch neither reads nor writes memory and cannot fault,
+    // whatever the address.
+    unsafe {
+        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+        _mm_prefetch::<_MM_HINT_T0>(p.cast::<i8>());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}
+
+/// [`prefetch`] of the first `lines` cache lines from `p`.
+#[inline(always)]
+pub(crate) fn prefetch_lines<T: ?Sized>(p: *const T, lines: usize) {
+    for i in 0..lines {
+        prefetch(p.cast::<u8>().wrapping_add(64 * i));
+    }
+}
 
 /// `list` emptied, as a list of another element type, in the same
 /// allocation when the two types have the same layout (as one type of two

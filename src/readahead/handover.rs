@@ -224,7 +224,28 @@ fn take(
         .iter()
         .take_while(|e| e.line == line)
         .position(|e| e.key == key)?;
-    received.remove(i).map(|e| e.answer.map_err(|m| *m))
+    let taken = received.remove(i).map(|e| e.answer.map_err(|m| *m));
+    prefetch_next(received);
+    taken
+}
+
+/// Starts loading what the writer reads of the next three answers it
+/// takes, written by the read-ahead on another core and cold here: the
+/// third answer itself, the names and files of the second (whose answer
+/// the last take loaded), and the texts of the next one's names (whose
+/// names it loaded). Each take goes one level of pointers further, so what
+/// is read has arrived by then.
+fn prefetch_next(received: &VecDeque<Entry>) {
+    let answer = |i: usize| received.get(i).and_then(|e| e.answer.as_ref().ok());
+    if let Some(a) = answer(2) {
+        crate::base::prefetch_lines(Arc::as_ptr(a), 2);
+    }
+    if let Some(a) = answer(1) {
+        a.prefetch_names();
+    }
+    if let Some(a) = answer(0) {
+        a.prefetch_texts();
+    }
 }
 
 impl Sharing {

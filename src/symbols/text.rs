@@ -56,6 +56,23 @@ impl Name {
         self.0.derived[slot].get()
     }
 
+    /// Starts loading the name's own fields (see
+    /// [`crate::base::prefetch`]).
+    pub(crate) fn prefetch(&self) {
+        crate::base::prefetch_lines(Arc::as_ptr(&self.0), 2);
+    }
+
+    /// Starts loading the name's text and the derived forms made so far.
+    /// Reads the name's own fields: [`Name::prefetch`] them first.
+    pub(crate) fn prefetch_texts(&self) {
+        crate::base::prefetch(self.0.raw.as_ptr());
+        for form in &self.0.derived {
+            if let Some(Some(text)) = form.get() {
+                crate::base::prefetch(text.as_ptr());
+            }
+        }
+    }
+
     /// Whether both are one shared name.
     pub fn ptr_eq(a: &Name, b: &Name) -> bool {
         Arc::ptr_eq(&a.0, &b.0)
