@@ -87,6 +87,7 @@ fn table(ra_step: u64) -> Table {
                 size: 0x40,
                 file: None,
             }),
+            shown: Default::default(),
         },
     );
     // A mangled Rust legacy name, one frame.
@@ -101,6 +102,7 @@ fn table(ra_step: u64) -> Table {
             )]
             .into(),
             symbol: None,
+            shown: Default::default(),
         },
     );
     // Symbol table only (a local symbol with its STT_FILE).
@@ -114,6 +116,7 @@ fn table(ra_step: u64) -> Table {
                 size: 0x20,
                 file: Some("app.c".into()),
             }),
+            shown: Default::default(),
         },
     );
     // Nothing at all.

@@ -481,6 +481,7 @@ fn terminal_escapes_from_debug_info_are_shown_escaped() {
         }]
         .into(),
         symbol: None,
+        shown: Default::default(),
     };
     let module = Module {
         id: 0,
@@ -551,6 +552,7 @@ fn terminal_escapes_from_debug_info_are_shown_escaped() {
                 size: 8,
                 file: None,
             }),
+            shown: Default::default(),
         }));
         let mut human = renderer(Format::Human, &RenderOptions::default());
         let mut out = Vec::new();

@@ -172,6 +172,7 @@ fn table() -> BTreeMap<u64, CodeInfo> {
                 }]
                 .into(),
                 symbol: None,
+                shown: Default::default(),
             },
         );
     }
@@ -194,6 +195,7 @@ fn table() -> BTreeMap<u64, CodeInfo> {
             ]
             .into(),
             symbol: None,
+            shown: Default::default(),
         },
     );
     t
@@ -772,6 +774,7 @@ mod property {
                         }]
                         .into(),
                         symbol: None,
+                        shown: Default::default(),
                     },
                 );
             }

@@ -66,6 +66,7 @@ impl SymbolSource for Answers {
                 size: 0x100,
                 file: None,
             }),
+            shown: Default::default(),
         })
     }
     fn lookup_data(&self, _: u64, _: DataWant) -> Result<DataInfo, Miss> {

@@ -259,6 +259,7 @@ impl BreakpadSymbols {
                 size: end.map_or(0, |e| e - p.address),
                 file: None,
             }),
+            shown: Default::default(),
         })
     }
 
@@ -310,6 +311,7 @@ impl BreakpadSymbols {
                 size: f.size,
                 file: None,
             }),
+            shown: Default::default(),
         }
     }
 

@@ -426,7 +426,11 @@ impl SymbolSource for ElfSource {
                     None => Miss::NoInfo,
                 });
             }
-            Ok(CodeInfo { frames, symbol })
+            Ok(CodeInfo {
+                frames,
+                symbol,
+                shown: Default::default(),
+            })
         })
     }
 

@@ -108,7 +108,11 @@ fn to_code_info(r: LookupResult, with_frames: bool) -> CodeInfo {
     } else {
         Frames::new()
     };
-    CodeInfo { frames, symbol }
+    CodeInfo {
+        frames,
+        symbol,
+        shown: Default::default(),
+    }
 }
 
 impl SymbolSource for GsymFile {

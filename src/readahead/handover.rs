@@ -688,6 +688,7 @@ mod tests {
                     ..Default::default()
                 }],
                 symbol: None,
+                ..Default::default()
             }))
         };
         // Two regions the read-ahead's, one the writer's, one for whoever

@@ -293,6 +293,7 @@ mod tests {
                 ..Frame::default()
             }],
             symbol: None,
+            ..CodeInfo::default()
         };
         let resolved = Resolved {
             addr: 1,

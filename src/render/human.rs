@@ -255,7 +255,7 @@ impl Human {
     }
 
     /// Each frame's normalised path and location text: kept from the
-    /// second time `info` is asked for (see [`PerAnswer::kept_or_made`]).
+    /// third time `info` is asked for (see [`PerAnswer::kept_or_made`]).
     fn shown(&self, info: &Arc<CodeInfo>) -> ShownFrames<'_> {
         let kept =
             self.kept

@@ -1129,10 +1129,12 @@ mod tests {
                 frame(Some("main"), Some("/src/main.c"), 40, 5),
             ],
             symbol: Some(hit("main", 0x1100)),
+            ..CodeInfo::default()
         });
         let bare = Arc::new(CodeInfo {
             frames: Default::default(),
             symbol: Some(hit("_ZN3fooEv", 0x1300)),
+            ..CodeInfo::default()
         });
         let empty = Arc::new(CodeInfo::default());
         let data = Arc::new(DataInfo {
@@ -1312,6 +1314,7 @@ mod tests {
             let info = Arc::new(CodeInfo {
                 frames: smallvec::smallvec![frame(Some("f"), Some("/a.c"), i as u32, 1)],
                 symbol: Some(hit("f", i)),
+                ..CodeInfo::default()
             });
             let res = Resolved {
                 addr: i,

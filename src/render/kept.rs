@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashMap;
 
 use crate::symbols::CodeInfo;
 
@@ -21,9 +21,8 @@ pub(crate) const MAX_BYTES: usize = 12 << 20;
 /// again (see [`PerAnswer`]).
 pub(crate) const MIN_BYTES: usize = 2 << 20;
 
-/// Answers remembered as asked for once, at most (the set is emptied when
-/// full: an answer asked for again after that is made once more).
-const MAX_SEEN: usize = 1 << 15;
+/// How often an answer is shown before a value is made for it and kept.
+const KEEP_FROM: u8 = crate::symbols::ShownBefore::MAX;
 
 /// What a kept value holds on the heap, roughly, in bytes.
 pub(crate) trait Weigh {
@@ -123,12 +122,14 @@ impl<F> Weigh for Spans<F> {
 /// address from being reused while the entry lives.
 type Table<V> = FxHashMap<usize, (Arc<CodeInfo>, V)>;
 
-/// A value is made and kept from the second time its answer is asked for:
-/// a log of new addresses asks for most answers once, and making a value
-/// for those only to drop it later, cold, costs more than showing the
-/// answer itself (the caller does, the first time) and making the value
-/// of the few asked for again. Of an answer asked for once, only its
-/// address is remembered.
+/// A value is made and kept from the third time its answer is asked for:
+/// a log of new addresses asks for most answers once or twice, and making
+/// a value for those only to drop it later, cold, costs more than showing
+/// the answer itself (the caller does, the first two times) and making the
+/// value of the few asked for more often. How often an answer was asked
+/// for is counted in the answer itself ([`crate::symbols::ShownBefore`]):
+/// an answer asked for once or twice costs no table probe here, and
+/// leaves nothing.
 ///
 /// Kept values are in two generations of at most half of [`MAX_KEPT`] and
 /// of the byte bound each (the table's own room aside): values are kept
@@ -153,9 +154,6 @@ pub(crate) struct PerAnswer<V> {
     /// Values made, and values asked for again, in this generation.
     made: usize,
     reused: usize,
-    /// Answers asked for once (by address), whose values were not made;
-    /// an answer asked for again leaves the set.
-    seen: FxHashSet<usize>,
 }
 
 impl<V> Default for PerAnswer<V> {
@@ -167,16 +165,15 @@ impl<V> Default for PerAnswer<V> {
             max_bytes: MAX_BYTES,
             made: 0,
             reused: 0,
-            seen: FxHashSet::default(),
         }
     }
 }
 
 impl<F: Clone> PerAnswer<Spans<F>> {
     /// The kept frames for `info`; else `None`, with `info`'s frames made
-    /// by `make` in `made` to show from there: the first time the answer
-    /// is asked for (see [`PerAnswer::kept_or_make`]). The second time
-    /// they are made there too, and kept.
+    /// by `make` in `made` to show from there: the first two times the
+    /// answer is asked for (see [`PerAnswer::kept_or_make`]). The third
+    /// time they are made there too, and kept.
     pub(crate) fn kept_or_made(
         &mut self,
         info: &Arc<CodeInfo>,
@@ -198,26 +195,25 @@ impl<F: Clone> PerAnswer<Spans<F>> {
 
 impl<V: Weigh> PerAnswer<V> {
     /// The kept value for `info`, or one made by `make` and kept; `None`
-    /// the first time `info` is asked for, when nothing is made: the
+    /// the first two times `info` is asked for, when nothing is made: the
     /// caller shows the answer itself.
     pub(crate) fn kept_or_make(
         &mut self,
         info: &Arc<CodeInfo>,
         make: impl FnOnce(&CodeInfo) -> V,
     ) -> Option<&V> {
+        // Shown for the first or second time: nothing to look for, nothing
+        // to keep.
+        if info.shown.mark() < KEEP_FROM {
+            return None;
+        }
         let key = Arc::as_ptr(info) as usize;
         if self.young.contains_key(&key) {
             self.reused += 1;
         } else if let Some(kept) = self.old.remove(&key) {
             self.keep(key, kept, true);
-        } else if self.seen.remove(&key) {
-            self.keep(key, (Arc::clone(info), make(info)), false);
         } else {
-            if self.seen.len() >= MAX_SEEN {
-                self.seen.clear();
-            }
-            self.seen.insert(key);
-            return None;
+            self.keep(key, (Arc::clone(info), make(info)), false);
         }
         Some(&self.young[&key].1)
     }
@@ -285,9 +281,10 @@ mod tests {
         let hot = &answers[0];
         let mut made = 0;
         for a in &answers {
-            // Asked for twice: made and kept the second time.
-            kept.kept_or_make(a, |_| made += 1);
-            kept.kept_or_make(a, |_| made += 1);
+            // Asked for three times: made and kept the third time.
+            for _ in 0..3 {
+                kept.kept_or_make(a, |_| made += 1);
+            }
             kept.kept_or_make(hot, |_| made += 1);
             assert!(kept.len() <= MAX_KEPT);
         }
@@ -300,7 +297,7 @@ mod tests {
     }
 
     #[test]
-    fn answers_asked_for_once_are_shown_by_the_caller() {
+    fn answers_asked_for_once_or_twice_are_shown_by_the_caller() {
         let mut kept = PerAnswer::default();
         let answers = answers(3 * MAX_KEPT);
         for a in &answers {
@@ -310,16 +307,21 @@ mod tests {
             );
         }
         assert_eq!(kept.len(), 0);
-        assert!(kept.seen.len() <= MAX_SEEN);
-        // Asked for again: made, and kept from then on.
+        // Asked for a second time, however long after: shown by the caller
+        // again; the third time made, and kept from then on.
         let mut ask = |a, value| kept.kept_or_make(a, |_| Heavy(value)).map(|v| v.0);
         let last = answers.last().unwrap();
-        assert_eq!(ask(last, 1), Some(1));
-        assert_eq!(ask(last, 2), Some(1));
-        // Asked for once more than the set remembers ago: as if new.
-        assert_eq!(ask(&answers[0], 3), None);
-        assert_eq!(ask(&answers[0], 4), Some(4));
-        assert!(kept.has(last) && kept.has(&answers[0]));
+        assert_eq!(ask(last, 1), None);
+        assert_eq!(ask(last, 2), Some(2));
+        assert_eq!(ask(last, 3), Some(2));
+        assert_eq!(ask(&answers[0], 4), None);
+        assert_eq!(ask(&answers[0], 5), Some(5));
+        // A clone of an answer is another answer, not shown yet.
+        let copy = Arc::new(CodeInfo::clone(last));
+        assert_eq!(ask(&copy, 6), None);
+        assert_eq!(ask(&copy, 7), None);
+        assert_eq!(ask(&copy, 8), Some(8));
+        assert!(kept.has(last) && kept.has(&answers[0]) && kept.has(&copy));
     }
 
     struct Heavy(usize);
@@ -335,9 +337,9 @@ mod tests {
         let heavy = MAX_BYTES / 16;
         let answers = answers(64);
         for a in &answers {
-            // Kept from the second time; asked for again after that: the
+            // Kept from the third time; asked for again after that: the
             // bound stays at its largest.
-            for _ in 0..3 {
+            for _ in 0..4 {
                 kept.kept_or_make(a, |_| Heavy(heavy));
             }
         }
@@ -347,6 +349,7 @@ mod tests {
         assert!(!kept.has(&answers[0]));
         // A value larger than half the bound is still kept, alone.
         let huge = Arc::new(CodeInfo::default());
+        kept.kept_or_make(&huge, |_| Heavy(MAX_BYTES));
         kept.kept_or_make(&huge, |_| Heavy(MAX_BYTES));
         let value = kept.kept_or_make(&huge, |_| Heavy(MAX_BYTES));
         assert_eq!(value.map(|v| v.0), Some(MAX_BYTES));
@@ -365,8 +368,9 @@ mod tests {
         // the least.
         let once = answers(2048);
         for a in &once {
-            kept.kept_or_make(a, |_| Heavy(value));
-            kept.kept_or_make(a, |_| Heavy(value));
+            for _ in 0..3 {
+                kept.kept_or_make(a, |_| Heavy(value));
+            }
             assert!(weight(&kept) <= MAX_BYTES);
         }
         assert_eq!(kept.max_bytes, MIN_BYTES);
@@ -374,7 +378,7 @@ mod tests {
         // Values asked for again: it goes back up.
         let hot = answers(2048);
         for a in &hot {
-            for _ in 0..3 {
+            for _ in 0..4 {
                 kept.kept_or_make(a, |_| Heavy(value));
             }
         }

@@ -228,7 +228,7 @@ impl Llvm {
         }
     }
 
-    /// [`llvm_frames`] for `info`: kept from the second time it is asked
+    /// [`llvm_frames`] for `info`: kept from the third time it is asked
     /// for (see [`PerAnswer::kept_or_made`]).
     fn frames(&mut self, info: &Arc<CodeInfo>) -> Shown {
         match self.kept.kept_or_made(info, &mut self.made, llvm_frames) {

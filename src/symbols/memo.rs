@@ -197,6 +197,7 @@ mod tests {
                     ..Frame::default()
                 }],
                 symbol: None,
+                ..CodeInfo::default()
             })
         }
         fn lookup_data(&self, addr: u64, want: DataWant) -> Result<DataInfo, Miss> {

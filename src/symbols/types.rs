@@ -79,6 +79,53 @@ pub struct CodeInfo {
     pub frames: Frames,
     /// The symbol-table symbol covering the address, if any.
     pub symbol: Option<SymbolHit>,
+    /// How often printers have shown this answer.
+    pub shown: ShownBefore,
+}
+
+/// How often an answer has been shown (counted up to [`ShownBefore::MAX`]):
+/// a printer that keeps what it makes of an answer for its next showings
+/// need not remember, answer by answer, which ones it has shown (most of a
+/// log of new addresses, once or twice). Not part of the answer's value: a
+/// clone starts unshown, and answers compare equal whatever it says.
+#[derive(Default)]
+pub struct ShownBefore(std::sync::atomic::AtomicU8);
+
+impl ShownBefore {
+    /// Where the count stops.
+    pub const MAX: u8 = 2;
+
+    /// How often the answer was shown before this showing (which it
+    /// counts), up to [`ShownBefore::MAX`].
+    pub fn mark(&self) -> u8 {
+        use std::sync::atomic::Ordering::Relaxed;
+        // No write to the answer's line once the count has stopped.
+        let before = self.0.load(Relaxed);
+        if before < Self::MAX {
+            self.0.store(before + 1, Relaxed);
+        }
+        before
+    }
+}
+
+impl Clone for ShownBefore {
+    fn clone(&self) -> Self {
+        ShownBefore::default()
+    }
+}
+
+impl PartialEq for ShownBefore {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl Eq for ShownBefore {}
+
+impl fmt::Debug for ShownBefore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ShownBefore")
+    }
 }
 
 impl CodeInfo {
