@@ -1,8 +1,8 @@
 //! The neutral base every layer stands on: build IDs and hexadecimal
 //! numbers, file paths from bytes, the one memory-mapped file type, huge
-//! pages for a thread's heap, prefetching, lists kept empty for reuse,
-//! caches bounded by emptying, and what threads share: a lock that outlives a
-//! panic and an append-only store.
+//! pages for a thread's heap, cache-line prefetches, lists kept empty for
+//! reuse, caches bounded by emptying, and what threads share: a lock that
+//! outlives a panic and an append-only store.
 //! It knows nothing of markup, symbol sources or output formats, so the
 //! lexer and the context can use it without reaching into either.
 
@@ -20,7 +20,7 @@ pub(crate) use stash::Stash;
 /// Starts loading the cache line that holds `p`, without waiting for it:
 /// a hint to the processor, which reads nothing and accepts any address.
 #[inline(always)]
-pub(crate) fn prefetch<T: ?Sized>(p: *const T) {
+pub(crate) fn prefetch_line<T: ?Sized>(p: *const T) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: a prefetch neither reads nor writes memory and cannot fault,
     // whatever the address.
@@ -32,11 +32,11 @@ pub(crate) fn prefetch<T: ?Sized>(p: *const T) {
     let _ = p;
 }
 
-/// [`prefetch`] of the first `lines` cache lines from `p`.
+/// [`prefetch_line`] of the first `lines` cache lines from `p`.
 #[inline(always)]
 pub(crate) fn prefetch_lines<T: ?Sized>(p: *const T, lines: usize) {
     for i in 0..lines {
-        prefetch(p.cast::<u8>().wrapping_add(64 * i));
+        prefetch_line(p.cast::<u8>().wrapping_add(64 * i));
     }
 }
 

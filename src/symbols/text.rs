@@ -57,18 +57,18 @@ impl Name {
     }
 
     /// Starts loading the name's own fields (see
-    /// [`crate::base::prefetch`]).
-    pub(crate) fn prefetch(&self) {
+    /// [`crate::base::prefetch_line`]).
+    pub(crate) fn prefetch_fields(&self) {
         crate::base::prefetch_lines(Arc::as_ptr(&self.0), 2);
     }
 
     /// Starts loading the name's text and the derived forms made so far.
-    /// Reads the name's own fields: [`Name::prefetch`] them first.
+    /// Reads the name's own fields: [`Name::prefetch_fields`] them first.
     pub(crate) fn prefetch_texts(&self) {
-        crate::base::prefetch(self.0.raw.as_ptr());
+        crate::base::prefetch_line(self.0.raw.as_ptr());
         for form in &self.0.derived {
             if let Some(Some(text)) = form.get() {
-                crate::base::prefetch(text.as_ptr());
+                crate::base::prefetch_line(text.as_ptr());
             }
         }
     }

@@ -136,11 +136,11 @@ impl CodeInfo {
     }
 
     /// Starts loading the frames' names and files (see
-    /// [`crate::base::prefetch`]).
+    /// [`crate::base::prefetch_line`]).
     pub(crate) fn prefetch_names(&self) {
-        self.names().for_each(Name::prefetch);
+        self.names().for_each(Name::prefetch_fields);
         for file in self.frames.iter().filter_map(|f| f.file.as_ref()) {
-            crate::base::prefetch(file.as_ptr());
+            crate::base::prefetch_line(file.as_ptr());
         }
     }
 
