@@ -56,7 +56,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use crate::symbols::{AnswerSupplier, BuildId, CodeInfo, CodeWant, Miss};
+use crate::symbols::{AnswerSupplier, BuildId, CodeInfo, CodeWant, Forgotten, Miss};
 
 /// Answers handed over and not yet taken, at most: beyond, the read-ahead
 /// drops what it computed (it does not wait), so memory stays bounded
@@ -66,6 +66,11 @@ const MAX_WAITING: usize = 1 << 16;
 /// Answers the read-ahead gathers before handing them over (it hands them
 /// over at once when the writer waits).
 const BATCH: usize = 64;
+
+/// Forgotten memo tables waiting for the read-ahead to drop them, at most:
+/// beyond, the writer drops them itself (the read-ahead looks at each read
+/// and every millisecond it waits, so it is inside one long lookup).
+const MAX_RETIRED: usize = 2;
 
 /// Regions with an owner, at most (beyond, regions stay unowned: work may
 /// then be done twice, never wrongly).
@@ -191,6 +196,10 @@ pub struct SharedAnswers {
     /// back (for `SYMFILTER_READ_AHEAD_STATS`, with the answers taken).
     waited_us: AtomicU64,
     taken_back: AtomicU64,
+    /// What the writer's memos forgot, for the read-ahead to drop (see
+    /// [`AnswerSupplier::retire`]), and whether there is any.
+    retired: Mutex<Vec<Forgotten>>,
+    has_retired: AtomicBool,
 }
 
 /// Which side of a [`SharedAnswers`] a symbolizer is on.
@@ -315,6 +324,17 @@ impl AnswerSupplier for Sharing {
     /// searches.
     fn computes_data(&self) -> bool {
         matches!(self, Sharing::Writer(_))
+    }
+
+    /// The writer's forgotten answers go to the read-ahead, which made
+    /// most of them, unless it has stopped or has not taken the last ones.
+    fn retire(&self, forgotten: Forgotten) {
+        match self {
+            Sharing::Writer(shared) if !shared.ahead_done.load(Ordering::Acquire) => {
+                shared.retire(forgotten);
+            }
+            _ => drop(forgotten),
+        }
     }
 
     /// The number module `id` goes by on both sides.
@@ -519,6 +539,37 @@ impl SharedAnswers {
         }
     }
 
+    /// Keep `forgotten` for the read-ahead to drop, or drop it here when
+    /// [`MAX_RETIRED`] wait already.
+    fn retire(&self, forgotten: Forgotten) {
+        let Ok(mut retired) = self.retired.lock() else {
+            return;
+        };
+        if retired.len() < MAX_RETIRED {
+            retired.push(forgotten);
+            self.has_retired.store(true, Ordering::Release);
+        } else {
+            drop(retired);
+            drop(forgotten);
+        }
+    }
+
+    /// Drop what the writer's memos forgot (the read-ahead calls this as
+    /// it reads on).
+    pub fn drop_retired(&self) {
+        if !self.has_retired.load(Ordering::Acquire) {
+            return;
+        }
+        let taken = match self.retired.lock() {
+            Ok(mut retired) => {
+                self.has_retired.store(false, Ordering::Release);
+                std::mem::take(&mut *retired)
+            }
+            Err(_) => return,
+        };
+        drop(taken);
+    }
+
     /// Hand over what the read-ahead holds back (it is about to wait for
     /// the writer, or has stopped).
     pub fn flush(&self) {
@@ -620,6 +671,27 @@ mod tests {
             writer.begin(writer.module(&BuildId(vec![1])), 7, W),
             Ticket::Compute { .. }
         ));
+    }
+
+    #[test]
+    fn the_writers_forgotten_answers_are_dropped_by_the_read_ahead() {
+        let (shared, ahead, writer) = sides();
+        let answers = Arc::new(());
+        let held = || Arc::strong_count(&answers) - 1;
+        // The read-ahead's own are dropped at once.
+        ahead.retire(Box::new(Arc::clone(&answers)));
+        assert_eq!(held(), 0);
+        // The writer's wait for the read-ahead, up to MAX_RETIRED.
+        for _ in 0..MAX_RETIRED + 1 {
+            writer.retire(Box::new(Arc::clone(&answers)));
+        }
+        assert_eq!(held(), MAX_RETIRED);
+        shared.drop_retired();
+        assert_eq!(held(), 0);
+        // Once the read-ahead has stopped, the writer drops its own.
+        shared.ahead_done();
+        writer.retire(Box::new(Arc::clone(&answers)));
+        assert_eq!(held(), 0);
     }
 
     #[test]

@@ -104,6 +104,9 @@ struct Behind {
 impl Read for Behind {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         loop {
+            // The writer's forgotten answers, dropped on the thread that
+            // made most of them (also while waiting for the writer).
+            self.shared.drop_retired();
             if self.progress.stop.load(Ordering::Relaxed) {
                 return Ok(0);
             }

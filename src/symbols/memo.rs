@@ -53,6 +53,14 @@ pub trait AnswerSupplier: Send + Sync {
     /// Whether data addresses are looked up here; when not, the caller goes
     /// without them (as `code` giving `None`).
     fn computes_data(&self) -> bool;
+    /// Drop the code answers a full memo forgets, on whichever thread that
+    /// is cheapest. Most of the writing filter's answers were made by the
+    /// read-ahead: with glibc's malloc, freeing another thread's blocks
+    /// takes that thread's arena lock, which it holds for each of its own
+    /// allocations, so thousands of frees at once queue on it.
+    fn retire(&self, forgotten: Forgotten) {
+        drop(forgotten);
+    }
 }
 
 impl Memo {
@@ -71,17 +79,22 @@ impl Memo {
     }
 }
 
+/// What a memo forgot, for an [`AnswerSupplier`] to drop.
+pub type Forgotten = Box<dyn std::any::Any + Send>;
+
 /// An answer as the table keeps it: two words, where a [`Miss`] inline
 /// would make every entry as large as its largest variant.
 type Kept<T> = Result<Arc<T>, Box<Miss>>;
 
 /// The remembered answer for `key` (an address and what was asked), else
 /// `compute`'s, remembered unless `compute` gives `None` (an address the
-/// [`AnswerSupplier`] left out).
-fn remembered<K: std::hash::Hash + Eq, T>(
+/// [`AnswerSupplier`] left out). A full table is emptied first, its
+/// answers given to `retire`.
+fn remembered<K: std::hash::Hash + Eq + Send + 'static, T: Send + Sync + 'static>(
     table: &RefCell<HashMap<K, Kept<T>>>,
     key: K,
     compute: impl FnOnce() -> Option<Result<Arc<T>, Miss>>,
+    retire: impl FnOnce(Forgotten),
 ) -> Result<Arc<T>, Miss> {
     if let Some(hit) = table.borrow().get(&key) {
         // The miss itself cloned, not its box: no allocation for most.
@@ -94,7 +107,14 @@ fn remembered<K: std::hash::Hash + Eq, T>(
         return Err(Miss::NoInfo);
     };
     let kept = answer.clone().map_err(Box::new);
-    crate::base::insert_bounded(&mut table.borrow_mut(), MAX_ENTRIES, key, kept);
+    let mut table = table.borrow_mut();
+    if table.len() >= MAX_ENTRIES {
+        // As `base::insert_bounded`, but the forgotten answers are dropped
+        // where `retire` says, and the table keeps its capacity.
+        let empty = HashMap::with_capacity_and_hasher(table.capacity(), Default::default());
+        retire(Box::new(std::mem::replace(&mut *table, empty)));
+    }
+    table.insert(key, kept);
     answer
 }
 
@@ -116,13 +136,18 @@ impl Memo {
     }
 
     pub fn lookup_code(&self, addr: u64, want: CodeWant) -> Result<Arc<CodeInfo>, Miss> {
-        remembered(&self.code, (addr, want), || {
-            let compute = || self.checked(|| self.inner.lookup_code(addr, want).map(Arc::new));
-            match &self.supplier {
-                None => Some(compute()),
-                Some((module, supplier)) => supplier.code(*module, addr, want, &compute),
-            }
-        })
+        remembered(
+            &self.code,
+            (addr, want),
+            || {
+                let compute = || self.checked(|| self.inner.lookup_code(addr, want).map(Arc::new));
+                match &self.supplier {
+                    None => Some(compute()),
+                    Some((module, supplier)) => supplier.code(*module, addr, want, &compute),
+                }
+            },
+            |forgotten| self.retire(forgotten),
+        )
     }
 
     /// [`SymbolSource::truncated`], asked only once some mapping has
@@ -152,17 +177,30 @@ impl Memo {
     }
 
     pub fn lookup_data(&self, addr: u64, want: DataWant) -> Result<Arc<DataInfo>, Miss> {
-        remembered(&self.data, (addr, want), || {
-            if self
-                .supplier
-                .as_ref()
-                .is_some_and(|(_, s)| !s.computes_data())
-            {
-                return None;
-            }
-            let answer = self.checked(|| self.inner.lookup_data(addr, want));
-            Some(answer.map(Arc::new))
-        })
+        remembered(
+            &self.data,
+            (addr, want),
+            || {
+                if self
+                    .supplier
+                    .as_ref()
+                    .is_some_and(|(_, s)| !s.computes_data())
+                {
+                    return None;
+                }
+                let answer = self.checked(|| self.inner.lookup_data(addr, want));
+                Some(answer.map(Arc::new))
+            },
+            // Data answers are made on the thread that asks.
+            drop,
+        )
+    }
+
+    fn retire(&self, forgotten: Forgotten) {
+        match &self.supplier {
+            Some((_, supplier)) => supplier.retire(forgotten),
+            None => drop(forgotten),
+        }
     }
 
     pub fn return_address_step(&self) -> u64 {
@@ -241,6 +279,51 @@ mod tests {
             let _ = memo.lookup_code(a, LINE0);
         }
         assert!(memo.code.borrow().len() <= MAX_ENTRIES);
+    }
+
+    /// Supplies nothing of its own; counts the tables given to `retire`
+    /// and the answers in them.
+    #[derive(Default)]
+    struct Retiring(std::sync::Mutex<Vec<usize>>);
+    impl AnswerSupplier for Retiring {
+        fn at_line(&self, _: u64) {}
+        fn module(&self, _: &BuildId) -> u64 {
+            0
+        }
+        fn code(
+            &self,
+            _: u64,
+            _: u64,
+            _: CodeWant,
+            compute: &dyn Fn() -> Result<Arc<CodeInfo>, Miss>,
+        ) -> Option<Result<Arc<CodeInfo>, Miss>> {
+            Some(compute())
+        }
+        fn computes_data(&self) -> bool {
+            true
+        }
+        fn retire(&self, forgotten: Forgotten) {
+            let table = forgotten
+                .downcast::<HashMap<(u64, CodeWant), Kept<CodeInfo>>>()
+                .expect("a code table");
+            self.0.lock().unwrap().push(table.len());
+        }
+    }
+
+    #[test]
+    fn a_full_table_goes_to_the_supplier_to_drop() {
+        let supplier = Arc::new(Retiring::default());
+        let mut memo = Memo::new(Box::new(Counting(Cell::new(0))));
+        memo.supplied_by(BuildId(vec![1]), supplier.clone());
+        for a in 1..=(2 * MAX_ENTRIES as u64 + 1) {
+            let _ = memo.lookup_code(a, LINE0);
+        }
+        // Twice full: both tables given whole, the third holds one answer.
+        assert_eq!(*supplier.0.lock().unwrap(), [MAX_ENTRIES, MAX_ENTRIES]);
+        assert_eq!(memo.code.borrow().len(), 1);
+        // Forgotten, so computed again.
+        let _ = memo.lookup_code(1, LINE0);
+        assert_eq!(memo.code.borrow().len(), 2);
     }
 
     #[test]
