@@ -168,6 +168,51 @@ fn read_ahead_changes_nothing_in_the_human_and_json_formats() {
     }
 }
 
+/// The read-ahead's count of forgotten memo tables it freed.
+fn freed_tables(out: &Output) -> Option<u64> {
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let line = stderr.lines().find(|l| l.contains("read-ahead:"))?;
+    let n = line.split(", ").last()?.split(' ').next()?;
+    n.parse().ok()
+}
+
+/// More distinct addresses than a memo keeps (16,384 answers per module),
+/// after a [`pause`] in which the read-ahead claims their regions, then more
+/// plain text than the read-ahead's lead (8 MiB): the writer's memo fills
+/// with the read-ahead's answers and empties while the read-ahead still
+/// reads, which frees them for it. The output is the writer's alone.
+#[test]
+fn answers_a_full_memo_forgets_are_freed_by_the_read_ahead() {
+    let tmp = tempfile::tempdir().unwrap();
+    let context = std::fs::read_to_string(dir().join("app_c_O0.log")).unwrap();
+    let module = context.lines().nth(1).unwrap();
+    let mut log = format!("{{{{{{reset}}}}}}\n{module}\n");
+    // One megabyte of code (beyond the file's own, answers of no frames).
+    log.push_str("{{{mmap:0x555555555000:0x100000:load:0:rx:0x1000}}}\n");
+    log.push_str(std::str::from_utf8(&pause()).unwrap());
+    for i in 0..40_000u64 {
+        log.push_str(&format!(
+            "#{i} {{{{{{pc:{:#x}}}}}}}\n",
+            0x5555_5555_5000 + i * 17
+        ));
+    }
+    let line = "plain text after the addresses, longer than the read-ahead's lead\n";
+    log.push_str(&line.repeat((9 << 20) / line.len()));
+    let path = tmp.path().join("distinct.log");
+    std::fs::write(&path, &log).unwrap();
+    let path = path.to_str().unwrap();
+    let ahead = slowly_read(&["--format=human", path], Stdio::null());
+    let alone = symfilter(&["--format=human", "--no-read-ahead", path], Stdio::null());
+    assert!(handed_over(&ahead).is_some_and(|n| n > 0));
+    assert!(
+        freed_tables(&ahead).is_some_and(|n| n >= 1),
+        "{}",
+        String::from_utf8_lossy(&ahead.stderr)
+    );
+    assert!(ahead.stdout == alone.stdout, "output differs");
+    assert_eq!(diagnostics(&ahead), diagnostics(&alone));
+}
+
 #[test]
 fn small_inputs_are_filtered_without_a_read_ahead() {
     let log = dir().join("app_c_O2.log");

@@ -262,8 +262,8 @@ pub fn run(args: FilterArgs) -> anyhow::Result<ExitCode> {
         let stats = ahead.stats();
         eprintln!(
             "symfilter: read-ahead: {} answers handed over, {} ms spent waiting for them, \
-             {} regions taken back",
-            stats.taken, stats.waited_ms, stats.taken_back
+             {} regions taken back, {} forgotten memo tables freed",
+            stats.taken, stats.waited_ms, stats.taken_back, stats.freed_tables
         );
     }
     Ok(if failed {

@@ -95,6 +95,9 @@ pub struct Stats {
     pub waited_ms: u64,
     /// Regions the read-ahead took back from the writer.
     pub taken_back: u64,
+    /// Tables of answers the writer's memos forgot that the read-ahead
+    /// freed.
+    pub freed_tables: u64,
 }
 
 /// Which kind an answer is.
@@ -200,6 +203,7 @@ pub struct SharedAnswers {
     /// [`AnswerSupplier::retire`]), and whether there is any.
     retired: Mutex<Vec<Forgotten>>,
     has_retired: AtomicBool,
+    freed_tables: AtomicU64,
 }
 
 /// Which side of a [`SharedAnswers`] a symbolizer is on.
@@ -567,6 +571,8 @@ impl SharedAnswers {
             }
             Err(_) => return,
         };
+        self.freed_tables
+            .fetch_add(taken.len() as u64, Ordering::Relaxed);
         drop(taken);
     }
 
@@ -607,6 +613,7 @@ impl SharedAnswers {
             taken: self.received.0.lock().map_or(0, |r| r.taken),
             waited_ms: self.waited_us.load(Ordering::Relaxed) / 1000,
             taken_back: self.taken_back.load(Ordering::Relaxed),
+            freed_tables: self.freed_tables.load(Ordering::Relaxed),
         }
     }
 }
@@ -688,6 +695,7 @@ mod tests {
         assert_eq!(held(), MAX_RETIRED);
         shared.drop_retired();
         assert_eq!(held(), 0);
+        assert_eq!(shared.stats().freed_tables, MAX_RETIRED as u64);
         // Once the read-ahead has stopped, the writer drops its own.
         shared.ahead_done();
         writer.retire(Box::new(Arc::clone(&answers)));
