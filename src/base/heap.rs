@@ -87,7 +87,7 @@ const GROW_BLOCK: usize = 64 << 10;
 /// thread's; on the main thread, after [`readable_heaps`]. Blocks beyond
 /// the heap's top make glibc grow it, by the pad, unless it already has
 /// room, and the heap as it then is gets the advice past its first
-/// [`SMALL_PART`] bytes of room (growth past the pad, on a log needing
+/// `SMALL_PART` bytes of room (growth past the pad, on a log needing
 /// more, does not). Whether it was advised: false where the calling
 /// thread's blocks are not in the `[heap]` mapping (another allocator, or
 /// another thread's arena), or the heap has no room past the small part.

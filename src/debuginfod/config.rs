@@ -47,7 +47,7 @@ pub struct Config {
     /// which a body must make progress (elfutils: 100 KiB per timeout).
     pub timeout: Duration,
     /// Whole-download limit (`DEBUGINFOD_MAXTIME`, default
-    /// [`DEFAULT_MAX_TIME`]); `None` only where a caller sets none.
+    /// `DEFAULT_MAX_TIME`); `None` only where a caller sets none.
     pub max_time: Option<Duration>,
     /// Wall time the run's downloads may take together, from the first
     /// request (`--debuginfod-timeout`): once spent, no server is asked

@@ -1,7 +1,7 @@
 //! debuginfod client symbol source.
 //!
 //! Asked after every local source. For a build ID it looks in the shared
-//! debuginfod cache (elfutils layout, see [`cache`]), then asks each server
+//! debuginfod cache (elfutils layout, see `cache.rs`), then asks each server
 //! in `DEBUGINFOD_URLS` and `--debuginfod` order for
 //! `/buildid/<hex>/debuginfo` (and `/executable` when the debuginfo has no
 //! symbols). A download goes to a temporary file, must be an ELF with the

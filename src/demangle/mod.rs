@@ -6,11 +6,11 @@
 //! * [`demangle_llvm`]: what `llvm::demangle` (LLVM 22) prints. Itanium C++
 //!   names (`_Z`, `__Z`, `___Z..._block_invoke`, each also with one more
 //!   leading underscore or a leading dot) go through our own demangler
-//!   ([`itanium`]), whose output is byte-identical to LLVM's; Rust v0
+//!   (`itanium/`), whose output is byte-identical to LLVM's; Rust v0
 //!   (`_R`) is demangled without crate disambiguators; Rust legacy names are
 //!   Itanium names to LLVM, so `$LT$..$GT$`, `..` and `::h<hash>` stay;
 //!   Microsoft C++ names (`?...`, and RTTI type names `.?A...`) go through
-//!   our own Microsoft demangler ([`msvc`]), whose output is byte-identical
+//!   our own Microsoft demangler (`msvc/`), whose output is byte-identical
 //!   to LLVM's.
 //! * [`demangle_full`]: what a person wants to read: the same, except that
 //!   Rust legacy names are fully decoded (`$LT$` -> `<`, `..` -> `::`) and

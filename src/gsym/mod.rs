@@ -2,7 +2,7 @@
 //! order, 1/2/4/8-byte address offsets, line tables and inline info).
 //!
 //! Layout follows the other sources: [`parser`] turns bytes into records,
-//! [`resolver`] answers [`SymbolSource`](crate::symbols::SymbolSource)
+//! [`resolver`] answers [`SymbolSource`]
 //! lookups, [`types`] holds what both share. [`crate::gsym_create`] writes
 //! new files (`symfilter gsym create`).
 

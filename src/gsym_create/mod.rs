@@ -1,6 +1,6 @@
 //! `symfilter gsym create`: GSYM files built from an ELF file (DWARF and
-//! symbol table, see [`dwarf`]) or from a Breakpad `.sym` file (see
-//! [`breakpad`]), encoded by [`writer`]. Reading GSYM files is
+//! symbol table, see `dwarf.rs`) or from a Breakpad `.sym` file (see
+//! `breakpad.rs`), encoded by [`writer`]. Reading GSYM files is
 //! [`crate::gsym`]'s business.
 //!
 //! Both conversions use the readers the symbol sources use: the units and
