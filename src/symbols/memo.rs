@@ -88,13 +88,12 @@ type Kept<T> = Result<Arc<T>, Box<Miss>>;
 
 /// The remembered answer for `key` (an address and what was asked), else
 /// `compute`'s, remembered unless `compute` gives `None` (an address the
-/// [`AnswerSupplier`] left out). A full table is emptied first, its
-/// answers given to `retire`.
-fn remembered<K: std::hash::Hash + Eq + Send + 'static, T: Send + Sync + 'static>(
+/// [`AnswerSupplier`] left out). A full table is emptied first, by `empty`.
+fn remembered<K: std::hash::Hash + Eq, T>(
     table: &RefCell<HashMap<K, Kept<T>>>,
     key: K,
     compute: impl FnOnce() -> Option<Result<Arc<T>, Miss>>,
-    retire: impl FnOnce(Forgotten),
+    empty: impl FnOnce(&mut HashMap<K, Kept<T>>),
 ) -> Result<Arc<T>, Miss> {
     if let Some(hit) = table.borrow().get(&key) {
         // The miss itself cloned, not its box: no allocation for most.
@@ -107,14 +106,7 @@ fn remembered<K: std::hash::Hash + Eq + Send + 'static, T: Send + Sync + 'static
         return Err(Miss::NoInfo);
     };
     let kept = answer.clone().map_err(Box::new);
-    let mut table = table.borrow_mut();
-    if table.len() >= MAX_ENTRIES {
-        // As `base::insert_bounded`, but the forgotten answers are dropped
-        // where `retire` says, and the table keeps its capacity.
-        let empty = HashMap::with_capacity_and_hasher(table.capacity(), Default::default());
-        retire(Box::new(std::mem::replace(&mut *table, empty)));
-    }
-    table.insert(key, kept);
+    crate::base::insert_bounded_emptying(&mut table.borrow_mut(), MAX_ENTRIES, key, kept, empty);
     answer
 }
 
@@ -146,7 +138,7 @@ impl Memo {
                     Some((module, supplier)) => supplier.code(*module, addr, want, &compute),
                 }
             },
-            |forgotten| self.retire(forgotten),
+            |full| self.retire(full),
         )
     }
 
@@ -191,16 +183,19 @@ impl Memo {
                 let answer = self.checked(|| self.inner.lookup_data(addr, want));
                 Some(answer.map(Arc::new))
             },
-            // Data answers are made on the thread that asks.
-            drop,
+            // Data answers are made on the thread that asks: freed here.
+            HashMap::clear,
         )
     }
 
-    fn retire(&self, forgotten: Forgotten) {
-        match &self.supplier {
-            Some((_, supplier)) => supplier.retire(forgotten),
-            None => drop(forgotten),
-        }
+    /// Empty the full code table: its answers go to the supplier to drop
+    /// (see [`AnswerSupplier::retire`]), the table keeps its capacity.
+    fn retire(&self, full: &mut HashMap<(u64, CodeWant), Kept<CodeInfo>>) {
+        let Some((_, supplier)) = &self.supplier else {
+            return full.clear();
+        };
+        let empty = HashMap::with_capacity_and_hasher(full.capacity(), Default::default());
+        supplier.retire(Box::new(std::mem::replace(full, empty)));
     }
 
     pub fn return_address_step(&self) -> u64 {
