@@ -248,9 +248,7 @@ impl Discard {
         let (Some(demangle), Lookup::Code(info)) = (self.demangle, &resolved.lookup) else {
             return;
         };
-        let functions = info.frames.iter().filter_map(|f| f.function.as_ref());
-        let symbol = info.symbol.as_ref().map(|s| &s.name);
-        for name in functions.chain(symbol) {
+        for name in info.names() {
             demangle(name);
         }
     }

@@ -130,7 +130,7 @@ impl fmt::Debug for ShownBefore {
 
 impl CodeInfo {
     /// The frames' function names and the symbol's.
-    fn names(&self) -> impl Iterator<Item = &Name> {
+    pub(crate) fn names(&self) -> impl Iterator<Item = &Name> {
         let functions = self.frames.iter().filter_map(|f| f.function.as_ref());
         functions.chain(self.symbol.as_ref().map(|s| &s.name))
     }
