@@ -193,28 +193,33 @@ fn word_needs_escape(w: u64) -> bool {
     escape_bits(w) != 0
 }
 
+/// A bit for each of the 16 bytes of `block` that a JSON string escapes
+/// (a control character, `"` or `\\`) or that is not ASCII.
+#[cfg(target_arch = "x86_64")]
+fn special16(block: &[u8; 16]) -> u32 {
+    use std::arch::x86_64::{
+        __m128i, _mm_cmpeq_epi8, _mm_cmplt_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128,
+        _mm_set1_epi8,
+    };
+    // SAFETY: SSE2 is part of every x86_64 target, and the load reads the
+    // 16 bytes of `block`, unaligned.
+    unsafe {
+        let v = _mm_loadu_si128(block.as_ptr().cast::<__m128i>());
+        // Compared as signed bytes, those from 0x80 up (not ASCII) are
+        // below 0x20, with the control characters.
+        let below = _mm_cmplt_epi8(v, _mm_set1_epi8(0x20));
+        let quote = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'"' as i8));
+        let backslash = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'\\' as i8));
+        _mm_movemask_epi8(_mm_or_si128(below, _mm_or_si128(quote, backslash))) as u32
+    }
+}
+
 /// Whether `b` goes into a JSON string as it is: ASCII (so valid UTF-8)
 /// with nothing to escape, as most log text is. One pass, 16 bytes at a
 /// time, instead of a UTF-8 check and then the escaping scan.
 #[cfg(target_arch = "x86_64")]
 fn plain_ascii(b: &[u8]) -> bool {
-    use std::arch::x86_64::{
-        __m128i, _mm_cmpeq_epi8, _mm_cmplt_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128,
-        _mm_set1_epi8,
-    };
-    // Compared as signed bytes, those from 0x80 up (not ASCII) are below
-    // 0x20, with the control characters.
-    let clean = |block: &[u8; 16]| {
-        // SAFETY: SSE2 is part of every x86_64 target, and the load reads
-        // the 16 bytes of `block`, unaligned.
-        unsafe {
-            let v = _mm_loadu_si128(block.as_ptr().cast::<__m128i>());
-            let below = _mm_cmplt_epi8(v, _mm_set1_epi8(0x20));
-            let quote = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'"' as i8));
-            let backslash = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'\\' as i8));
-            _mm_movemask_epi8(_mm_or_si128(below, _mm_or_si128(quote, backslash))) == 0
-        }
-    };
+    let clean = |block: &[u8; 16]| special16(block) == 0;
     let blocks = b.chunks_exact(16);
     let rest = blocks.remainder().len();
     if !blocks
@@ -236,6 +241,53 @@ fn plain_ascii(b: &[u8]) -> bool {
             clean(&last)
         }
     }
+}
+
+/// The end of `text`'s first line (the index of its `\n`, else the
+/// length), and whether that line goes into a JSON string as it is (see
+/// [`plain_ascii`]). One pass finds both: `\n` is one of the bytes a JSON
+/// string escapes, so the scan for them stops at the line's end, and plain
+/// text is not searched for its line ends first and checked after.
+#[cfg(target_arch = "x86_64")]
+fn first_line(text: &[u8]) -> (usize, bool) {
+    let mut at = 0;
+    for block in text.chunks_exact(16) {
+        let Ok(block) = <&[u8; 16]>::try_from(block) else {
+            break;
+        };
+        let mask = special16(block);
+        if mask != 0 {
+            return line_from(text, at + mask.trailing_zeros() as usize);
+        }
+        at += 16;
+    }
+    match text[at..].iter().position(|&b| needs_care(b)) {
+        Some(i) => line_from(text, at + i),
+        None => (text.len(), true),
+    }
+}
+
+/// [`first_line`] without SIMD.
+#[cfg(not(target_arch = "x86_64"))]
+fn first_line(text: &[u8]) -> (usize, bool) {
+    match text.iter().position(|&b| needs_care(b)) {
+        Some(i) => line_from(text, i),
+        None => (text.len(), true),
+    }
+}
+
+/// Whether a JSON string cannot hold byte `b` as it is, or it is not ASCII.
+fn needs_care(b: u8) -> bool {
+    !b.is_ascii() || ESCAPE[usize::from(b)] != 0
+}
+
+/// [`first_line`]'s answer when the first byte needing care is at `at`.
+fn line_from(text: &[u8], at: usize) -> (usize, bool) {
+    if text[at] == b'\n' {
+        return (at, true);
+    }
+    let end = memchr::memchr(b'\n', &text[at..]).map_or(text.len(), |i| at + i);
+    (end, false)
 }
 
 /// Whether `b` goes into a JSON string as it is (see the x86_64 version):
@@ -758,18 +810,23 @@ impl Render for Json {
     fn plain(&mut self, out: &mut dyn Write, text: &[u8], first_line: u64) -> io::Result<()> {
         let mut n = itoa::Buffer::new();
         let mut number = first_line;
-        let mut start = 0;
-        let ends = memchr::memchr_iter(b'\n', text).map(|i| (i, i + 1));
-        // A last line without `\n` (never given, but kept as before).
-        let last = (text.len(), text.len());
-        for (end, next) in ends.chain((!text.ends_with(b"\n") && !text.is_empty()).then_some(last))
-        {
-            let l = &text[start..end];
-            start = next;
+        let mut rest = text;
+        // A last line without `\n` is a line too (never given, but kept as
+        // before).
+        while !rest.is_empty() {
+            let (end, plain) = self::first_line(rest);
+            let l = &rest[..end];
+            rest = rest.get(end + 1..).unwrap_or_default();
             self.buf.extend_from_slice(b"{\"line\":");
             self.buf.extend_from_slice(n.format(number).as_bytes());
             self.buf.extend_from_slice(b",\"spans\":[");
-            text_span(&mut self.buf, l);
+            if plain {
+                self.buf.extend_from_slice(b"{\"text\":");
+                quoted(&mut self.buf, l);
+                self.buf.push(b'}');
+            } else {
+                text_span(&mut self.buf, l);
+            }
             self.buf.extend_from_slice(b"]}\n");
             number = number.wrapping_add(1);
             if self.buf.len() >= FLUSH_AT {
@@ -1405,6 +1462,27 @@ mod tests {
         }
     }
 
+    #[test]
+    fn first_line_checks_every_byte_of_every_length() {
+        // Each byte at each place of lines of every length around the
+        // 16-byte blocks, alone and followed by another line.
+        for len in 1..50 {
+            for tail in [&b""[..], b"\nnext \" line\n"] {
+                let mut text = vec![b'a'; len];
+                text.extend_from_slice(tail);
+                for at in 0..len {
+                    for c in 0..=255u8 {
+                        text[at] = c;
+                        let end = text.iter().position(|&b| b == b'\n').unwrap_or(text.len());
+                        let plain = text[..end].iter().all(|&b| !needs_care(b));
+                        assert_eq!(first_line(&text), (end, plain), "{len} {at} {c:#x}");
+                    }
+                    text[at] = b'a';
+                }
+            }
+        }
+    }
+
     proptest! {
         #[test]
         fn words_checked_exactly(w: [u8; 8]) {
@@ -1432,6 +1510,15 @@ mod tests {
                 string(&mut ours, &s);
                 prop_assert_eq!(ours, serde_json::to_vec(&s).unwrap_or_default());
             }
+        }
+
+        #[test]
+        fn plain_lines_as_the_value_renderer(
+            t in proptest::collection::vec(prop_oneof![Just(b'\n'), 0x20u8..0x7f, any::<u8>()], 0..200),
+        ) {
+            let mut out = Vec::new();
+            prop_assert!(json().plain(&mut out, &t, 3).is_ok());
+            prop_assert_eq!(out, oracle::plain(&t, 3));
         }
 
         #[test]
