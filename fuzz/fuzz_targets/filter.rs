@@ -7,19 +7,20 @@
 //! naming it resolve and their rewriting is reached without file I/O. Each
 //! format runs again with `--demux` (the preset chosen by the first byte, at
 //! most 4 processes so that evictions happen); then text without markup
-//! must come out unchanged in the human format.
+//! must come out unchanged in the human format. In JSON, every line shown
+//! as text alone must give back the input line of its number.
 #![no_main]
 
 use std::io::{self, Read};
 
 use libfuzzer_sys::fuzz_target;
-use symfilter::filter::{DemuxOptions, Dialect, Filter, Options};
-use symfilter::report::Silent;
 use std::sync::Arc;
+use symfilter::filter::{DemuxOptions, Dialect, Filter, Options};
 use symfilter::render::Format;
+use symfilter::report::Silent;
 use symfilter::symbols::{
-    Attempt, CodeInfo, CodeWant, DataInfo, DataWant, Frame, Locator, Miss, ModuleKey, Provider, SymbolHit,
-    SymbolSource, Symbolizer, SymbolizerConfig,
+    Attempt, CodeInfo, CodeWant, DataInfo, DataWant, Frame, Locator, Miss, ModuleKey, Provider,
+    SymbolHit, SymbolSource, Symbolizer, SymbolizerConfig,
 };
 
 /// The build ID the scripted source answers for.
@@ -131,10 +132,41 @@ fuzz_target!(|data: &[u8]| {
                 "text without markup changed under --demux={how}"
             );
         }
+        if !demux && format == Format::Json {
+            check_text_lines(&out, input);
+        }
     }
 });
 
 /// No `{{{` and no ESC: nothing the filter may change under `--demux`.
 fn markup_free(input: &[u8]) -> bool {
     !input.contains(&0x1b) && !input.windows(3).any(|w| w == b"{{{")
+}
+
+/// Each JSON object of a line shown as text spans alone (`"text"`, or
+/// `"bytes"` where the line is not UTF-8) holds that input line's bytes.
+fn check_text_lines(out: &[u8], input: &[u8]) {
+    let lines: Vec<&[u8]> = input.split(|&b| b == b'\n').collect();
+    'objects: for object in out.split(|&b| b == b'\n').filter(|o| !o.is_empty()) {
+        let v: serde_json::Value = serde_json::from_slice(object).expect("a JSON object a line");
+        let (Some(number), Some(spans)) = (v["line"].as_u64(), v["spans"].as_array()) else {
+            continue;
+        };
+        let mut bytes = Vec::new();
+        for span in spans {
+            match (&span["bytes"], &span["text"]) {
+                (serde_json::Value::Array(b), _) => {
+                    bytes.extend(b.iter().map(|x| x.as_u64().expect("a byte") as u8));
+                }
+                (serde_json::Value::Null, serde_json::Value::String(t))
+                    if span.as_object().is_some_and(|o| o.len() == 1) =>
+                {
+                    bytes.extend_from_slice(t.as_bytes());
+                }
+                _ => continue 'objects,
+            }
+        }
+        let line = usize::try_from(number - 1).ok().and_then(|i| lines.get(i));
+        assert_eq!(Some(&&bytes[..]), line, "line {number} as JSON text");
+    }
 }
