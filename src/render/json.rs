@@ -430,13 +430,17 @@ fn quoted(buf: &mut Vec<u8>, b: &[u8]) {
     buf.push(b'"');
 }
 
+/// The text span of `t`, when [`plain_ascii`].
+fn plain_text_span(buf: &mut Vec<u8>, t: &[u8]) {
+    buf.extend_from_slice(b"{\"text\":");
+    quoted(buf, t);
+    buf.push(b'}');
+}
+
 /// A text span: `{"text":...}`, with `"bytes"` first when `t` is not UTF-8.
 fn text_span(buf: &mut Vec<u8>, t: &[u8]) {
     if plain_ascii(t) {
-        buf.extend_from_slice(b"{\"text\":");
-        quoted(buf, t);
-        buf.push(b'}');
-        return;
+        return plain_text_span(buf, t);
     }
     match std::str::from_utf8(t) {
         Ok(s) => {
@@ -821,9 +825,7 @@ impl Render for Json {
             self.buf.extend_from_slice(n.format(number).as_bytes());
             self.buf.extend_from_slice(b",\"spans\":[");
             if plain {
-                self.buf.extend_from_slice(b"{\"text\":");
-                quoted(&mut self.buf, l);
-                self.buf.push(b'}');
+                plain_text_span(&mut self.buf, l);
             } else {
                 text_span(&mut self.buf, l);
             }
