@@ -440,8 +440,15 @@ fn plain_text_span(buf: &mut Vec<u8>, t: &[u8]) {
 /// A text span: `{"text":...}`, with `"bytes"` first when `t` is not UTF-8.
 fn text_span(buf: &mut Vec<u8>, t: &[u8]) {
     if plain_ascii(t) {
-        return plain_text_span(buf, t);
+        plain_text_span(buf, t);
+    } else {
+        escaped_text_span(buf, t);
     }
+}
+
+/// The text span of `t`, when not [`plain_ascii`] (a caller that already
+/// knows this does not check it again).
+fn escaped_text_span(buf: &mut Vec<u8>, t: &[u8]) {
     match std::str::from_utf8(t) {
         Ok(s) => {
             buf.extend_from_slice(b"{\"text\":");
@@ -827,7 +834,7 @@ impl Render for Json {
             if plain {
                 plain_text_span(&mut self.buf, l);
             } else {
-                text_span(&mut self.buf, l);
+                escaped_text_span(&mut self.buf, l);
             }
             self.buf.extend_from_slice(b"]}\n");
             number = number.wrapping_add(1);
@@ -1476,7 +1483,9 @@ mod tests {
                     for c in 0..=255u8 {
                         text[at] = c;
                         let end = text.iter().position(|&b| b == b'\n').unwrap_or(text.len());
-                        let plain = text[..end].iter().all(|&b| !needs_care(b));
+                        let plain = text[..end]
+                            .iter()
+                            .all(|&b| b.is_ascii() && ESCAPE[usize::from(b)] == 0);
                         assert_eq!(first_line(&text), (end, plain), "{len} {at} {c:#x}");
                     }
                     text[at] = b'a';
