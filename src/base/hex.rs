@@ -35,7 +35,13 @@ pub(crate) fn digit(c: u8) -> Option<u8> {
 /// as with `u64::from_str_radix`).
 #[inline]
 pub(crate) fn push_digit(v: u64, c: u8) -> Option<u64> {
-    let d = digit(c)?;
+    push_value(v, digit(c)?)
+}
+
+/// `v` with a digit of value `d` (below 16, from [`digit`]) appended;
+/// `None` when the result needs more than 64 bits.
+#[inline]
+pub(crate) fn push_value(v: u64, d: u8) -> Option<u64> {
     // `v * 16` overflows exactly when one of the top four bits is set.
     if v >> 60 != 0 {
         return None;

@@ -611,17 +611,8 @@ fn parse_inline(
 fn scan_hex(s: &[u8], i: &mut usize) -> Option<u64> {
     let start = *i;
     let mut v: u64 = 0;
-    while let Some(&c) = s.get(*i) {
-        let d = match c {
-            b'0'..=b'9' => c - b'0',
-            b'a'..=b'f' => c - b'a' + 10,
-            b'A'..=b'F' => c - b'A' + 10,
-            _ => break,
-        };
-        if v >> 60 != 0 {
-            return None;
-        }
-        v = v << 4 | u64::from(d);
+    while let Some(d) = s.get(*i).and_then(|&c| crate::base::hex::digit(c)) {
+        v = crate::base::hex::push_value(v, d)?;
         *i += 1;
     }
     (*i > start).then_some(v)
@@ -818,6 +809,21 @@ STACK CFI INIT 1000 30 .cfa: $rsp 8 +\n";
         assert_eq!(idx.inline_ranges, vec![(0x1008, 8), (0x1020, 4)]);
         assert_eq!(idx.publics[0].name.text(data), "asm_entry");
         assert_eq!(idx.corruption.count, 0);
+    }
+
+    #[test]
+    fn hex_scans_stop_at_the_first_other_byte() {
+        let scan = |s: &[u8]| {
+            let mut i = 0;
+            (scan_hex(s, &mut i), i)
+        };
+        assert_eq!(scan(b"1f0A 8"), (Some(0x1f0a), 4));
+        assert_eq!(scan(b"ffffffffffffffff\n"), (Some(u64::MAX), 16));
+        assert_eq!(scan(b"000000000000000000001"), (Some(1), 21));
+        assert_eq!(scan(b"10000000000000000").0, None);
+        assert_eq!(scan(b" 1"), (None, 0));
+        assert_eq!(scan(b"g"), (None, 0));
+        assert_eq!(scan(b""), (None, 0));
     }
 
     #[test]
