@@ -16,7 +16,7 @@ use smallvec::SmallVec;
 
 use super::die_walk::DieWalk;
 use super::lookup::{NAMES_MAX, Names, Within};
-use super::ranges::{all_narrow, place};
+use super::ranges::{all_narrow, each_range, place};
 use super::{Error, Sure};
 use crate::base::lock;
 use crate::symbols::Name;
@@ -69,10 +69,7 @@ impl RangeAttrs {
             }
         };
         if let Some(offset) = self.ranges_offset {
-            let mut list = unit.ranges(offset)?;
-            while let Some(r) = list.next()? {
-                add(r);
-            }
+            each_range(unit.dwarf, unit.unit, offset, add)?;
         } else if let (Some(begin), Some(end)) = (self.low_pc, self.high_pc) {
             add(gimli::Range { begin, end });
         } else if let (Some(begin), Some(size)) = (self.low_pc, self.size) {

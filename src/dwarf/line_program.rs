@@ -13,6 +13,8 @@
 
 use gimli::Reader;
 
+use super::input::{Input, Malformed};
+
 /// What the state machine holds when it emits a row.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Row {
@@ -77,87 +79,7 @@ pub(crate) enum Outcome {
     NotHandled,
 }
 
-/// gimli would have failed here.
-#[derive(Debug)]
-pub(crate) struct Malformed;
-
 type Result<T> = std::result::Result<T, Malformed>;
-
-struct Input<'a> {
-    bytes: &'a [u8],
-    pos: usize,
-}
-
-impl Input<'_> {
-    #[inline]
-    fn u8(&mut self) -> Result<u8> {
-        let b = *self.bytes.get(self.pos).ok_or(Malformed)?;
-        self.pos += 1;
-        Ok(b)
-    }
-
-    fn fixed(&mut self, n: usize, big_endian: bool) -> Result<u64> {
-        let end = self.pos.checked_add(n).ok_or(Malformed)?;
-        let bytes = self.bytes.get(self.pos..end).ok_or(Malformed)?;
-        self.pos = end;
-        let mut v = 0u64;
-        if big_endian {
-            bytes.iter().for_each(|&b| v = v << 8 | u64::from(b));
-        } else {
-            bytes.iter().rev().for_each(|&b| v = v << 8 | u64::from(b));
-        }
-        Ok(v)
-    }
-
-    /// gimli's `leb128::read::unsigned`.
-    #[inline]
-    fn uleb(&mut self) -> Result<u64> {
-        let byte = self.u8()?;
-        if byte & 0x80 == 0 {
-            return Ok(u64::from(byte));
-        }
-        let mut result = u64::from(byte & 0x7f);
-        let mut shift = 7;
-        loop {
-            let byte = self.u8()?;
-            result |= u64::from(byte & 0x7f) << shift;
-            if byte & 0x80 == 0 {
-                return Ok(result);
-            }
-            shift += 7;
-            if shift >= 63 {
-                break;
-            }
-        }
-        let byte = self.u8()?;
-        if byte != 0x00 && byte != 0x01 {
-            return Err(Malformed);
-        }
-        Ok(result | u64::from(byte) << 63)
-    }
-
-    /// gimli's `leb128::read::signed`.
-    fn sleb(&mut self) -> Result<i64> {
-        let mut result: i64 = 0;
-        let mut shift = 0;
-        let mut byte;
-        loop {
-            byte = self.u8()?;
-            if shift == 63 && byte != 0x00 && byte != 0x7f {
-                return Err(Malformed);
-            }
-            result |= i64::from(byte & 0x7f) << shift;
-            shift += 7;
-            if byte & 0x80 == 0 {
-                break;
-            }
-        }
-        if shift < 64 && byte & 0x40 != 0 {
-            result |= !0 << shift;
-        }
-        Ok(result)
-    }
-}
 
 /// The registers gimli keeps that reach the rows we keep (`is_stmt` and
 /// the other flags do not).

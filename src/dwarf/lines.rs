@@ -12,7 +12,8 @@ use gimli::UnitRef;
 use rustc_hash::FxHashSet;
 
 use super::Sure;
-use super::line_program::{self, Malformed, Outcome, Row};
+use super::input::Malformed;
+use super::line_program::{self, Outcome, Row};
 use super::ranges::{all_narrow, place};
 use crate::base::lock;
 use crate::symbols::Text;

@@ -15,6 +15,7 @@
 mod die_walk;
 mod functions;
 mod globals;
+mod input;
 mod line_program;
 mod lines;
 mod lookup;

@@ -12,6 +12,7 @@ use std::sync::Arc;
 use gimli::Reader;
 use rustc_hash::FxHashMap;
 
+use super::line_program::{self, Outcome};
 use super::root_abbrev::RootAbbreviations;
 
 type R<'a> = gimli::EndianSlice<'a, gimli::RunTimeEndian>;
@@ -77,7 +78,7 @@ impl<'a> UnitIndex<'a> {
             if let Ok(Declared::No { stmt_list: Some(o) }) =
                 unit_ranges(dwarf, &mut roots, &header, &aranges, &mut found)
             {
-                let _ = line_ranges(dwarf, &header, o, &mut found);
+                line_ranges(dwarf, &header, o, &mut found);
             }
             by_end.extend(found.iter().filter(|r| r.begin < r.end).map(|r| EndRange {
                 begin: r.begin,
@@ -87,7 +88,10 @@ impl<'a> UnitIndex<'a> {
             }));
             starts.push(start.0);
         }
-        by_end.sort_unstable_by_key(|r| (r.end, r.unit));
+        // Ranges come in unit order, so a stable sort by end alone orders
+        // them by end, then unit; and it runs through the ascending runs
+        // that units' ranges mostly come in.
+        by_end.sort_by_key(|r| r.end);
         let mut min = u64::MAX;
         for r in by_end.iter_mut().rev() {
             min = min.min(r.begin);
@@ -274,11 +278,10 @@ fn unit_ranges<'a>(
         None => None,
     };
     if let Some(offset) = ranges_offset {
-        let mut list = dwarf.ranges(&unit, offset)?;
-        while let Some(r) = list.next()? {
+        super::ranges::each_range(dwarf, &unit, offset, |r| {
             declared |= r.begin < r.end;
             out.push(r);
-        }
+        })?;
     } else {
         if let Some(offset) = header.debug_info_offset() {
             let first = aranges.partition_point(|a| a.0 < offset.0);
@@ -312,34 +315,59 @@ fn unit_ranges<'a>(
 }
 
 /// A line program's sequences (from the first row to the end), as
-/// addr2line takes a unit's ranges when it declares none.
+/// addr2line takes a unit's ranges when it declares none. Where the
+/// program cannot be read, the sequences ended before the error count.
 fn line_ranges<'a>(
     dwarf: &gimli::Dwarf<R<'a>>,
     header: &gimli::UnitHeader<R<'a>>,
     offset: gimli::DebugLineOffset<usize>,
     out: &mut Vec<gimli::Range>,
-) -> gimli::Result<()> {
+) {
     if program_is_empty(dwarf, offset) {
-        return Ok(());
+        return;
     }
-    let program = dwarf
+    let Ok(program) = dwarf
         .debug_line
-        .program(offset, header.address_size(), None, None)?;
+        .program(offset, header.address_size(), None, None)
+    else {
+        return;
+    };
+    let before = out.len();
+    let mut sequences = Sequences { start: None, out };
+    match line_program::rows(program.header(), |row| {
+        sequences.take(row.address, row.end_sequence)
+    }) {
+        Ok(Outcome::Done) | Err(_) => return,
+        Ok(Outcome::NotHandled) => {}
+    }
+    // It adds files to the header: gimli's rows, from the start.
+    out.truncate(before);
+    let mut sequences = Sequences { start: None, out };
     let mut rows = program.rows();
-    let mut start = None;
-    while let Some((_, row)) = rows.next_row()? {
-        if row.end_sequence() {
-            if let Some(begin) = start.take() {
-                out.push(gimli::Range {
+    while let Ok(Some((_, row))) = rows.next_row() {
+        sequences.take(row.address(), row.end_sequence());
+    }
+}
+
+/// Sequences from rows: each from its first row to its end.
+struct Sequences<'o> {
+    start: Option<u64>,
+    out: &'o mut Vec<gimli::Range>,
+}
+
+impl Sequences<'_> {
+    fn take(&mut self, address: u64, end_sequence: bool) {
+        if end_sequence {
+            if let Some(begin) = self.start.take() {
+                self.out.push(gimli::Range {
                     begin,
-                    end: row.address(),
+                    end: address,
                 });
             }
-        } else if start.is_none() {
-            start = Some(row.address());
+        } else if self.start.is_none() {
+            self.start = Some(address);
         }
     }
-    Ok(())
 }
 
 /// Whether the line program at `offset` has no opcodes after its header
