@@ -26,9 +26,9 @@ type R<'a> = gimli::EndianSlice<'a, gimli::RunTimeEndian>;
 /// An abbreviation code with no declaration, where a DIE must be.
 const NO_ENTRY: Error = Error::Malformed("DIE without abbreviation");
 
-/// A DIE's address ranges as addr2line reads them.
+/// A DIE's address ranges as addr2line reads them (a unit's root's too).
 #[derive(Default)]
-struct RangeAttrs {
+pub(crate) struct RangeAttrs {
     low_pc: Option<u64>,
     high_pc: Option<u64>,
     size: Option<u64>,
@@ -37,7 +37,11 @@ struct RangeAttrs {
 
 impl RangeAttrs {
     /// Take `attr` if it is a range attribute.
-    fn read<'a>(&mut self, unit: UnitRef<'_, R<'a>>, attr: &gimli::Attribute<R<'a>>) -> Sure<()> {
+    pub(crate) fn read<'a>(
+        &mut self,
+        unit: UnitRef<'_, R<'a>>,
+        attr: &gimli::Attribute<R<'a>>,
+    ) -> Sure<()> {
         use gimli::AttributeValue as V;
         // Most attributes are not ranges: name first (the value is
         // normalised on every call).
@@ -59,8 +63,17 @@ impl RangeAttrs {
         Ok(())
     }
 
+    /// Whether a range list (`DW_AT_ranges`) gives the ranges.
+    pub(crate) fn has_list(&self) -> bool {
+        self.ranges_offset.is_some()
+    }
+
     /// Call `f` with each non-empty range; false if there were none.
-    fn each(&self, unit: UnitRef<'_, R<'_>>, mut f: impl FnMut(gimli::Range)) -> Sure<bool> {
+    pub(crate) fn each(
+        &self,
+        unit: UnitRef<'_, R<'_>>,
+        mut f: impl FnMut(gimli::Range),
+    ) -> Sure<bool> {
         let mut any = false;
         let mut add = |r: gimli::Range| {
             if r.begin < r.end {

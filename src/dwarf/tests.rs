@@ -269,6 +269,34 @@ fn every_fixture_answers_as_addr2line_does() {
     );
 }
 
+/// A root DIE whose range attributes come in forms addr2line does not
+/// take (a second `DW_AT_low_pc` as a section offset, where the fixture
+/// has its `DW_AT_addr_base`, so the first low pc reads `.debug_addr` at
+/// offset 0): the unit's ranges are what addr2line makes of it, not its
+/// line program's. Found by the `dwarf` fuzz target.
+#[test]
+fn root_range_attributes_are_taken_as_addr2line_takes_them() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/bin/app_rust_v0");
+    let mut data = std::fs::read(&path).unwrap();
+    let obj = object::File::parse(&*data).unwrap();
+    let (start, size) = obj
+        .section_by_name(".debug_abbrev")
+        .and_then(|s| s.file_range())
+        .unwrap();
+    // DW_AT_addr_base, DW_FORM_sec_offset -> DW_AT_low_pc, DW_FORM_sec_offset.
+    let at = data[start as usize..(start + size) as usize]
+        .windows(2)
+        .position(|w| w == [0x73, 0x17])
+        .expect("an addr_base attribute")
+        + start as usize;
+    data[at] = 0x11;
+    let patched = std::env::temp_dir().join(format!("symfilter-low-pc-{}", std::process::id()));
+    std::fs::write(&patched, &data).unwrap();
+    let seen = compare(&patched, &patched, None);
+    std::fs::remove_file(&patched).unwrap();
+    assert!(seen.asked > 100 && seen.frames > 10, "{seen:?}");
+}
+
 /// Large files: libc's debug file when installed, and any named by
 /// `SYMFILTER_TEST_DWARF_FILE`.
 #[test]

@@ -11,7 +11,10 @@ use std::sync::Arc;
 
 use gimli::Reader;
 use rustc_hash::FxHashMap;
+use smallvec::SmallVec;
 
+use super::Sure;
+use super::functions::RangeAttrs;
 use super::line_program::{self, Outcome};
 use super::root_abbrev::RootAbbreviations;
 
@@ -195,20 +198,20 @@ enum Declared {
 
 /// Add the ranges a unit declares to `out`, by addr2line's preference:
 /// `DW_AT_ranges` of the root DIE, else its `.debug_aranges` entries, else
-/// the root's low/high pc. Reads only the root DIE's attributes. An error
-/// means the ranges are unknown.
+/// the root's low/high pc, each attribute taken as addr2line takes it.
+/// Reads only the root DIE's attributes. An error means the ranges are
+/// unknown.
 fn unit_ranges<'a>(
     dwarf: &gimli::Dwarf<R<'a>>,
     roots: &mut RootAbbreviations,
     header: &gimli::UnitHeader<R<'a>>,
     aranges: &[(usize, gimli::DebugArangesOffset<usize>)],
     out: &mut Vec<gimli::Range>,
-) -> gimli::Result<Declared> {
+) -> Sure<Declared> {
     use gimli::AttributeValue as V;
     let abbreviations = roots.get(dwarf, header)?;
     let mut low = None;
-    let mut high = None;
-    let mut ranges = None;
+    let mut range_attrs: SmallVec<[gimli::Attribute<R<'a>>; 4]> = SmallVec::new();
     let mut stmt_list = None;
     let mut addr_base = None;
     let mut rnglists_base = None;
@@ -221,9 +224,11 @@ fn unit_ranges<'a>(
         for spec in abbrev.attributes() {
             let attr = entries.read_attribute(*spec)?;
             match attr.name() {
-                gimli::DW_AT_low_pc => low = Some(attr.value()),
-                gimli::DW_AT_high_pc => high = Some(attr.value()),
-                gimli::DW_AT_ranges => ranges = Some(attr.value()),
+                gimli::DW_AT_low_pc => {
+                    low = Some(attr.value());
+                    range_attrs.push(attr);
+                }
+                gimli::DW_AT_high_pc | gimli::DW_AT_ranges => range_attrs.push(attr),
                 gimli::DW_AT_stmt_list => {
                     if let V::DebugLineRef(o) = attr.value() {
                         stmt_list = Some(o);
@@ -267,44 +272,42 @@ fn unit_ranges<'a>(
         line_program: None,
         dwo_id: None,
     };
-    let low = match low {
-        Some(v) => dwarf.attr_address(&unit, v)?,
-        None => None,
-    };
-    unit.low_pc = low.unwrap_or(0);
+    // The base of range lists: the last low pc of any form, as in gimli.
+    if let Some(v) = low
+        && let Some(low) = dwarf.attr_address(&unit, v)?
+    {
+        unit.low_pc = low;
+    }
+    // The range attributes once every base is known, as addr2line reads
+    // them from a whole unit.
+    let unit_ref = gimli::UnitRef::new(dwarf, &unit);
+    let mut attrs = RangeAttrs::default();
+    for attr in &range_attrs {
+        attrs.read(unit_ref, attr)?;
+    }
     let mut declared = false;
-    let ranges_offset = match ranges {
-        Some(v) => dwarf.attr_ranges_offset(&unit, v)?,
-        None => None,
-    };
-    if let Some(offset) = ranges_offset {
-        super::ranges::each_range(dwarf, &unit, offset, |r| {
-            declared |= r.begin < r.end;
-            out.push(r);
-        })?;
+    if attrs.has_list() {
+        declared = attrs.each(unit_ref, |r| out.push(r))?;
     } else {
         if let Some(offset) = header.debug_info_offset() {
             let first = aranges.partition_point(|a| a.0 < offset.0);
             for (_, set) in aranges[first..].iter().take_while(|a| a.0 == offset.0) {
                 let mut entries = dwarf.debug_aranges.header(*set)?.entries();
-                // addr2line skips bad entries and reads on: an error here
-                // makes the unit cover everything.
-                while let Some(e) = entries.next()? {
-                    declared |= e.length() != 0;
-                    out.push(e.range());
+                // An entry that cannot be read is skipped, as addr2line
+                // skips it (an address overflow); gimli ends the list on
+                // the others.
+                while let Some(e) = entries.next().transpose() {
+                    if let Ok(e) = e
+                        && e.length() != 0
+                    {
+                        declared = true;
+                        out.push(e.range());
+                    }
                 }
             }
         }
-        if !declared && let Some(begin) = low {
-            let end = match high {
-                Some(V::Udata(size)) => Some(begin.wrapping_add(size)),
-                Some(v) => dwarf.attr_address(&unit, v)?,
-                None => None,
-            };
-            if let Some(end) = end {
-                declared |= begin < end;
-                out.push(gimli::Range { begin, end });
-            }
+        if !declared {
+            declared = attrs.each(unit_ref, |r| out.push(r))?;
         }
     }
     Ok(if declared {
