@@ -3,9 +3,10 @@
 //! its code, through the whole ELF source (no panic, no hang, no unbounded
 //! memory, whatever the DWARF and the symbols say) and through the DWARF
 //! index alone, compared with addr2line: wherever both answer, the answers
-//! are the same. The input is 5-byte patches: a little-endian offset into
-//! the concatenated `.debug_*` and symbol table sections, and the byte to
-//! write there.
+//! are the same. The input's first byte picks the binary (C++ with DWARF 5
+//! range lists, Rust with DWARF 4 ones, C with DWARF 4); the rest is 5-byte
+//! patches: a little-endian offset into the concatenated `.debug_*` and
+//! symbol table sections, and the byte to write there.
 #![no_main]
 
 use std::io::Write;
@@ -16,7 +17,11 @@ use object::{Object, ObjectSection, SectionKind};
 use symfilter::dwarf::{DwarfIndex, LookupError, NoSplitFiles, Reader};
 use symfilter::symbols::{CodeWant, DataWant, Frame, Name, SymbolSource, Text, lossy};
 
-static BINARY: &[u8] = include_bytes!("../../testdata/bin/app_cpp_O2");
+static BINARIES: [&[u8]; 3] = [
+    include_bytes!("../../testdata/bin/app_cpp_O2"),
+    include_bytes!("../../testdata/bin/app_rust_v0"),
+    include_bytes!("../../testdata/bin/app_c_O2_dwarf4"),
+];
 
 struct Layout {
     /// File ranges of the debug sections and symbol tables.
@@ -25,35 +30,41 @@ struct Layout {
     addrs: Vec<u64>,
 }
 
-fn layout() -> &'static Layout {
-    static LAYOUT: OnceLock<Layout> = OnceLock::new();
-    LAYOUT.get_or_init(|| {
-        let obj = object::File::parse(BINARY).unwrap();
-        let mut debug = Vec::new();
-        let mut addrs = Vec::new();
-        for s in obj.sections() {
-            let name = s.name().unwrap_or("");
-            let symbols = matches!(name, ".symtab" | ".strtab" | ".dynsym" | ".dynstr");
-            if (name.starts_with(".debug_") || symbols)
-                && let Some((start, len)) = s.file_range()
-            {
-                debug.push((start as usize, len as usize));
-            }
-            if s.kind() == SectionKind::Text {
-                addrs.extend((s.address()..s.address() + s.size()).step_by(37));
-            }
+fn layout(binary: usize) -> &'static Layout {
+    static LAYOUTS: OnceLock<Vec<Layout>> = OnceLock::new();
+    &LAYOUTS.get_or_init(|| BINARIES.iter().copied().map(layout_of).collect())[binary]
+}
+
+fn layout_of(binary: &[u8]) -> Layout {
+    let obj = object::File::parse(binary).unwrap();
+    let mut debug = Vec::new();
+    let mut addrs = Vec::new();
+    for s in obj.sections() {
+        let name = s.name().unwrap_or("");
+        let symbols = matches!(name, ".symtab" | ".strtab" | ".dynsym" | ".dynstr");
+        if (name.starts_with(".debug_") || symbols)
+            && let Some((start, len)) = s.file_range()
+        {
+            debug.push((start as usize, len as usize));
         }
-        Layout { debug, addrs }
-    })
+        if s.kind() == SectionKind::Text {
+            addrs.extend((s.address()..s.address() + s.size()).step_by(37));
+        }
+    }
+    Layout { debug, addrs }
 }
 
 fuzz_target!(|data: &[u8]| {
-    let layout = layout();
+    let Some((&pick, data)) = data.split_first() else {
+        return;
+    };
+    let binary = usize::from(pick) % BINARIES.len();
+    let layout = layout(binary);
     let total: usize = layout.debug.iter().map(|d| d.1).sum();
     if total == 0 {
         return;
     }
-    let mut bytes = BINARY.to_vec();
+    let mut bytes = BINARIES[binary].to_vec();
     for patch in data.chunks_exact(5) {
         let mut at = u32::from_le_bytes([patch[0], patch[1], patch[2], patch[3]]) as usize % total;
         for &(start, len) in &layout.debug {
@@ -119,7 +130,10 @@ fn reference(ctx: &addr2line::Context<Reader<'_>>, addr: u64) -> Option<Vec<Fram
     let mut frames = Vec::new();
     while let Some(f) = iter.next().ok()? {
         frames.push(Frame {
-            function: f.function.as_ref().map(|n| Name::from(lossy(n.name.slice()).to_string())),
+            function: f
+                .function
+                .as_ref()
+                .map(|n| Name::from(lossy(n.name.slice()).to_string())),
             file: f.location.as_ref().and_then(|l| l.file).map(Text::from),
             line: f.location.as_ref().and_then(|l| l.line).unwrap_or(0),
             column: f.location.as_ref().and_then(|l| l.column).unwrap_or(0),
