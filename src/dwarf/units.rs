@@ -318,8 +318,8 @@ fn unit_ranges<'a>(
 }
 
 /// A line program's sequences (from the first row to the end), as
-/// addr2line takes a unit's ranges when it declares none. Where the
-/// program cannot be read, the sequences ended before the error count.
+/// addr2line takes a unit's ranges when it declares none: none at all
+/// where the program cannot be read to its end.
 fn line_ranges<'a>(
     dwarf: &gimli::Dwarf<R<'a>>,
     header: &gimli::UnitHeader<R<'a>>,
@@ -340,16 +340,25 @@ fn line_ranges<'a>(
     match line_program::rows(program.header(), |row| {
         sequences.take(row.address, row.end_sequence)
     }) {
-        Ok(Outcome::Done) | Err(_) => return,
+        Ok(Outcome::Done) => return,
+        Err(_) => {
+            out.truncate(before);
+            return;
+        }
         Ok(Outcome::NotHandled) => {}
     }
     // It adds files to the header: gimli's rows, from the start.
     out.truncate(before);
     let mut sequences = Sequences { start: None, out };
     let mut rows = program.rows();
-    while let Ok(Some((_, row))) = rows.next_row() {
-        sequences.take(row.address(), row.end_sequence());
+    loop {
+        match rows.next_row() {
+            Ok(Some((_, row))) => sequences.take(row.address(), row.end_sequence()),
+            Ok(None) => return,
+            Err(_) => break,
+        }
     }
+    out.truncate(before);
 }
 
 /// Sequences from rows: each from its first row to its end.
@@ -567,6 +576,59 @@ mod tests {
             }
         }
         assert!(asked > 1000 && found > 500, "{asked} {found}");
+    }
+
+    /// A unit ranged by its line program gets no ranges where the
+    /// program fails after a whole sequence, as addr2line, which reads
+    /// the whole table first, gets none.
+    #[test]
+    fn a_line_program_that_fails_ranges_nothing() {
+        let mut program = vec![0, 9, 2];
+        program.extend_from_slice(&0x1000u64.to_le_bytes());
+        program.extend([1, 2, 0x10, 0, 1, 1]); // copy, advance_pc 16, end_sequence
+        program.extend([0, 9, 2]);
+        program.extend_from_slice(&0x2000u64.to_le_bytes());
+        program.push(1);
+        let mut header = vec![1, 1, 1, (-5i8) as u8, 14, 13];
+        header.extend([0, 1, 1, 1, 1, 0, 0, 0, 1, 0, 0, 1]);
+        header.push(0); // no directories
+        header.extend(b"a.c\0\0\0\0\0");
+        let line = |program: &[u8]| {
+            let mut l = Vec::new();
+            let length = 2 + 4 + header.len() + program.len();
+            l.extend_from_slice(&(length as u32).to_le_bytes());
+            l.extend_from_slice(&4u16.to_le_bytes());
+            l.extend_from_slice(&(header.len() as u32).to_le_bytes());
+            l.extend_from_slice(&header);
+            l.extend_from_slice(program);
+            l
+        };
+        let whole = line(&program);
+        // The second sequence's set_address cut short.
+        let cut = line(&program[..program.len() - 6]);
+        let info = [7u8, 0, 0, 0, 4, 0, 0, 0, 0, 0, 8];
+        let le = gimli::RunTimeEndian::Little;
+        let ranges = |line: &[u8]| {
+            let line: &'static [u8] = Box::leak(line.to_vec().into_boxed_slice());
+            let info: &'static [u8] = Box::leak(info.to_vec().into_boxed_slice());
+            let dwarf = gimli::Dwarf {
+                debug_info: gimli::DebugInfo::new(info, le),
+                debug_line: gimli::DebugLine::new(line, le),
+                ..Default::default()
+            };
+            let header = dwarf.units().next().unwrap().unwrap();
+            let mut out = Vec::new();
+            line_ranges(&dwarf, &header, gimli::DebugLineOffset(0), &mut out);
+            out
+        };
+        assert_eq!(
+            ranges(&whole),
+            [gimli::Range {
+                begin: 0x1000,
+                end: 0x1010
+            }]
+        );
+        assert_eq!(ranges(&cut), []);
     }
 
     /// 20,000 nested DIEs in a unit ranged by its line program, by
