@@ -578,6 +578,39 @@ mod tests {
         assert!(asked > 1000 && found > 500, "{asked} {found}");
     }
 
+    /// An `.debug_aranges` entry whose end overflows is skipped and the
+    /// entries after it still range the unit, as in addr2line.
+    #[test]
+    fn an_overflowing_arange_is_skipped() {
+        let le = gimli::RunTimeEndian::Little;
+        // One DWARF 4 unit whose root (code 1, a compile unit) has no attributes.
+        let info: &'static [u8] = &[8, 0, 0, 0, 4, 0, 0, 0, 0, 0, 8, 1];
+        let abbrev: &'static [u8] = &[1, 0x11, 0, 0, 0, 0];
+        let mut aranges = Vec::new();
+        for (address, length) in [(u64::MAX - 0x20, 0x100u64), (0x1000, 0x10), (0, 0)] {
+            aranges.extend_from_slice(&address.to_le_bytes());
+            aranges.extend_from_slice(&length.to_le_bytes());
+        }
+        let mut section = Vec::new();
+        section.extend_from_slice(&((2 + 4 + 2 + 4 + aranges.len()) as u32).to_le_bytes());
+        section.extend_from_slice(&2u16.to_le_bytes());
+        section.extend_from_slice(&0u32.to_le_bytes());
+        section.extend([8, 0, 0, 0, 0, 0]);
+        section.extend(aranges);
+        let section: &'static [u8] = Box::leak(section.into_boxed_slice());
+        let dwarf = gimli::Dwarf {
+            debug_info: gimli::DebugInfo::new(info, le),
+            debug_abbrev: gimli::DebugAbbrev::new(abbrev, le),
+            debug_aranges: gimli::DebugAranges::new(section, le),
+            ..Default::default()
+        };
+        // addr2line 0.27's `ResUnits::parse` reads on past an entry that
+        // fails (its unit ranges are not public to compare with).
+        let index = UnitIndex::build(&dwarf);
+        assert_eq!(index.candidates(0x1008), [0]);
+        assert!(index.candidates(0x1010).is_empty());
+    }
+
     /// A unit ranged by its line program gets no ranges where the
     /// program fails after a whole sequence, as addr2line, which reads
     /// the whole table first, gets none.
