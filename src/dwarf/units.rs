@@ -78,11 +78,7 @@ impl<'a> UnitIndex<'a> {
             // Ranges that cannot be read are left out (those read before
             // the error are kept): a broken unit answers nothing rather
             // than claiming every address.
-            if let Ok(Declared::No { stmt_list: Some(o) }) =
-                unit_ranges(dwarf, &mut roots, &header, &aranges, &mut found)
-            {
-                line_ranges(dwarf, &header, o, &mut found);
-            }
+            let _ = unit_ranges(dwarf, &mut roots, &header, &aranges, &mut found);
             by_end.extend(found.iter().filter(|r| r.begin < r.end).map(|r| EndRange {
                 begin: r.begin,
                 end: r.end,
@@ -187,27 +183,18 @@ impl UnitIndex<'_> {
     }
 }
 
-/// Whether a unit declares address ranges.
-enum Declared {
-    Yes,
-    No {
-        /// Its line program, if any.
-        stmt_list: Option<gimli::DebugLineOffset<usize>>,
-    },
-}
-
 /// Add the ranges a unit declares to `out`, by addr2line's preference:
 /// `DW_AT_ranges` of the root DIE, else its `.debug_aranges` entries, else
-/// the root's low/high pc, each attribute taken as addr2line takes it.
-/// Reads only the root DIE's attributes. An error means the ranges are
-/// unknown.
+/// the root's low/high pc, each attribute taken as addr2line takes it;
+/// where it declares none, its line program's sequences. Reads only the
+/// root DIE's attributes. An error means the ranges are unknown.
 fn unit_ranges<'a>(
     dwarf: &gimli::Dwarf<R<'a>>,
     roots: &mut RootAbbreviations,
     header: &gimli::UnitHeader<R<'a>>,
     aranges: &[(usize, gimli::DebugArangesOffset<usize>)],
     out: &mut Vec<gimli::Range>,
-) -> Sure<Declared> {
+) -> Sure<()> {
     use gimli::AttributeValue as V;
     let abbreviations = roots.get(dwarf, header)?;
     let mut low = None;
@@ -215,11 +202,12 @@ fn unit_ranges<'a>(
     let mut stmt_list = None;
     let mut addr_base = None;
     let mut rnglists_base = None;
+    let mut str_offsets_base = None;
     {
         let mut entries = header.entries_raw(&abbreviations, None)?;
         // No root DIE: addr2line skips the unit.
         let Some(abbrev) = entries.read_abbreviation()? else {
-            return Ok(Declared::Yes);
+            return Ok(());
         };
         for spec in abbrev.attributes() {
             let attr = entries.read_attribute(*spec)?;
@@ -244,6 +232,11 @@ fn unit_ranges<'a>(
                         rnglists_base = Some(b);
                     }
                 }
+                gimli::DW_AT_str_offsets_base => {
+                    if let V::DebugStrOffsetsBase(b) = attr.value() {
+                        str_offsets_base = Some(b);
+                    }
+                }
                 _ => {}
             }
         }
@@ -257,10 +250,9 @@ fn unit_ranges<'a>(
         name: None,
         comp_dir: None,
         low_pc: 0,
-        str_offsets_base: gimli::DebugStrOffsetsBase::default_for_encoding_and_file(
-            encoding,
-            dwarf.file_type,
-        ),
+        str_offsets_base: str_offsets_base.unwrap_or_else(|| {
+            gimli::DebugStrOffsetsBase::default_for_encoding_and_file(encoding, dwarf.file_type)
+        }),
         addr_base: addr_base.unwrap_or(gimli::DebugAddrBase(0)),
         loclists_base: gimli::DebugLocListsBase::default_for_encoding_and_file(
             encoding,
@@ -310,55 +302,71 @@ fn unit_ranges<'a>(
             declared = attrs.each(unit_ref, |r| out.push(r))?;
         }
     }
-    Ok(if declared {
-        Declared::Yes
-    } else {
-        Declared::No { stmt_list }
-    })
+    if !declared && let Some(offset) = stmt_list {
+        line_ranges(unit_ref, offset, out);
+    }
+    Ok(())
 }
 
 /// A line program's sequences (from the first row to the end), as
 /// addr2line takes a unit's ranges when it declares none: none at all
-/// where the program cannot be read to its end.
+/// where the program cannot be read to its end, or a file name in it
+/// cannot be read.
 fn line_ranges<'a>(
-    dwarf: &gimli::Dwarf<R<'a>>,
-    header: &gimli::UnitHeader<R<'a>>,
+    unit: gimli::UnitRef<'_, R<'a>>,
     offset: gimli::DebugLineOffset<usize>,
     out: &mut Vec<gimli::Range>,
 ) {
-    if program_is_empty(dwarf, offset) {
+    if program_is_empty(unit.dwarf, offset) {
         return;
     }
-    let Ok(program) = dwarf
+    let Ok(program) = unit
+        .dwarf
         .debug_line
-        .program(offset, header.address_size(), None, None)
+        .program(offset, unit.header.address_size(), None, None)
     else {
         return;
     };
     let before = out.len();
     let mut sequences = Sequences { start: None, out };
-    match line_program::rows(program.header(), |row| {
+    let read = match line_program::rows(program.header(), |row| {
         sequences.take(row.address, row.end_sequence)
     }) {
-        Ok(Outcome::Done) => return,
-        Err(_) => {
+        Ok(Outcome::Done) => names_read(unit, program.header()),
+        Err(_) => false,
+        // It adds files to the header: gimli's rows, from the start.
+        Ok(Outcome::NotHandled) => {
             out.truncate(before);
-            return;
+            let mut sequences = Sequences { start: None, out };
+            let mut rows = program.rows();
+            loop {
+                match rows.next_row() {
+                    Ok(Some((_, row))) => sequences.take(row.address(), row.end_sequence()),
+                    Ok(None) => break names_read(unit, rows.header()),
+                    Err(_) => break false,
+                }
+            }
         }
-        Ok(Outcome::NotHandled) => {}
+    };
+    if !read {
+        out.truncate(before);
     }
-    // It adds files to the header: gimli's rows, from the start.
-    out.truncate(before);
-    let mut sequences = Sequences { start: None, out };
-    let mut rows = program.rows();
-    loop {
-        match rows.next_row() {
-            Ok(Some((_, row))) => sequences.take(row.address(), row.end_sequence()),
-            Ok(None) => return,
-            Err(_) => break,
-        }
-    }
-    out.truncate(before);
+}
+
+/// Whether every file name of `header` (with its directory) can be read
+/// as a string, as addr2line reads them all before it takes a line table.
+fn names_read<'a>(
+    unit: gimli::UnitRef<'_, R<'a>>,
+    header: &gimli::LineProgramHeader<R<'a>>,
+) -> bool {
+    let readable = |file: &gimli::FileEntry<R<'a>>| {
+        let directory = match file.directory(header) {
+            Some(dir) if file.directory_index() != 0 => unit.attr_string(dir).is_ok(),
+            _ => true,
+        };
+        directory && unit.attr_string(file.path_name()).is_ok()
+    };
+    header.file(0).is_none_or(&readable) && (1..).map_while(|i| header.file(i)).all(readable)
 }
 
 /// Sequences from rows: each from its first row to its end.
@@ -611,57 +619,93 @@ mod tests {
         assert!(index.candidates(0x1010).is_empty());
     }
 
-    /// A unit ranged by its line program gets no ranges where the
-    /// program fails after a whole sequence, as addr2line, which reads
-    /// the whole table first, gets none.
-    #[test]
-    fn a_line_program_that_fails_ranges_nothing() {
+    /// The index of one DWARF 4 unit whose root has only a
+    /// `DW_AT_stmt_list` of 0, over `line` and `line_str`.
+    fn ranged_by_line_program(line: &[u8], line_str: &[u8]) -> UnitIndex<'static> {
+        let le = gimli::RunTimeEndian::Little;
+        let leak = |b: &[u8]| -> &'static [u8] { Box::leak(b.to_vec().into_boxed_slice()) };
+        let info = [12u8, 0, 0, 0, 4, 0, 0, 0, 0, 0, 8, 1, 0, 0, 0, 0];
+        // Code 1: a compile unit with DW_AT_stmt_list as a section offset.
+        let abbrev = [1u8, 0x11, 0, 0x10, 0x17, 0, 0, 0];
+        let dwarf = gimli::Dwarf {
+            debug_info: gimli::DebugInfo::new(leak(&info), le),
+            debug_abbrev: gimli::DebugAbbrev::new(leak(&abbrev), le),
+            debug_line: gimli::DebugLine::new(leak(line), le),
+            debug_line_str: gimli::DebugLineStr::new(leak(line_str), le),
+            ..Default::default()
+        };
+        UnitIndex::build(&dwarf)
+    }
+
+    /// A line program: `header` (after `header_length`) and `program`.
+    fn line_program(version: u16, header: &[u8], program: &[u8]) -> Vec<u8> {
+        let prefix: &[u8] = if version >= 5 { &[8, 0] } else { &[] };
+        let length = 2 + prefix.len() + 4 + header.len() + program.len();
+        let mut l = Vec::new();
+        l.extend_from_slice(&(length as u32).to_le_bytes());
+        l.extend_from_slice(&version.to_le_bytes());
+        l.extend_from_slice(prefix);
+        l.extend_from_slice(&(header.len() as u32).to_le_bytes());
+        l.extend_from_slice(header);
+        l.extend_from_slice(program);
+        l
+    }
+
+    /// Two sequences: 0x1000-0x1010, then 0x2000 opened and not ended.
+    fn two_sequences() -> Vec<u8> {
         let mut program = vec![0, 9, 2];
         program.extend_from_slice(&0x1000u64.to_le_bytes());
         program.extend([1, 2, 0x10, 0, 1, 1]); // copy, advance_pc 16, end_sequence
         program.extend([0, 9, 2]);
         program.extend_from_slice(&0x2000u64.to_le_bytes());
         program.push(1);
+        program
+    }
+
+    /// The fields every header here starts with, up to the opcode lengths.
+    fn header_start() -> Vec<u8> {
         let mut header = vec![1, 1, 1, (-5i8) as u8, 14, 13];
         header.extend([0, 1, 1, 1, 1, 0, 0, 0, 1, 0, 0, 1]);
+        header
+    }
+
+    /// A unit ranged by its line program gets no ranges where the
+    /// program fails after a whole sequence, as addr2line, which reads
+    /// the whole table first, gets none.
+    #[test]
+    fn a_line_program_that_fails_ranges_nothing() {
+        let mut header = header_start();
         header.push(0); // no directories
         header.extend(b"a.c\0\0\0\0\0");
-        let line = |program: &[u8]| {
-            let mut l = Vec::new();
-            let length = 2 + 4 + header.len() + program.len();
-            l.extend_from_slice(&(length as u32).to_le_bytes());
-            l.extend_from_slice(&4u16.to_le_bytes());
-            l.extend_from_slice(&(header.len() as u32).to_le_bytes());
-            l.extend_from_slice(&header);
-            l.extend_from_slice(program);
-            l
-        };
-        let whole = line(&program);
+        let program = two_sequences();
+        let whole = ranged_by_line_program(&line_program(4, &header, &program), &[]);
+        assert_eq!(whole.candidates(0x1008), [0]);
+        assert!(whole.candidates(0x2000).is_empty());
         // The second sequence's set_address cut short.
-        let cut = line(&program[..program.len() - 6]);
-        let info = [7u8, 0, 0, 0, 4, 0, 0, 0, 0, 0, 8];
-        let le = gimli::RunTimeEndian::Little;
-        let ranges = |line: &[u8]| {
-            let line: &'static [u8] = Box::leak(line.to_vec().into_boxed_slice());
-            let info: &'static [u8] = Box::leak(info.to_vec().into_boxed_slice());
-            let dwarf = gimli::Dwarf {
-                debug_info: gimli::DebugInfo::new(info, le),
-                debug_line: gimli::DebugLine::new(line, le),
-                ..Default::default()
-            };
-            let header = dwarf.units().next().unwrap().unwrap();
-            let mut out = Vec::new();
-            line_ranges(&dwarf, &header, gimli::DebugLineOffset(0), &mut out);
-            out
+        let cut = &program[..program.len() - 6];
+        let cut = ranged_by_line_program(&line_program(4, &header, cut), &[]);
+        assert!(cut.candidates(0x1008).is_empty());
+    }
+
+    /// Nor where a file name cannot be read (a `.debug_line_str` offset
+    /// past its end), as addr2line renders every name first.
+    #[test]
+    fn a_line_program_naming_an_unreadable_file_ranges_nothing() {
+        let names = |offset: u32| {
+            let mut header = header_start();
+            // Directories: DW_LNCT_path as a string; one, "/d".
+            header.extend([1, 1, 0x08, 1]);
+            header.extend(b"/d\0");
+            // Files: DW_LNCT_path as line_strp, DW_LNCT_directory_index as udata.
+            header.extend([2, 1, 0x1f, 2, 0x0f, 1]);
+            header.extend_from_slice(&offset.to_le_bytes());
+            header.push(0);
+            line_program(5, &header, &two_sequences())
         };
-        assert_eq!(
-            ranges(&whole),
-            [gimli::Range {
-                begin: 0x1000,
-                end: 0x1010
-            }]
-        );
-        assert_eq!(ranges(&cut), []);
+        let readable = ranged_by_line_program(&names(0), b"a.c\0");
+        assert_eq!(readable.candidates(0x1008), [0]);
+        let unreadable = ranged_by_line_program(&names(100), b"a.c\0");
+        assert!(unreadable.candidates(0x1008).is_empty());
     }
 
     /// 20,000 nested DIEs in a unit ranged by its line program, by
