@@ -13,7 +13,10 @@
 
 use gimli::Reader;
 
+use super::Sure;
 use super::input::{Input, Malformed};
+
+type R<'a> = gimli::EndianSlice<'a, gimli::RunTimeEndian>;
 
 /// What the state machine holds when it emits a row.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -77,6 +80,37 @@ pub(crate) enum Outcome {
     Done,
     /// The program defines a file: read it with gimli.
     NotHandled,
+}
+
+/// Where a program's rows go, for [`read_all`].
+pub(crate) trait RowSink {
+    fn take(&mut self, row: Row);
+    /// Forget the rows taken so far (gimli reads the program again).
+    fn restart(&mut self);
+}
+
+/// Every row of `program` into `sink`: with [`rows`], or with gimli's
+/// `LineRows` from the start where the program defines files; then
+/// `files` with the header that names the rows' files (gimli's, holding
+/// the defined files, in that case). Our reader's failure is
+/// `Malformed("line program")`, gimli's is its own error.
+pub(crate) fn read_all<'a, T>(
+    program: &gimli::IncompleteLineProgram<R<'a>>,
+    sink: &mut impl RowSink,
+    files: impl FnOnce(&gimli::LineProgramHeader<R<'a>>) -> Sure<T>,
+) -> Sure<T> {
+    match rows(program.header(), |row| sink.take(row)) {
+        Err(Malformed) => Err(super::Error::Malformed("line program")),
+        Ok(Outcome::Done) => files(program.header()),
+        Ok(Outcome::NotHandled) => {
+            sink.restart();
+            let mut gimli_rows = program.clone().rows();
+            while let Some((_, row)) = gimli_rows.next_row()? {
+                sink.take(Row::of(row));
+            }
+            files(gimli_rows.header())
+        }
+    }
 }
 
 type Result<T> = std::result::Result<T, Malformed>;

@@ -12,8 +12,7 @@ use gimli::UnitRef;
 use rustc_hash::FxHashSet;
 
 use super::Sure;
-use super::input::Malformed;
-use super::line_program::{self, Outcome, Row};
+use super::line_program::{self, Row, RowSink};
 use super::ranges::{all_narrow, place};
 use crate::base::lock;
 use crate::symbols::Text;
@@ -64,7 +63,11 @@ struct Table {
     current: Vec<LineRow>,
 }
 
-impl Table {
+impl RowSink for Table {
+    fn restart(&mut self) {
+        *self = Table::default();
+    }
+
     fn take(&mut self, row: Row) {
         if row.end_sequence {
             if let Some(start) = self.current.first().map(|r| r.address) {
@@ -128,49 +131,38 @@ impl Lines {
         paths: &Paths,
     ) -> Sure<Lines> {
         let mut table = Table::default();
-        let mut gimli_rows;
-        let header = match line_program::rows(program.header(), |row| table.take(row)) {
-            Err(Malformed) => return Err(super::Error::Malformed("line program")),
-            Ok(Outcome::Done) => program.header(),
-            // It adds files to the header: gimli's rows, with gimli's header.
-            Ok(Outcome::NotHandled) => {
-                table = Table::default();
-                gimli_rows = program.clone().rows();
-                while let Some((_, row)) = gimli_rows.next_row()? {
-                    table.take(Row::of(row));
+        let mut files = line_program::read_all(&program, &mut table, |header| {
+            let mut files = Vec::with_capacity(header.file_names().len() + 1);
+            let mut path = String::new();
+            let mut paths = lock(&paths.0);
+            let mut shared = |path: &str| match paths.get(path) {
+                Some(text) => Text::clone(text),
+                None => {
+                    let text = Text::from(path);
+                    if paths.len() < MAX_PATHS {
+                        paths.insert(Text::clone(&text));
+                    }
+                    text
                 }
-                gimli_rows.header()
-            }
-        };
-        let mut sequences = table.sequences;
-        sequences.sort_unstable_by_key(|s| s.start);
-        let mut files = Vec::with_capacity(header.file_names().len() + 1);
-        let mut path = String::new();
-        let mut paths = lock(&paths.0);
-        let mut shared = |path: &str| match paths.get(path) {
-            Some(text) => Text::clone(text),
-            None => {
-                let text = Text::from(path);
-                if paths.len() < MAX_PATHS {
-                    paths.insert(Text::clone(&text));
+            };
+            match header.file(0) {
+                Some(file) => {
+                    file_path(unit, file, header, &mut path)?;
+                    files.push(shared(&path));
                 }
-                text
+                // DWARF 4 and older number files from 1.
+                None => files.push(shared("")),
             }
-        };
-        match header.file(0) {
-            Some(file) => {
+            let mut index = 1;
+            while let Some(file) = header.file(index) {
                 file_path(unit, file, header, &mut path)?;
                 files.push(shared(&path));
+                index += 1;
             }
-            // DWARF 4 and older number files from 1.
-            None => files.push(shared("")),
-        }
-        let mut index = 1;
-        while let Some(file) = header.file(index) {
-            file_path(unit, file, header, &mut path)?;
-            files.push(shared(&path));
-            index += 1;
-        }
+            Ok(files)
+        })?;
+        let mut sequences = table.sequences;
+        sequences.sort_unstable_by_key(|s| s.start);
         files.shrink_to_fit();
         sequences.shrink_to_fit();
         Ok(Lines { files, sequences })
@@ -220,17 +212,31 @@ pub(crate) fn file_path<'a>(
     header: &gimli::LineProgramHeader<R<'a>>,
     path: &mut String,
 ) -> Sure<()> {
+    let (dir, name) = file_parts(unit, file, header)?;
     path.clear();
     if let Some(dir) = &unit.comp_dir {
         path.push_str(&dir.to_string_lossy());
     }
-    if file.directory_index() != 0
-        && let Some(dir) = file.directory(header)
-    {
-        push_path(path, &unit.attr_string(dir)?.to_string_lossy());
+    if let Some(dir) = dir {
+        push_path(path, &dir.to_string_lossy());
     }
-    push_path(path, &unit.attr_string(file.path_name())?.to_string_lossy());
+    push_path(path, &name.to_string_lossy());
     Ok(())
+}
+
+/// The strings a file entry's path is made of, read as addr2line reads
+/// them: the entry's directory (none for index 0, the unit's own) and its
+/// name.
+pub(crate) fn file_parts<'a>(
+    unit: UnitRef<'_, R<'a>>,
+    file: &gimli::FileEntry<R<'a>>,
+    header: &gimli::LineProgramHeader<R<'a>>,
+) -> Sure<(Option<R<'a>>, R<'a>)> {
+    let dir = match file.directory(header) {
+        Some(dir) if file.directory_index() != 0 => Some(unit.attr_string(dir)?),
+        _ => None,
+    };
+    Ok((dir, unit.attr_string(file.path_name())?))
 }
 
 fn push_path(path: &mut String, part: &str) {

@@ -15,7 +15,8 @@ use smallvec::SmallVec;
 
 use super::Sure;
 use super::functions::RangeAttrs;
-use super::line_program::{self, Outcome};
+use super::line_program::{self, Row, RowSink};
+use super::lines::file_parts;
 use super::root_abbrev::RootAbbreviations;
 
 type R<'a> = gimli::EndianSlice<'a, gimli::RunTimeEndian>;
@@ -75,8 +76,9 @@ impl<'a> UnitIndex<'a> {
             };
             let unit = starts.len();
             found.clear();
-            // Ranges that cannot be read are left out (those read before
-            // the error are kept): a broken unit answers nothing rather
+            // Ranges that cannot be read are left out (those of a list
+            // read before its error are kept; a line program gives none
+            // unless read whole): a broken unit answers nothing rather
             // than claiming every address.
             let _ = unit_ranges(dwarf, &mut roots, &header, &aranges, &mut found);
             by_end.extend(found.iter().filter(|r| r.begin < r.end).map(|r| EndRange {
@@ -328,65 +330,55 @@ fn line_ranges<'a>(
         return;
     };
     let before = out.len();
-    let mut sequences = Sequences { start: None, out };
-    let read = match line_program::rows(program.header(), |row| {
-        sequences.take(row.address, row.end_sequence)
-    }) {
-        Ok(Outcome::Done) => names_read(unit, program.header()),
-        Err(_) => false,
-        // It adds files to the header: gimli's rows, from the start.
-        Ok(Outcome::NotHandled) => {
-            out.truncate(before);
-            let mut sequences = Sequences { start: None, out };
-            let mut rows = program.rows();
-            loop {
-                match rows.next_row() {
-                    Ok(Some((_, row))) => sequences.take(row.address(), row.end_sequence()),
-                    Ok(None) => break names_read(unit, rows.header()),
-                    Err(_) => break false,
-                }
-            }
-        }
+    let mut sequences = Sequences {
+        start: None,
+        out,
+        before,
     };
-    if !read {
+    let read = line_program::read_all(&program, &mut sequences, |header| {
+        Ok(names_read(unit, header))
+    });
+    if !matches!(read, Ok(true)) {
         out.truncate(before);
     }
 }
 
 /// Whether every file name of `header` (with its directory) can be read
-/// as a string, as addr2line reads them all before it takes a line table.
+/// ([`file_parts`], the strings a lookup makes paths of), as addr2line
+/// reads them all before it takes a line table.
 fn names_read<'a>(
     unit: gimli::UnitRef<'_, R<'a>>,
     header: &gimli::LineProgramHeader<R<'a>>,
 ) -> bool {
-    let readable = |file: &gimli::FileEntry<R<'a>>| {
-        let directory = match file.directory(header) {
-            Some(dir) if file.directory_index() != 0 => unit.attr_string(dir).is_ok(),
-            _ => true,
-        };
-        directory && unit.attr_string(file.path_name()).is_ok()
-    };
-    header.file(0).is_none_or(&readable) && (1..).map_while(|i| header.file(i)).all(readable)
+    let readable = |file: &gimli::FileEntry<R<'a>>| file_parts(unit, file, header).is_ok();
+    header.file(0).is_none_or(readable) && (1..).map_while(|i| header.file(i)).all(readable)
 }
 
-/// Sequences from rows: each from its first row to its end.
+/// Sequences from rows: each from its first row to its end, added to
+/// `out` after its first `before` ranges.
 struct Sequences<'o> {
     start: Option<u64>,
     out: &'o mut Vec<gimli::Range>,
+    before: usize,
 }
 
-impl Sequences<'_> {
-    fn take(&mut self, address: u64, end_sequence: bool) {
-        if end_sequence {
+impl RowSink for Sequences<'_> {
+    fn take(&mut self, row: Row) {
+        if row.end_sequence {
             if let Some(begin) = self.start.take() {
                 self.out.push(gimli::Range {
                     begin,
-                    end: address,
+                    end: row.address,
                 });
             }
         } else if self.start.is_none() {
-            self.start = Some(address);
+            self.start = Some(row.address);
         }
+    }
+
+    fn restart(&mut self) {
+        self.out.truncate(self.before);
+        self.start = None;
     }
 }
 
