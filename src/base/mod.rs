@@ -1,8 +1,9 @@
 //! The neutral base every layer stands on: build IDs and hexadecimal
 //! numbers, file paths from bytes, the one memory-mapped file type, huge
-//! pages for a thread's heap, cache-line prefetches, lists kept empty for
-//! reuse, caches bounded by emptying, and what threads share: a lock that
-//! outlives a panic and an append-only store.
+//! pages for a thread's heap, cache-line prefetches, binary searches that
+//! prefetch, lists kept empty for reuse, caches bounded by emptying, and
+//! what threads share: a lock that outlives a panic and an append-only
+//! store.
 //! It knows nothing of markup, symbol sources or output formats, so the
 //! lexer and the context can use it without reaching into either.
 
@@ -11,6 +12,7 @@ pub mod heap;
 pub(crate) mod hex;
 pub mod mapped;
 mod path;
+pub(crate) mod search;
 mod stash;
 
 pub use build_id::BuildId;

@@ -8,6 +8,7 @@
 //! costs time, not stack. Following addr2line's design (Apache-2.0 OR
 //! MIT); no code is copied.
 
+use crate::base::search;
 use std::cmp::Ordering;
 use std::sync::OnceLock;
 
@@ -160,10 +161,10 @@ impl Functions {
 
     /// The index of the subprogram covering `probe`.
     pub(crate) fn find(&self, probe: u64) -> Option<usize> {
-        let i = self
-            .addresses
-            .binary_search_by(|a| place(a.range.begin, a.range.end, probe))
-            .ok()?;
+        let i = search::binary_search_by(&self.addresses, |a| {
+            place(a.range.begin, a.range.end, probe)
+        })
+        .ok()?;
         Some(self.addresses[i].function)
     }
 }
@@ -490,7 +491,7 @@ impl Function {
             let Ok(depth) = u32::try_from(chain.len()) else {
                 return chain;
             };
-            let found = rest.binary_search_by(|a| {
+            let found = search::binary_search_by(rest, |a| {
                 let (call_depth, at, _) = seen(a);
                 if call_depth != depth {
                     call_depth.cmp(&depth)

@@ -6,6 +6,7 @@
 //! each row keeps its column even on line 0, which LLVM prints.
 //! Following addr2line's design (Apache-2.0 OR MIT); no code is copied.
 
+use crate::base::search;
 use std::sync::Mutex;
 
 use gimli::UnitRef;
@@ -174,10 +175,7 @@ impl Lines {
 
     /// The row covering `probe`.
     pub(crate) fn find(&self, probe: u64) -> Option<LineRow> {
-        let s = self
-            .sequences
-            .binary_search_by(|s| place(s.start, s.end, probe))
-            .ok()?;
+        let s = search::binary_search_by(&self.sequences, |s| place(s.start, s.end, probe)).ok()?;
         let sequence = &self.sequences[s];
         // The row at `probe`, else the one before it.
         let at = |found: Result<usize, usize>| match found {
@@ -189,7 +187,9 @@ impl Lines {
             Rows::Near(rows) => {
                 // The sequence holds `probe`: it is at or above the start.
                 let offset = probe - sequence.start;
-                let r = rows[at(rows.binary_search_by(|r| u64::from(r.offset).cmp(&offset)))?];
+                let r = rows[at(search::binary_search_by(rows, |r| {
+                    u64::from(r.offset).cmp(&offset)
+                }))?];
                 Some(LineRow {
                     address: sequence.start + u64::from(r.offset),
                     file_index: u64::from(r.file_index),
@@ -197,7 +197,9 @@ impl Lines {
                     column: r.column,
                 })
             }
-            Rows::Far(rows) => Some(rows[at(rows.binary_search_by(|r| r.address.cmp(&probe)))?]),
+            Rows::Far(rows) => {
+                Some(rows[at(search::binary_search_by(rows, |r| r.address.cmp(&probe)))?])
+            }
         }
     }
 }

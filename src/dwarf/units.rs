@@ -7,6 +7,7 @@
 //! overlapping units give the same answers. Partial units (dwz) are kept
 //! for references into them, without ranges; type units are left out.
 
+use crate::base::search;
 use std::sync::Arc;
 
 use gimli::Reader;
@@ -114,7 +115,7 @@ impl<'a> UnitIndex<'a> {
     pub(crate) fn covering(&self, addr: u64) -> impl Iterator<Item = usize> + '_ {
         // The first range ending after `addr`; none after one whose
         // remaining ranges all begin above it.
-        let first = self.ends.partition_point(|&end| end <= addr);
+        let first = search::partition_point(&self.ends, |&end| end <= addr);
         self.by_end[first..]
             .iter()
             .take_while(move |r| addr >= r.min_begin)

@@ -12,6 +12,7 @@
 //! `gsym create` and XRay's fallback names each keep what their rules keep
 //! from it.
 
+use crate::base::search;
 use std::cell::Cell;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Mutex, OnceLock};
@@ -260,7 +261,7 @@ impl<'a> SymbolTable<'a> {
     /// The index of the symbol covering `addr`, by LLVM's rule (a size-0
     /// symbol covers everything up to the next symbol).
     fn index(&self, addr: u64) -> Option<usize> {
-        let i = self.addrs.partition_point(|&a| a <= addr).checked_sub(1)?;
+        let i = search::partition_point(&self.addrs, |&a| a <= addr).checked_sub(1)?;
         let k = self.kept[i];
         if k.size != 0 && self.addrs[i].saturating_add(k.size) <= addr {
             return None;
