@@ -244,13 +244,15 @@ fn take(
 
 /// Starts loading what the writer reads of the next three answers it
 /// takes, written by the read-ahead on another core and cold here: the
-/// third answer itself, the names and files of the second (whose answer
-/// the last take loaded), and the texts of the next one's names (whose
-/// names it loaded). Each take goes one level of pointers further, so what
-/// is read has arrived by then.
+/// third answer itself (and its reference counts, which the writer's memo
+/// writes when it keeps the answer), the names and files of the second
+/// (whose answer the last take loaded), and the texts of the next one's
+/// names (whose names it loaded). Each take goes one level of pointers
+/// further, so what is read has arrived by then.
 fn prefetch_next(received: &VecDeque<Entry>) {
     let answer = |i: usize| received.get(i).and_then(|e| e.answer.as_ref().ok());
     if let Some(a) = answer(2) {
+        crate::base::prefetch_counts(Arc::as_ptr(a));
         crate::base::prefetch_lines(Arc::as_ptr(a), 2);
     }
     if let Some(a) = answer(1) {

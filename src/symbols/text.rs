@@ -65,10 +65,10 @@ impl Name {
     /// Starts loading the name's text and the derived forms made so far.
     /// Reads the name's own fields: [`Name::prefetch_fields`] them first.
     pub(crate) fn prefetch_texts(&self) {
-        crate::base::prefetch_line(self.0.raw.as_ptr());
+        crate::base::prefetch_text(&self.0.raw);
         for form in &self.0.derived {
             if let Some(Some(text)) = form.get() {
-                crate::base::prefetch_line(text.as_ptr());
+                crate::base::prefetch_text(text);
             }
         }
     }

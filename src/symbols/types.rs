@@ -140,7 +140,7 @@ impl CodeInfo {
     pub(crate) fn prefetch_names(&self) {
         self.names().for_each(Name::prefetch_fields);
         for file in self.frames.iter().filter_map(|f| f.file.as_ref()) {
-            crate::base::prefetch_line(file.as_ptr());
+            crate::base::prefetch_text(file);
         }
     }
 
