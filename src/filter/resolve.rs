@@ -48,6 +48,7 @@ impl Filter {
         if let Some(loc) = self.context.lookup(addr)
             && !self.symbolizer.is_opened(&loc.module.build_id)
         {
+            let _ = self.render.pause(out);
             let _ = out.flush();
         }
     }

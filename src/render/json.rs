@@ -64,12 +64,16 @@ use crate::demangle;
 use crate::markup::RawElement;
 use crate::symbols::{CodeInfo, SymbolHit};
 
-/// The buffer goes to the writer once it holds this much.
+/// The buffer goes to the writer once it holds this much: at least the
+/// writer's own buffer, which a write this large goes past, uncopied.
 const FLUSH_AT: usize = 64 << 10;
 
 pub struct Json {
     /// Output not yet handed to the writer.
     buf: Vec<u8>,
+    /// Whether objects may wait in `buf` for later lines' (not under
+    /// `--demux`, where other renderers write between lines).
+    hold: bool,
     kept: Kept,
 }
 
@@ -138,10 +142,21 @@ impl Default for Json {
 }
 
 impl Json {
+    /// A renderer handing its output to the writer in large pieces.
     pub fn new() -> Json {
         Json {
             kept: Kept::default(),
             buf: Vec::with_capacity(FLUSH_AT + 4096),
+            hold: true,
+        }
+    }
+
+    /// A renderer handing each line's object to the writer once written
+    /// (see [`super::RenderOptions::whole_lines`]).
+    pub fn whole_lines() -> Json {
+        Json {
+            hold: false,
+            ..Json::new()
         }
     }
 
@@ -150,6 +165,15 @@ impl Json {
         let r = out.write_all(&self.buf);
         self.buf.clear();
         r
+    }
+
+    /// The end of a line's object (or of a run of them): hand the buffer
+    /// to the writer when it is full, or at once if not holding.
+    fn line_done(&mut self, out: &mut dyn Write) -> io::Result<()> {
+        if !self.hold || self.buf.len() >= FLUSH_AT {
+            self.flush_buf(out)?;
+        }
+        Ok(())
     }
 }
 
@@ -842,7 +866,7 @@ impl Render for Json {
                 self.flush_buf(out)?;
             }
         }
-        self.flush_buf(out)
+        self.line_done(out)
     }
 
     fn line(
@@ -871,13 +895,21 @@ impl Render for Json {
             self.span(ev, line.bytes)?;
         }
         self.buf.extend_from_slice(b"]}\n");
-        self.flush_buf(out)
+        self.line_done(out)
     }
 
     fn raw(&mut self, out: &mut dyn Write, bytes: &[u8]) -> io::Result<()> {
         self.buf.extend_from_slice(b"{\"partial\":true,\"spans\":[");
         text_span(&mut self.buf, bytes);
         self.buf.extend_from_slice(b"]}\n");
+        self.line_done(out)
+    }
+
+    fn idle(&mut self, out: &mut dyn Write) -> io::Result<()> {
+        self.flush_buf(out)
+    }
+
+    fn pause(&mut self, out: &mut dyn Write) -> io::Result<()> {
         self.flush_buf(out)
     }
 
@@ -1110,8 +1142,9 @@ mod tests {
         }
     }
 
+    /// A renderer writing each object as it is done, as the oracle does.
     fn json() -> Json {
-        Json::new()
+        Json::whole_lines()
     }
 
     fn render_line(r: &mut Json, number: u64, bytes: &[u8], events: &[Event<'_>]) -> Vec<u8> {
@@ -1429,6 +1462,66 @@ mod tests {
         let mut out = Vec::new();
         r.raw(&mut out, b"x\xc3(\"").expect("raw");
         assert_eq!(out, oracle::raw(b"x\xc3(\""));
+    }
+
+    /// Records every piece handed to it.
+    #[derive(Default)]
+    struct Pieces(Vec<Vec<u8>>);
+
+    impl Write for Pieces {
+        fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+            self.0.push(b.to_vec());
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// A holding renderer writes the same bytes as one writing each line
+    /// at once, in pieces of at least [`FLUSH_AT`] bytes but for what
+    /// `idle`, `pause` and `finish` hand over.
+    #[test]
+    fn held_output_goes_out_whole_in_large_pieces() {
+        let mut held = Json::new();
+        let mut now = json();
+        let (mut pieces, mut expected) = (Pieces::default(), Vec::new());
+        let mut released = 0;
+        for i in 0..3000u64 {
+            let text = format!(
+                "line {i} \"quoted\" \x01 {}\n",
+                "x".repeat(i as usize % 200)
+            );
+            let events = [Event::Text(text.as_bytes())];
+            let line = Line {
+                bytes: text.as_bytes(),
+                ending: b"\n",
+                number: i,
+                lead: b"",
+                key: None,
+            };
+            let step = |r: &mut Json, out: &mut dyn Write| match i % 3 {
+                0 => r.plain(out, text.as_bytes(), i),
+                1 => r.line(out, &line, &events),
+                _ => r.raw(out, text.as_bytes()),
+            };
+            step(&mut held, &mut pieces).expect("held");
+            step(&mut now, &mut expected).expect("at once");
+            let written: usize = pieces.0.iter().map(Vec::len).sum();
+            assert!(expected.len() - written < FLUSH_AT, "at {i}");
+            match i {
+                1000 => held.idle(&mut pieces).expect("idle"),
+                2000 => held.pause(&mut pieces).expect("pause"),
+                _ => continue,
+            }
+            released += 1;
+            assert_eq!(pieces.0.concat(), expected, "at {i}");
+        }
+        held.finish(&mut pieces).expect("finish");
+        assert_eq!(pieces.0.concat(), expected);
+        let small = pieces.0.iter().filter(|p| p.len() < FLUSH_AT).count();
+        assert!(small <= released + 1, "{small} small pieces");
+        assert!(pieces.0.len() > 3, "{} pieces", pieces.0.len());
     }
 
     #[test]

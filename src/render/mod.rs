@@ -174,6 +174,12 @@ pub trait Render: Send {
     fn idle(&mut self, _out: &mut dyn Write) -> io::Result<()> {
         Ok(())
     }
+    /// The filter is about to wait in the middle of its input (opening a
+    /// module, which may mean a download): write out what is held back
+    /// for speed alone, keeping what later lines may change.
+    fn pause(&mut self, _out: &mut dyn Write) -> io::Result<()> {
+        Ok(())
+    }
     /// End of all input.
     fn finish(&mut self, out: &mut dyn Write) -> io::Result<()>;
     /// How this renderer demangles the names in code answers (their frames'
@@ -219,6 +225,7 @@ pub fn renderer(format: Format, opts: &RenderOptions) -> Box<dyn Render> {
         Format::Human => Box::new(human::Human::new(opts.clone())),
         Format::Llvm if opts.whole_lines => Box::new(llvm::Llvm::new(opts.color).whole_lines()),
         Format::Llvm => Box::new(llvm::Llvm::new(opts.color)),
+        Format::Json if opts.whole_lines => Box::new(json::Json::whole_lines()),
         Format::Json => Box::new(json::Json::new()),
     }
 }
