@@ -16,6 +16,14 @@
 //! answer. An answer of a line the writer has gone past is dropped (the
 //! writer remembered it, or computed it).
 //!
+//! The read-ahead hands over what its memo recalls as well as what it
+//! computes, and the writer takes a handed answer before it looks in its
+//! own memo ([`AnswerSupplier::ready`]), which then keeps only the answers
+//! it got otherwise (it computed them, or waited for them). On a log of
+//! scattered addresses the writer's memo would otherwise be probed in
+//! vain and filled for every new answer, and recall it later cold; a
+//! handed answer comes prefetched (see [`prefetch_next`]).
+//!
 //! Most of a first lookup's cost is per compilation unit (its line program,
 //! its function list), and a side needing a unit the other is parsing
 //! waits for it, so the two sides never work in the same stretch of a
@@ -56,7 +64,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use crate::symbols::{AnswerSupplier, BuildId, CodeInfo, CodeWant, Forgotten, Miss};
+use crate::symbols::{AnswerSupplier, BuildId, CodeInfo, CodeWant, Forgotten, Kept, Miss};
 
 /// Answers handed over and not yet taken, at most: beyond, the read-ahead
 /// drops what it computed (it does not wait), so memory stays bounded
@@ -230,6 +238,11 @@ fn take(
     line: u64,
     key: Key,
 ) -> Option<Result<Arc<CodeInfo>, Miss>> {
+    take_kept(received, line, key).map(|a| a.map_err(|m| *m))
+}
+
+/// [`take`], the answer as handed over.
+fn take_kept(received: &mut VecDeque<Entry>, line: u64, key: Key) -> Option<Kept<CodeInfo>> {
     while received.front().is_some_and(|e| e.line < line) {
         received.pop_front();
     }
@@ -237,7 +250,7 @@ fn take(
         .iter()
         .take_while(|e| e.line == line)
         .position(|e| e.key == key)?;
-    let taken = received.remove(i).map(|e| e.answer.map_err(|m| *m));
+    let taken = received.remove(i).map(|e| e.answer);
     prefetch_next(received);
     taken
 }
@@ -319,6 +332,34 @@ impl AnswerSupplier for Sharing {
                 }
             }
             Sharing::Writer(shared) => shared.writer.0.store(line, Ordering::Relaxed),
+        }
+    }
+
+    /// The writer takes an answer handed over for its line before looking
+    /// in its memo: answers the read-ahead found in its own memo are handed
+    /// over too, so the writer's memo keeps only what the writer computes.
+    fn ready(&self, module: u64, addr: u64, want: CodeWant) -> Option<Kept<CodeInfo>> {
+        let Sharing::Writer(shared) = self else {
+            return None;
+        };
+        let line = shared.writer.0.load(Ordering::Relaxed);
+        let mut received = shared.received.0.lock().ok()?;
+        let Received { entries, taken } = &mut *received;
+        let answer = take_kept(entries, line, (module, addr, want))?;
+        *taken += 1;
+        set(&shared.writer_hungry, false);
+        Some(answer)
+    }
+
+    /// The read-ahead hands over what it found in its memo as well: the
+    /// writer does not keep what it was handed.
+    fn recalled(&self, module: u64, addr: u64, want: CodeWant, answer: &Kept<CodeInfo>) {
+        if let Sharing::Ahead(_) = self {
+            let answer = match answer {
+                Ok(a) => Ok(Arc::clone(a)),
+                Err(miss) => Err(Miss::clone(miss)),
+            };
+            self.publish(module, addr, want, answer);
         }
     }
 
@@ -820,6 +861,73 @@ mod tests {
         }
         behind.join().unwrap();
         assert!(shared.stats().taken > 0, "nothing was handed over");
+    }
+
+    /// Counts the lookups it answers.
+    struct Counting(Arc<std::sync::atomic::AtomicU32>);
+
+    impl crate::symbols::SymbolSource for Counting {
+        fn origin(&self) -> String {
+            "counting".into()
+        }
+        fn lookup_code(&self, addr: u64, _: CodeWant) -> Result<CodeInfo, Miss> {
+            self.0.fetch_add(1, Ordering::Relaxed);
+            Ok(CodeInfo {
+                frames: smallvec::smallvec![crate::symbols::Frame {
+                    line: addr as u32,
+                    ..Default::default()
+                }],
+                ..Default::default()
+            })
+        }
+        fn lookup_data(
+            &self,
+            _: u64,
+            _: crate::symbols::DataWant,
+        ) -> Result<crate::symbols::DataInfo, Miss> {
+            Err(Miss::NoInfo)
+        }
+    }
+
+    /// What the read-ahead's memo recalls is handed over as what it
+    /// computes: the writer takes each answer from the read-ahead, the
+    /// first time and again, and computes none.
+    #[test]
+    fn the_read_ahead_hands_over_what_its_memo_recalls() {
+        use crate::symbols::Memo;
+        use std::sync::atomic::AtomicU32;
+        let (shared, ahead, writer) = sides();
+        let (ahead, writer) = (Arc::new(ahead), Arc::new(writer));
+        let memo = |side: &Arc<Sharing>| {
+            let count = Arc::new(AtomicU32::new(0));
+            let mut memo = Memo::new(Box::new(Counting(Arc::clone(&count))));
+            memo.supplied_by(
+                BuildId(vec![5]),
+                Arc::clone(side) as Arc<dyn AnswerSupplier>,
+            );
+            (memo, count)
+        };
+        let ((ahead_memo, ahead_count), (writer_memo, writer_count)) =
+            (memo(&ahead), memo(&writer));
+        let lines = [(1, 7), (2, 8), (3, 7), (4, 7)];
+        for (line, addr) in lines {
+            ahead.at_line(line);
+            ahead_memo.lookup_code(addr, W).unwrap();
+        }
+        // Two lookups, then two recalls, all handed over.
+        assert_eq!(ahead_count.load(Ordering::Relaxed), 2);
+        let mut first = None;
+        for (line, addr) in lines {
+            writer.at_line(line);
+            let got = writer_memo.lookup_code(addr, W).unwrap();
+            assert_eq!(got.frames[0].line, addr as u32);
+            if addr == 7 {
+                let first = first.get_or_insert_with(|| Arc::clone(&got));
+                assert!(Arc::ptr_eq(first, &got), "line {line}");
+            }
+        }
+        assert_eq!(writer_count.load(Ordering::Relaxed), 0);
+        assert_eq!(shared.stats().taken, 4);
     }
 
     #[test]

@@ -50,6 +50,15 @@ pub trait AnswerSupplier: Send + Sync {
         want: CodeWant,
         compute: &dyn Fn() -> Result<Arc<CodeInfo>, Miss>,
     ) -> Option<Result<Arc<CodeInfo>, Miss>>;
+    /// The answer for this very question when the supplier has one at hand
+    /// (handed over for the caller's current line): the memo then neither
+    /// looks in nor fills its own table.
+    fn ready(&self, _module: u64, _addr: u64, _want: CodeWant) -> Option<Kept<CodeInfo>> {
+        None
+    }
+    /// The caller found `answer` in its own table: a supplier handing
+    /// answers to another side hands this one over too.
+    fn recalled(&self, _module: u64, _addr: u64, _want: CodeWant, _answer: &Kept<CodeInfo>) {}
     /// Whether data addresses are looked up here; when not, the caller goes
     /// without them (as `code` giving `None`).
     fn computes_data(&self) -> bool;
@@ -84,7 +93,7 @@ pub type Forgotten = Box<dyn std::any::Any + Send>;
 
 /// An answer as the table keeps it: two words, where a [`Miss`] inline
 /// would make every entry as large as its largest variant.
-type Kept<T> = Result<Arc<T>, Box<Miss>>;
+pub type Kept<T> = Result<Arc<T>, Box<Miss>>;
 
 /// The remembered answer for `key` (an address and what was asked), else
 /// `compute`'s, remembered unless `compute` gives `None` (an address the
@@ -94,8 +103,10 @@ fn remembered<K: std::hash::Hash + Eq, T>(
     key: K,
     compute: impl FnOnce() -> Option<Result<Arc<T>, Miss>>,
     empty: impl FnOnce(&mut HashMap<K, Kept<T>>),
+    recalled: impl FnOnce(&Kept<T>),
 ) -> Result<Arc<T>, Miss> {
     if let Some(hit) = table.borrow().get(&key) {
+        recalled(hit);
         // The miss itself cloned, not its box: no allocation for most.
         return match hit {
             Ok(answer) => Ok(Arc::clone(answer)),
@@ -128,6 +139,11 @@ impl Memo {
     }
 
     pub fn lookup_code(&self, addr: u64, want: CodeWant) -> Result<Arc<CodeInfo>, Miss> {
+        if let Some((module, supplier)) = &self.supplier
+            && let Some(answer) = supplier.ready(*module, addr, want)
+        {
+            return answer.map_err(|miss| *miss);
+        }
         remembered(
             &self.code,
             (addr, want),
@@ -139,6 +155,11 @@ impl Memo {
                 }
             },
             |full| self.retire(full),
+            |hit| {
+                if let Some((module, supplier)) = &self.supplier {
+                    supplier.recalled(*module, addr, want, hit);
+                }
+            },
         )
     }
 
@@ -185,6 +206,7 @@ impl Memo {
             },
             // Data answers are made on the thread that asks: freed here.
             HashMap::clear,
+            |_| {},
         )
     }
 
