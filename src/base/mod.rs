@@ -24,12 +24,7 @@ pub(crate) use stash::Stash;
 #[inline(always)]
 pub(crate) fn prefetch_line<T: ?Sized>(p: *const T) {
     #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch neither reads nor writes memory and cannot fault,
-    // whatever the address.
-    unsafe {
-        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
-        _mm_prefetch::<_MM_HINT_T0>(p.cast::<i8>());
-    }
+    prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p.cast());
     #[cfg(not(target_arch = "x86_64"))]
     let _ = p;
 }
@@ -43,25 +38,30 @@ pub(crate) fn prefetch_lines<T: ?Sized>(p: *const T, lines: usize) {
 }
 
 /// Starts loading the cache line holding the reference counts of the
-/// shared value at `p` (an `Arc`'s pointer), to be written: cloning or
-/// dropping a shared value last touched long ago, or on another core,
-/// waits for that line, and the locked add stops later reads from starting
-/// meanwhile. Requested first, the lines of several clones arrive together.
-/// The counts are the two words before the value (the standard library's
-/// layout; elsewhere the hint is merely wasted).
+/// shared value at `p` (an `Arc`'s pointer), with the hint that it is to
+/// be written (on x86_64 without `prfchw`, the compiler issues a read
+/// prefetch instead): cloning or dropping a value another core touched
+/// last waits for that line, and the locked add keeps later reads from
+/// starting meanwhile. The counts are the two words before the value (the
+/// standard library's layout; elsewhere the hint is merely wasted).
 #[inline(always)]
 pub(crate) fn prefetch_counts<T: ?Sized>(p: *const T) {
     let counts = p
         .cast::<u8>()
         .wrapping_sub(2 * std::mem::size_of::<usize>());
     #[cfg(target_arch = "x86_64")]
-    // SAFETY: as in `prefetch_line`.
-    unsafe {
-        use std::arch::x86_64::{_MM_HINT_ET0, _mm_prefetch};
-        _mm_prefetch::<_MM_HINT_ET0>(counts.cast::<i8>());
-    }
+    prefetch::<{ std::arch::x86_64::_MM_HINT_ET0 }>(counts);
     #[cfg(not(target_arch = "x86_64"))]
     let _ = counts;
+}
+
+/// The prefetch instruction for `HINT`.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn prefetch<const HINT: i32>(p: *const u8) {
+    // SAFETY: a prefetch neither reads nor writes memory and cannot fault,
+    // whatever the address.
+    unsafe { std::arch::x86_64::_mm_prefetch::<HINT>(p.cast::<i8>()) }
 }
 
 /// [`prefetch_line`] of the cache lines `text` lies in, up to four.
