@@ -8,7 +8,6 @@
 //! costs time, not stack. Following addr2line's design (Apache-2.0 OR
 //! MIT); no code is copied.
 
-use crate::base::search;
 use std::cmp::Ordering;
 use std::sync::OnceLock;
 
@@ -19,7 +18,7 @@ use super::die_walk::DieWalk;
 use super::lookup::{NAMES_MAX, Names, Within};
 use super::ranges::{all_narrow, each_range, place};
 use super::{Error, Sure};
-use crate::base::lock;
+use crate::base::{lock, search};
 use crate::symbols::Name;
 
 type R<'a> = gimli::EndianSlice<'a, gimli::RunTimeEndian>;

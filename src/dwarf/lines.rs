@@ -6,7 +6,6 @@
 //! each row keeps its column even on line 0, which LLVM prints.
 //! Following addr2line's design (Apache-2.0 OR MIT); no code is copied.
 
-use crate::base::search;
 use std::sync::Mutex;
 
 use gimli::UnitRef;
@@ -15,7 +14,7 @@ use rustc_hash::FxHashSet;
 use super::Sure;
 use super::line_program::{self, Row, RowSink};
 use super::ranges::{all_narrow, place};
-use crate::base::lock;
+use crate::base::{lock, search};
 use crate::symbols::Text;
 
 type R<'a> = gimli::EndianSlice<'a, gimli::RunTimeEndian>;

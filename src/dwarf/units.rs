@@ -7,7 +7,6 @@
 //! overlapping units give the same answers. Partial units (dwz) are kept
 //! for references into them, without ranges; type units are left out.
 
-use crate::base::search;
 use std::sync::Arc;
 
 use gimli::Reader;
@@ -19,6 +18,7 @@ use super::functions::RangeAttrs;
 use super::line_program::{self, Row, RowSink};
 use super::lines::file_parts;
 use super::root_abbrev::RootAbbreviations;
+use crate::base::search;
 
 type R<'a> = gimli::EndianSlice<'a, gimli::RunTimeEndian>;
 

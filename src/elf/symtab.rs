@@ -12,7 +12,6 @@
 //! `gsym create` and XRay's fallback names each keep what their rules keep
 //! from it.
 
-use crate::base::search;
 use std::cell::Cell;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Mutex, OnceLock};
@@ -23,7 +22,7 @@ use object::{Endianness, elf};
 
 use rustc_hash::FxHashMap;
 
-use crate::base::lock;
+use crate::base::{lock, search};
 use crate::symbols::{Name, SymbolHit, Text};
 
 /// Lookups answered by scanning the tables before the sorted table is
