@@ -97,7 +97,8 @@ pub type Kept<T> = Result<Arc<T>, Box<Miss>>;
 
 /// The remembered answer for `key` (an address and what was asked), else
 /// `compute`'s, remembered unless `compute` gives `None` (an address the
-/// [`AnswerSupplier`] left out). A full table is emptied first, by `empty`.
+/// [`AnswerSupplier`] left out). A full table is emptied first, by `empty`;
+/// a remembered answer is shown to `recalled` first.
 fn remembered<K: std::hash::Hash + Eq, T>(
     table: &RefCell<HashMap<K, Kept<T>>>,
     key: K,
