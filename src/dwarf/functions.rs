@@ -21,7 +21,7 @@ use super::{Error, Sure};
 use crate::base::{lock, search};
 use crate::symbols::Name;
 
-type R<'a> = gimli::EndianSlice<'a, gimli::RunTimeEndian>;
+use super::Reader as R;
 
 /// An abbreviation code with no declaration, where a DIE must be.
 const NO_ENTRY: Error = Error::Malformed("DIE without abbreviation");

@@ -12,7 +12,7 @@ use super::die_walk::DieWalk;
 use super::units::AbbreviationSets;
 use crate::symbols::Text;
 
-type R<'a> = gimli::EndianSlice<'a, gimli::RunTimeEndian>;
+use super::Reader as R;
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Global {

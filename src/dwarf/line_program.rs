@@ -16,7 +16,7 @@ use gimli::Reader;
 use super::Sure;
 use super::input::{Input, Malformed};
 
-type R<'a> = gimli::EndianSlice<'a, gimli::RunTimeEndian>;
+use super::Reader as R;
 
 /// What the state machine holds when it emits a row.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -17,7 +17,7 @@ use super::ranges::{all_narrow, place};
 use crate::base::{lock, search};
 use crate::symbols::Text;
 
-type R<'a> = gimli::EndianSlice<'a, gimli::RunTimeEndian>;
+use super::Reader as R;
 
 /// A line-table row; addr2line's `LineRow`.
 #[derive(Clone, Copy)]

@@ -20,7 +20,7 @@ use super::{Error, SplitFiles, Sure};
 use crate::base::lock;
 use crate::symbols::{Frame, Frames, Interner, Name};
 
-type R<'a> = gimli::EndianSlice<'a, gimli::RunTimeEndian>;
+use super::Reader as R;
 
 /// What a lookup found.
 #[derive(Debug, PartialEq)]

@@ -9,7 +9,7 @@ use gimli::Endianity;
 
 use super::input::Input;
 
-type R<'a> = gimli::EndianSlice<'a, gimli::RunTimeEndian>;
+use super::Reader as R;
 
 /// Call `f` with each range of the list at `offset`, the ranges gimli's
 /// `Dwarf::ranges` yields, then its error if it has one. A DWARF 2-4

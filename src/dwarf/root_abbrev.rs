@@ -15,7 +15,7 @@ use rustc_hash::FxHashMap;
 
 use super::input::Input;
 
-type R<'a> = gimli::EndianSlice<'a, gimli::RunTimeEndian>;
+use super::Reader as R;
 
 /// Where each declaration of one set lies, as far as it has been scanned.
 #[derive(Default)]

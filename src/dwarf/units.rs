@@ -20,7 +20,7 @@ use super::lines::file_parts;
 use super::root_abbrev::RootAbbreviations;
 use crate::base::search;
 
-type R<'a> = gimli::EndianSlice<'a, gimli::RunTimeEndian>;
+use super::Reader as R;
 
 /// Real code nests a few dozen levels (inlining chains, lexical blocks);
 /// a unit nested deeper is refused, as LLVM's stack would refuse it.
