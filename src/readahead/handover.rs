@@ -49,6 +49,16 @@
 //! it. Only code answers are handed over: data answers are the writer's
 //! own (see [`Sharing::computes_data`]).
 //!
+//! Where it can, an answer is freed on the thread that made it: with
+//! glibc's malloc, a free of another thread's block waits for that
+//! thread's arena lock (see [`AnswerSupplier::retire`]). When the
+//! read-ahead's memo forgets answers the writer still holds (handed over,
+//! not yet written), the read-ahead keeps them until the writer has let go
+//! ([`SharedAnswers::sweep`]) rather than leave the last reference, and
+//! the free, to the writer. The writer's forgotten memo tables go to the
+//! read-ahead to drop: beside the writer's own answers, they hold the ones
+//! it waited for, which the read-ahead made.
+//!
 //! An answer is handed over for the same question only: it is taken under
 //! its module, address and [`CodeWant`]. Modules are known here by a
 //! number each side asks for once ([`AnswerSupplier::module`]): a build ID
@@ -64,7 +74,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use crate::symbols::{AnswerSupplier, BuildId, CodeInfo, CodeWant, Forgotten, Kept, Miss};
+use crate::symbols::{
+    AnswerSupplier, BuildId, CodeInfo, CodeTable, CodeWant, Forgotten, Kept, Miss,
+};
 
 /// Answers handed over and not yet taken, at most: beyond, the read-ahead
 /// drops what it computed (it does not wait), so memory stays bounded
@@ -74,6 +86,11 @@ const MAX_WAITING: usize = 1 << 16;
 /// Answers the read-ahead gathers before handing them over (it hands them
 /// over at once when the writer waits).
 const BATCH: usize = 64;
+
+/// Answers the read-ahead publishes between two sweeps of the forgotten
+/// answers it keeps for the writer (see [`SharedAnswers::sweep`]): a sweep
+/// reads each one's reference count, cold by then.
+const SWEEP_EVERY: usize = 4096;
 
 /// Forgotten memo tables waiting for the read-ahead to drop them, at most:
 /// beyond, the writer drops them itself (the read-ahead looks at each read
@@ -162,6 +179,8 @@ struct Tables {
 struct Pending {
     entries: Vec<Entry>,
     line: u64,
+    /// Answers published since [`SharedAnswers::sweep`] last ran.
+    since_sweep: usize,
 }
 
 /// The writer's side: answers handed over, in the order computed, and
@@ -211,6 +230,10 @@ pub struct SharedAnswers {
     /// [`AnswerSupplier::retire`]), and whether there is any.
     retired: Mutex<Vec<Forgotten>>,
     has_retired: AtomicBool,
+    /// The read-ahead's forgotten answers the writer still held, kept
+    /// until it no longer does, then dropped by the read-ahead (only the
+    /// read-ahead locks it).
+    lingering: Own<Mutex<Vec<Arc<CodeInfo>>>>,
     freed_tables: AtomicU64,
 }
 
@@ -310,6 +333,12 @@ impl Sharing {
         if pending.entries.len() >= BATCH || shared.writer_waits.load(Ordering::SeqCst) {
             shared.hand_over(&mut pending);
         }
+        pending.since_sweep += 1;
+        if pending.since_sweep >= SWEEP_EVERY {
+            pending.since_sweep = 0;
+            drop(pending);
+            shared.sweep();
+        }
     }
 }
 
@@ -373,14 +402,16 @@ impl AnswerSupplier for Sharing {
         matches!(self, Sharing::Writer(_))
     }
 
-    /// The writer's forgotten answers go to the read-ahead, which made
-    /// most of them, unless it has stopped or has not taken the last ones.
+    /// The writer's forgotten answers go to the read-ahead, unless it has
+    /// stopped or has not taken the last ones; the read-ahead's own linger
+    /// while the writer holds them.
     fn retire(&self, forgotten: Forgotten) {
         match self {
             Sharing::Writer(shared) if !shared.ahead_done.load(Ordering::Acquire) => {
                 shared.retire(forgotten);
             }
-            _ => drop(forgotten),
+            Sharing::Ahead(shared) => shared.linger(*forgotten),
+            Sharing::Writer(_) => drop(forgotten),
         }
     }
 
@@ -601,6 +632,33 @@ impl SharedAnswers {
         }
     }
 
+    /// Drop what the read-ahead's memo forgot, but for the answers the
+    /// writer still holds: those are kept until [`Self::sweep`] finds the
+    /// writer done with them. The writer is at most [`LEAD`](super::LEAD)
+    /// bytes of input behind, so a few sweeps later none is left.
+    fn linger(&self, forgotten: CodeTable) {
+        self.sweep();
+        let Ok(mut lingering) = self.lingering.0.lock() else {
+            return;
+        };
+        for (_, kept) in forgotten {
+            if let Ok(answer) = kept
+                && Arc::strong_count(&answer) > 1
+            {
+                lingering.push(answer);
+            }
+        }
+    }
+
+    /// Drop the lingering answers the writer no longer holds (on the
+    /// read-ahead's thread, which made them): at each forgotten table, and
+    /// every [`SWEEP_EVERY`] answers the read-ahead publishes.
+    fn sweep(&self) {
+        if let Ok(mut lingering) = self.lingering.0.lock() {
+            lingering.retain(|a| Arc::strong_count(a) > 1);
+        }
+    }
+
     /// Drop what the writer's memos forgot (the read-ahead calls this as
     /// it reads on).
     pub fn drop_retired(&self) {
@@ -723,17 +781,21 @@ mod tests {
         ));
     }
 
+    /// A memo's forgotten table holding `answer`.
+    fn table_of(answer: &Arc<CodeInfo>) -> Forgotten {
+        let mut table = CodeTable::default();
+        table.insert((1, W), Ok(Arc::clone(answer)));
+        Box::new(table)
+    }
+
     #[test]
     fn the_writers_forgotten_answers_are_dropped_by_the_read_ahead() {
-        let (shared, ahead, writer) = sides();
-        let answers = Arc::new(());
-        let held = || Arc::strong_count(&answers) - 1;
-        // The read-ahead's own are dropped at once.
-        ahead.retire(Box::new(Arc::clone(&answers)));
-        assert_eq!(held(), 0);
+        let (shared, _, writer) = sides();
+        let answer = Arc::new(CodeInfo::default());
+        let held = || Arc::strong_count(&answer) - 1;
         // The writer's wait for the read-ahead, up to MAX_RETIRED.
         for _ in 0..MAX_RETIRED + 1 {
-            writer.retire(Box::new(Arc::clone(&answers)));
+            writer.retire(table_of(&answer));
         }
         assert_eq!(held(), MAX_RETIRED);
         shared.drop_retired();
@@ -741,8 +803,46 @@ mod tests {
         assert_eq!(shared.stats().freed_tables, MAX_RETIRED as u64);
         // Once the read-ahead has stopped, the writer drops its own.
         shared.ahead_done();
-        writer.retire(Box::new(Arc::clone(&answers)));
+        writer.retire(table_of(&answer));
         assert_eq!(held(), 0);
+    }
+
+    #[test]
+    fn the_read_ahead_frees_what_it_forgot_once_the_writer_lets_go() {
+        let (shared, ahead, _) = sides();
+        let id = ahead.module(&BuildId(vec![4]));
+        let alone = Arc::new(CodeInfo::default());
+        let alone_gone = Arc::downgrade(&alone);
+        // Handed over, and still held by the writer.
+        let written = Arc::new(CodeInfo::default());
+        let written_gone = Arc::downgrade(&written);
+        let mut table = CodeTable::default();
+        table.insert((1, W), Ok(alone));
+        table.insert((2, W), Ok(Arc::clone(&written)));
+        table.insert((3, W), Err(Box::new(Miss::NoInfo)));
+        ahead.retire(Box::new(table));
+        // Held by nobody else: dropped at once.
+        assert!(alone_gone.upgrade().is_none());
+        // The writer's drop is not the last one: the read-ahead keeps it.
+        drop(written);
+        assert!(written_gone.upgrade().is_some());
+        // Dropped by the read-ahead's next sweep, after SWEEP_EVERY answers.
+        ahead.at_line(1);
+        for a in 0..SWEEP_EVERY as u64 - 1 {
+            ahead.publish(id, a, W, Err(Miss::NoInfo));
+        }
+        assert!(written_gone.upgrade().is_some());
+        ahead.publish(id, u64::MAX, W, Err(Miss::NoInfo));
+        assert!(written_gone.upgrade().is_none());
+        // A later forgotten table sweeps too.
+        let again = Arc::new(CodeInfo::default());
+        let again_gone = Arc::downgrade(&again);
+        ahead.retire(table_of(&again));
+        drop(again);
+        assert!(again_gone.upgrade().is_some());
+        shared.ahead_done();
+        ahead.retire(Box::default());
+        assert!(again_gone.upgrade().is_none());
     }
 
     #[test]

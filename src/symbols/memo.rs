@@ -19,7 +19,7 @@ const MAX_ENTRIES: usize = 1 << 14;
 /// different questions never stand in for each other.
 pub struct Memo {
     inner: Box<dyn SymbolSource>,
-    code: RefCell<HashMap<(u64, CodeWant), Kept<CodeInfo>>>,
+    code: RefCell<CodeTable>,
     data: RefCell<HashMap<(u64, DataWant), Kept<DataInfo>>>,
     /// Where else answers may come from, and the number it knows this
     /// module by.
@@ -63,8 +63,7 @@ pub trait AnswerSupplier: Send + Sync {
     /// without them (as `code` giving `None`).
     fn computes_data(&self) -> bool;
     /// Drop the code answers a full memo forgets, on whichever thread that
-    /// is cheapest. Most of the writing filter's answers were made by the
-    /// read-ahead: with glibc's malloc, freeing another thread's blocks
+    /// is cheapest: with glibc's malloc, freeing another thread's blocks
     /// takes that thread's arena lock, which it holds for each of its own
     /// allocations, so thousands of frees at once queue on it.
     fn retire(&self, forgotten: Forgotten) {
@@ -88,8 +87,11 @@ impl Memo {
     }
 }
 
+/// A memo's code answers, by address and what was asked.
+pub type CodeTable = HashMap<(u64, CodeWant), Kept<CodeInfo>>;
+
 /// What a memo forgot, for an [`AnswerSupplier`] to drop.
-pub type Forgotten = Box<dyn std::any::Any + Send>;
+pub type Forgotten = Box<CodeTable>;
 
 /// An answer as the table keeps it: two words, where a [`Miss`] inline
 /// would make every entry as large as its largest variant.
@@ -213,7 +215,7 @@ impl Memo {
 
     /// Empty the full code table: its answers go to the supplier to drop
     /// (see [`AnswerSupplier::retire`]), the table keeps its capacity.
-    fn retire(&self, full: &mut HashMap<(u64, CodeWant), Kept<CodeInfo>>) {
+    fn retire(&self, full: &mut CodeTable) {
         let Some((_, supplier)) = &self.supplier else {
             return full.clear();
         };
@@ -321,10 +323,7 @@ mod tests {
             true
         }
         fn retire(&self, forgotten: Forgotten) {
-            let table = forgotten
-                .downcast::<HashMap<(u64, CodeWant), Kept<CodeInfo>>>()
-                .expect("a code table");
-            self.0.lock().unwrap().push(table.len());
+            self.0.lock().unwrap().push(forgotten.len());
         }
     }
 
