@@ -223,7 +223,8 @@ pub struct SharedAnswers {
     /// Regions met while the writer was hungry (every other one is given).
     given: AtomicU64,
     /// The writer's time spent waiting, and regions the read-ahead took
-    /// back (for `SYMFILTER_READ_AHEAD_STATS`, with the answers taken).
+    /// back (for `SYMFILTER_READ_AHEAD_STATS`, with the answers taken; the
+    /// count also tells the writer when its [`Owned`] list is out of date).
     waited_us: AtomicU64,
     taken_back: AtomicU64,
     /// What the writer's memos forgot, for the read-ahead to drop (see
@@ -235,6 +236,24 @@ pub struct SharedAnswers {
     /// read-ahead locks it).
     lingering: Own<Mutex<Vec<Arc<CodeInfo>>>>,
     freed_tables: AtomicU64,
+    /// The regions each side knows to be its own, so that it need not
+    /// take the shared lock to ask (each side locks only its own).
+    ahead_owns: Own<Mutex<Owned>>,
+    writer_owns: Own<Mutex<Owned>>,
+}
+
+/// Regions one side knows it owns. Only the read-ahead changes a region's
+/// owner once set (it gives regions to the writer and takes them back; the
+/// writer only claims regions no one has): the read-ahead's list is always
+/// right, and the writer's is emptied whenever the read-ahead has taken a
+/// region back since it was filled. A region given to the writer that its
+/// list does not hold yet is asked about under the lock, as before.
+#[derive(Default)]
+struct Owned {
+    regions: rustc_hash::FxHashSet<(u64, u64)>,
+    /// The writer's: [`SharedAnswers::taken_back`]'s count when `regions`
+    /// was last emptied.
+    taken_back: u64,
 }
 
 /// Which side of a [`SharedAnswers`] a symbolizer is on.
@@ -460,6 +479,13 @@ impl SharedAnswers {
     fn ahead_begin(&self, key: Key) -> Ticket {
         let (module, addr, _) = key;
         let region = (module, addr >> REGION);
+        let Ok(mut owns) = self.ahead_owns.0.lock() else {
+            return Ticket::Compute { publish: false };
+        };
+        // A hungry writer may be given this region: asked under the lock.
+        if !self.writer_hungry.load(Ordering::Relaxed) && owns.regions.contains(&region) {
+            return Ticket::Compute { publish: true };
+        }
         let Some(mut tables) = self.lock() else {
             return Ticket::Compute { publish: false };
         };
@@ -469,6 +495,7 @@ impl SharedAnswers {
             Some(Side::Writer) => {
                 // Time to spare: the region is the read-ahead's again.
                 tables.owners.insert(region, Side::Ahead);
+                owns.regions.insert(region);
                 self.taken_back.fetch_add(1, Ordering::Relaxed);
                 Ticket::Compute { publish: true }
             }
@@ -483,11 +510,13 @@ impl SharedAnswers {
                 // met is its own to compute (but the one it waits in), so
                 // both threads work at once.
                 tables.owners.insert(region, Side::Writer);
+                owns.regions.remove(&region);
                 Ticket::Skip
             }
             _ => {
                 if owner.is_none() && tables.owners.len() < MAX_REGIONS {
                     tables.owners.insert(region, Side::Ahead);
+                    owns.regions.insert(region);
                 }
                 Ticket::Compute { publish: true }
             }
@@ -512,6 +541,17 @@ impl SharedAnswers {
             return have(answer);
         }
         let region = (module, addr >> REGION);
+        let Ok(mut owns) = self.writer_owns.0.lock() else {
+            return Ticket::Compute { publish: false };
+        };
+        let taken_back = self.taken_back.load(Ordering::Relaxed);
+        if owns.taken_back != taken_back {
+            owns.regions.clear();
+            owns.taken_back = taken_back;
+        }
+        if owns.regions.contains(&region) {
+            return Ticket::Compute { publish: false };
+        }
         let Some(mut tables) = self.lock() else {
             return Ticket::Compute { publish: false };
         };
@@ -526,13 +566,17 @@ impl SharedAnswers {
                 return have(answer);
             }
             match tables.owners.get(&region) {
-                Some(Side::Writer) => return Ticket::Compute { publish: false },
+                Some(Side::Writer) => {
+                    owns.regions.insert(region);
+                    return Ticket::Compute { publish: false };
+                }
                 // The read-ahead went past without it: it will not come.
                 _ if passed() => return Ticket::Compute { publish: false },
                 None => {
                     // The writer caught up: this region is its own now.
                     if tables.owners.len() < MAX_REGIONS {
                         tables.owners.insert(region, Side::Writer);
+                        owns.regions.insert(region);
                     }
                     return Ticket::Compute { publish: false };
                 }
@@ -1134,6 +1178,14 @@ mod tests {
             .map(|&n| matches!(ahead.begin(id, region(n) + 16, W), Ticket::Skip))
             .collect();
         assert_eq!(kinds, [false, false, true, false]);
+        // Once the writer is no longer hungry, what it was given stays its
+        // own, and the read-ahead's own regions stay the read-ahead's.
+        shared.writer_hungry.store(false, Ordering::Relaxed);
+        let kinds: Vec<bool> = [2, 3, 4, 5, 6]
+            .iter()
+            .map(|&n| matches!(ahead.begin(id, region(n) + 24, W), Ticket::Skip))
+            .collect();
+        assert_eq!(kinds, [true, false, true, false, true]);
         // Data answers are the writer's, wherever they are.
         assert!(!ahead.computes_data());
         assert!(writer.computes_data());
