@@ -54,7 +54,7 @@
 //! thread's arena lock (see [`AnswerSupplier::retire`]). When the
 //! read-ahead's memo forgets answers the writer still holds (handed over,
 //! not yet written), the read-ahead keeps them until the writer has let go
-//! ([`SharedAnswers::sweep`]) rather than leave the last reference, and
+//! ([`SharedAnswers::published`]) rather than leave the last reference, and
 //! the free, to the writer. The writer's forgotten memo tables go to the
 //! read-ahead to drop: beside the writer's own answers, they hold the ones
 //! it waited for, which the read-ahead made.
@@ -88,8 +88,10 @@ const MAX_WAITING: usize = 1 << 16;
 const BATCH: usize = 64;
 
 /// Answers the read-ahead publishes between two sweeps of the forgotten
-/// answers it keeps for the writer (see [`SharedAnswers::sweep`]): a sweep
-/// reads each one's reference count, cold by then.
+/// answers it keeps for the writer (see [`SharedAnswers::published`]), at
+/// least: a sweep reads each one's reference count, cold by then, so
+/// there are at least as many publishes between two sweeps as answers
+/// kept (some may be kept long, by the writer's printer or memo).
 const SWEEP_EVERY: usize = 4096;
 
 /// Forgotten memo tables waiting for the read-ahead to drop them, at most:
@@ -179,8 +181,6 @@ struct Tables {
 struct Pending {
     entries: Vec<Entry>,
     line: u64,
-    /// Answers published since [`SharedAnswers::sweep`] last ran.
-    since_sweep: usize,
 }
 
 /// The writer's side: answers handed over, in the order computed, and
@@ -234,12 +234,20 @@ pub struct SharedAnswers {
     /// The read-ahead's forgotten answers the writer still held, kept
     /// until it no longer does, then dropped by the read-ahead (only the
     /// read-ahead locks it).
-    lingering: Own<Mutex<Vec<Arc<CodeInfo>>>>,
+    lingering: Own<Mutex<Lingering>>,
     freed_tables: AtomicU64,
     /// The regions each side knows to be its own, so that it need not
     /// take the shared lock to ask (each side locks only its own).
     ahead_owns: Own<Mutex<Owned>>,
     writer_owns: Own<Mutex<Owned>>,
+}
+
+/// The read-ahead's forgotten answers the writer still held.
+#[derive(Default)]
+struct Lingering {
+    answers: Vec<Arc<CodeInfo>>,
+    /// Answers published since the last sweep.
+    published: usize,
 }
 
 /// Regions one side knows it owns. Only the read-ahead changes a region's
@@ -262,6 +270,13 @@ pub enum Sharing {
     Ahead(Arc<SharedAnswers>),
     /// The writing filter.
     Writer(Arc<SharedAnswers>),
+}
+
+/// Drop the lingering answers the writer no longer holds (on the
+/// read-ahead's thread, which made them).
+fn sweep(lingering: &mut Lingering) {
+    lingering.answers.retain(|a| Arc::strong_count(a) > 1);
+    lingering.published = 0;
 }
 
 /// Set `flag` to `value`, writing only when that changes it: each flag is
@@ -352,12 +367,8 @@ impl Sharing {
         if pending.entries.len() >= BATCH || shared.writer_waits.load(Ordering::SeqCst) {
             shared.hand_over(&mut pending);
         }
-        pending.since_sweep += 1;
-        if pending.since_sweep >= SWEEP_EVERY {
-            pending.since_sweep = 0;
-            drop(pending);
-            shared.sweep();
-        }
+        drop(pending);
+        shared.published();
     }
 }
 
@@ -677,29 +688,31 @@ impl SharedAnswers {
     }
 
     /// Drop what the read-ahead's memo forgot, but for the answers the
-    /// writer still holds: those are kept until [`Self::sweep`] finds the
+    /// writer still holds: those are kept until a sweep finds the
     /// writer done with them. The writer is at most [`LEAD`](super::LEAD)
     /// bytes of input behind, so a few sweeps later none is left.
     fn linger(&self, forgotten: CodeTable) {
-        self.sweep();
         let Ok(mut lingering) = self.lingering.0.lock() else {
             return;
         };
+        sweep(&mut lingering);
         for (_, kept) in forgotten {
             if let Ok(answer) = kept
                 && Arc::strong_count(&answer) > 1
             {
-                lingering.push(answer);
+                lingering.answers.push(answer);
             }
         }
     }
 
-    /// Drop the lingering answers the writer no longer holds (on the
-    /// read-ahead's thread, which made them): at each forgotten table, and
-    /// every [`SWEEP_EVERY`] answers the read-ahead publishes.
-    fn sweep(&self) {
+    /// The read-ahead published an answer: sweep its lingering answers
+    /// every [`SWEEP_EVERY`] answers, or as many as linger.
+    fn published(&self) {
         if let Ok(mut lingering) = self.lingering.0.lock() {
-            lingering.retain(|a| Arc::strong_count(a) > 1);
+            lingering.published += 1;
+            if lingering.published >= SWEEP_EVERY.max(lingering.answers.len()) {
+                sweep(&mut lingering);
+            }
         }
     }
 
@@ -887,6 +900,29 @@ mod tests {
         shared.ahead_done();
         ahead.retire(Box::default());
         assert!(again_gone.upgrade().is_none());
+    }
+
+    #[test]
+    fn a_sweep_waits_for_as_many_answers_as_linger() {
+        let (_, ahead, _) = sides();
+        let id = ahead.module(&BuildId(vec![6]));
+        let n = SWEEP_EVERY as u64 + 10;
+        // The writer holds all of them (its printer may keep them long).
+        let held: Vec<Arc<CodeInfo>> = (0..n).map(|_| Arc::new(CodeInfo::default())).collect();
+        let mut table = CodeTable::default();
+        for (a, answer) in (0..n).zip(&held) {
+            table.insert((a, W), Ok(Arc::clone(answer)));
+        }
+        ahead.retire(Box::new(table));
+        let first = Arc::downgrade(&held[0]);
+        drop(held);
+        ahead.at_line(1);
+        for a in 0..n - 1 {
+            ahead.publish(id, a, W, Err(Miss::NoInfo));
+        }
+        assert!(first.upgrade().is_some());
+        ahead.publish(id, n, W, Err(Miss::NoInfo));
+        assert!(first.upgrade().is_none());
     }
 
     #[test]
