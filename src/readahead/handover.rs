@@ -688,9 +688,10 @@ impl SharedAnswers {
     }
 
     /// Drop what the read-ahead's memo forgot, but for the answers the
-    /// writer still holds: those are kept until a sweep finds the
-    /// writer done with them. The writer is at most [`LEAD`](super::LEAD)
-    /// bytes of input behind, so a few sweeps later none is left.
+    /// writer still holds: those are kept until a sweep finds the writer
+    /// done with them. Most are let go within the read-ahead's
+    /// [`LEAD`](super::LEAD); the writer's printer and memo keep some for
+    /// long (see [`SWEEP_EVERY`]).
     fn linger(&self, forgotten: CodeTable) {
         let Ok(mut lingering) = self.lingering.0.lock() else {
             return;
