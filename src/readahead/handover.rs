@@ -288,18 +288,18 @@ fn set(flag: &AtomicBool, value: bool) {
     }
 }
 
-/// The answer for `key` of line `line` in `received`, taken out; answers
-/// of earlier lines are dropped on the way.
-fn take(
-    received: &mut VecDeque<Entry>,
-    line: u64,
-    key: Key,
-) -> Option<Result<Arc<CodeInfo>, Miss>> {
-    take_kept(received, line, key).map(|a| a.map_err(|m| *m))
+impl Received {
+    /// The answer for `key` of line `line`, taken out (and counted);
+    /// answers of earlier lines are dropped on the way.
+    fn take(&mut self, line: u64, key: Key) -> Option<Kept<CodeInfo>> {
+        let answer = take_entry(&mut self.entries, line, key)?;
+        self.taken += 1;
+        Some(answer)
+    }
 }
 
-/// [`take`], the answer as handed over.
-fn take_kept(received: &mut VecDeque<Entry>, line: u64, key: Key) -> Option<Kept<CodeInfo>> {
+/// [`Received::take`] from `received`, uncounted.
+fn take_entry(received: &mut VecDeque<Entry>, line: u64, key: Key) -> Option<Kept<CodeInfo>> {
     while received.front().is_some_and(|e| e.line < line) {
         received.pop_front();
     }
@@ -344,14 +344,9 @@ impl Sharing {
         }
     }
 
-    /// Hand an answer the read-ahead computed (for `want`) to the writer.
-    pub fn publish(
-        &self,
-        module: u64,
-        addr: u64,
-        want: CodeWant,
-        answer: Result<Arc<CodeInfo>, Miss>,
-    ) {
+    /// Hand an answer the read-ahead computed or recalled (for `want`) to
+    /// the writer, in the form a memo keeps it.
+    pub fn publish(&self, module: u64, addr: u64, want: CodeWant, answer: Kept<CodeInfo>) {
         let Sharing::Ahead(shared) = self else {
             return;
         };
@@ -361,7 +356,7 @@ impl Sharing {
         let entry = Entry {
             line: pending.line,
             key: (module, addr, want),
-            answer: answer.map_err(Box::new),
+            answer,
         };
         pending.entries.push(entry);
         if pending.entries.len() >= BATCH || shared.writer_waits.load(Ordering::SeqCst) {
@@ -402,10 +397,12 @@ impl AnswerSupplier for Sharing {
             return None;
         };
         let line = shared.writer.0.load(Ordering::Relaxed);
-        let mut received = shared.received.0.lock().ok()?;
-        let Received { entries, taken } = &mut *received;
-        let answer = take_kept(entries, line, (module, addr, want))?;
-        *taken += 1;
+        let answer = shared
+            .received
+            .0
+            .lock()
+            .ok()?
+            .take(line, (module, addr, want))?;
         set(&shared.writer_hungry, false);
         Some(answer)
     }
@@ -414,11 +411,7 @@ impl AnswerSupplier for Sharing {
     /// writer does not keep what it was handed.
     fn recalled(&self, module: u64, addr: u64, want: CodeWant, answer: &Kept<CodeInfo>) {
         if let Sharing::Ahead(_) = self {
-            let answer = match answer {
-                Ok(a) => Ok(Arc::clone(a)),
-                Err(miss) => Err(Miss::clone(miss)),
-            };
-            self.publish(module, addr, want, answer);
+            self.publish(module, addr, want, answer.clone());
         }
     }
 
@@ -471,7 +464,7 @@ impl AnswerSupplier for Sharing {
             Ticket::Compute { publish } => {
                 let answer = compute();
                 if publish {
-                    self.publish(module, addr, want, answer.clone());
+                    self.publish(module, addr, want, answer.clone().map_err(Box::new));
                 }
                 Some(answer)
             }
@@ -542,12 +535,8 @@ impl SharedAnswers {
         let Ok(mut received) = self.received.0.lock() else {
             return Ticket::Compute { publish: false };
         };
-        let Received { entries, taken } = &mut *received;
-        let mut have = |answer| {
-            *taken += 1;
-            Ticket::Have(answer)
-        };
-        if let Some(answer) = take(entries, line, key) {
+        let have = |answer: Kept<CodeInfo>| Ticket::Have(answer.map_err(|m| *m));
+        if let Some(answer) = received.take(line, key) {
             set(&self.writer_hungry, false);
             return have(answer);
         }
@@ -569,8 +558,8 @@ impl SharedAnswers {
         let passed = || self.ahead_done.load(Ordering::Acquire) || self.ahead_of_writer();
         let (mut peeked, mut waited) = (false, false);
         loop {
-            entries.extend(tables.handed.drain(..));
-            if let Some(answer) = take(entries, line, key) {
+            received.entries.extend(tables.handed.drain(..));
+            if let Some(answer) = received.take(line, key) {
                 if !waited {
                     set(&self.writer_hungry, false);
                 }
@@ -612,12 +601,12 @@ impl SharedAnswers {
                     return Ticket::Compute { publish: false };
                 }
             };
-            entries.extend(tables.handed.drain(..));
+            received.entries.extend(tables.handed.drain(..));
             if let Ok(mut pending) = pending {
-                entries.extend(pending.entries.drain(..));
+                received.entries.extend(pending.entries.drain(..));
                 self.ahead.0.store(pending.line, Ordering::SeqCst);
             }
-            if let Some(answer) = take(entries, line, key) {
+            if let Some(answer) = received.take(line, key) {
                 self.writer_waits.store(false, Ordering::Release);
                 if !waited {
                     set(&self.writer_hungry, false);
@@ -887,10 +876,10 @@ mod tests {
         // Dropped by the read-ahead's next sweep, after SWEEP_EVERY answers.
         ahead.at_line(1);
         for a in 0..SWEEP_EVERY as u64 - 1 {
-            ahead.publish(id, a, W, Err(Miss::NoInfo));
+            ahead.publish(id, a, W, Err(Box::new(Miss::NoInfo)));
         }
         assert!(written_gone.upgrade().is_some());
-        ahead.publish(id, u64::MAX, W, Err(Miss::NoInfo));
+        ahead.publish(id, u64::MAX, W, Err(Box::new(Miss::NoInfo)));
         assert!(written_gone.upgrade().is_none());
         // A later forgotten table sweeps too.
         let again = Arc::new(CodeInfo::default());
@@ -919,10 +908,10 @@ mod tests {
         drop(held);
         ahead.at_line(1);
         for a in 0..n - 1 {
-            ahead.publish(id, a, W, Err(Miss::NoInfo));
+            ahead.publish(id, a, W, Err(Box::new(Miss::NoInfo)));
         }
         assert!(first.upgrade().is_some());
-        ahead.publish(id, n, W, Err(Miss::NoInfo));
+        ahead.publish(id, n, W, Err(Box::new(Miss::NoInfo)));
         assert!(first.upgrade().is_none());
     }
 
@@ -937,7 +926,7 @@ mod tests {
             let handed = shared.lock().unwrap().handed.len();
             // Nothing is handed over before a batch is full.
             assert_eq!(handed, 0, "handed over before answer {a}");
-            ahead.publish(id, a, W, Err(Miss::NoInfo));
+            ahead.publish(id, a, W, Err(Box::new(Miss::NoInfo)));
         }
         assert_eq!(shared.lock().unwrap().handed.len(), BATCH);
         // The writer takes the answers of its line, in any order, and
@@ -1132,7 +1121,7 @@ mod tests {
         let publisher = {
             std::thread::spawn(move || {
                 std::thread::sleep(Duration::from_millis(20));
-                ahead.publish(id, 1, W, Err::<Arc<CodeInfo>, _>(Miss::NoInfo));
+                ahead.publish(id, 1, W, Err(Box::new(Miss::NoInfo)));
                 // Moving on to a later line without publishing address 2
                 // releases the writer waiting for it.
                 std::thread::sleep(Duration::from_millis(20));
@@ -1173,7 +1162,7 @@ mod tests {
             ahead.begin(id, 0x40, W),
             Ticket::Compute { publish: true }
         ));
-        ahead.publish(id, 0x40, W, Err(Miss::NoInfo));
+        ahead.publish(id, 0x40, W, Err(Box::new(Miss::NoInfo)));
         writer.at_line(2);
         assert_eq!(have(writer.begin(id, 0x40, W)), Some(Err(Miss::NoInfo)));
     }
