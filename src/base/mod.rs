@@ -19,6 +19,10 @@ pub use build_id::BuildId;
 pub(crate) use path::bytes_to_path;
 pub(crate) use stash::Stash;
 
+/// Bytes in a cache line (of the processors prefetched for; elsewhere a
+/// prefetch's reach is only a guess).
+const CACHE_LINE: usize = 64;
+
 /// Starts loading the cache line that holds `p`, without waiting for it:
 /// a hint to the processor, which reads nothing and accepts any address.
 #[inline(always)]
@@ -33,7 +37,7 @@ pub(crate) fn prefetch_line<T: ?Sized>(p: *const T) {
 #[inline(always)]
 pub(crate) fn prefetch_lines<T: ?Sized>(p: *const T, lines: usize) {
     for i in 0..lines {
-        prefetch_line(p.cast::<u8>().wrapping_add(64 * i));
+        prefetch_line(p.cast::<u8>().wrapping_add(CACHE_LINE * i));
     }
 }
 
@@ -68,7 +72,7 @@ fn prefetch<const HINT: i32>(p: *const u8) {
 #[inline(always)]
 pub(crate) fn prefetch_text(text: &str) {
     let start = text.as_ptr() as usize;
-    let lines = ((start + text.len()).div_ceil(64) - start / 64).min(4);
+    let lines = ((start + text.len()).div_ceil(CACHE_LINE) - start / CACHE_LINE).min(4);
     prefetch_lines(text.as_ptr(), lines);
 }
 

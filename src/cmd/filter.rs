@@ -214,7 +214,7 @@ pub fn run(args: FilterArgs) -> anyhow::Result<ExitCode> {
     };
     let ahead = read_ahead.as_ref();
     let mut filter = Filter::new(opts, symbolizer, super::report::Stderr::new(args.quiet));
-    let mut out = io::BufWriter::with_capacity(64 << 10, stdout.lock());
+    let mut out = io::BufWriter::with_capacity(symfilter::render::OUTPUT_BUFFER, stdout.lock());
     let mut failed = false;
     for path in files {
         let result = if path.as_os_str() == "-" {

@@ -64,9 +64,9 @@ use crate::demangle;
 use crate::markup::RawElement;
 use crate::symbols::{CodeInfo, SymbolHit};
 
-/// The buffer goes to the writer once it holds this much: at least the
-/// writer's own buffer, which a write this large goes past, uncopied.
-const FLUSH_AT: usize = 64 << 10;
+/// The buffer goes to the writer once it holds this much: the writer's
+/// own buffer, which a write this large goes past, uncopied.
+const FLUSH_AT: usize = super::OUTPUT_BUFFER;
 
 pub struct Json {
     /// Output not yet handed to the writer.

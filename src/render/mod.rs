@@ -219,6 +219,11 @@ pub struct RenderOptions {
 /// A demangling style (see [`crate::demangle`]).
 pub type Demangler = fn(&crate::symbols::Name) -> &str;
 
+/// The size of the buffer a renderer's output should be written through.
+/// A renderer that holds its output back (JSON) hands it over in pieces at
+/// least this large, which such a buffer passes on without copying them.
+pub const OUTPUT_BUFFER: usize = 64 << 10;
+
 /// Build the renderer for `format`.
 pub fn renderer(format: Format, opts: &RenderOptions) -> Box<dyn Render> {
     match format {
