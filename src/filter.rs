@@ -162,6 +162,9 @@ pub struct Filter {
     missing_reports: (u64, u64),
     /// `--demux`: the other processes' state (see [`demux`]).
     demux: Option<Box<demux::Demux>>,
+    /// The module whose symbols were last found (see
+    /// [`Filter::flush_before_first_open`]).
+    opened: Option<Arc<Module>>,
 }
 
 /// Most "no symbols for module" diagnostics: a log may name a million
@@ -197,6 +200,7 @@ impl Filter {
             message: String::new(),
             missing_reports: (0, 0),
             demux: opts.demux.as_ref().map(|d| Box::new(demux::Demux::new(d))),
+            opened: None,
             opts,
         }
     }
@@ -433,23 +437,20 @@ impl Filter {
             }
             Element::Symbol { name } => Event::Symbol(raw, name),
             Element::Pc { addr, kind } => {
-                self.flush_before_first_open(addr, out);
                 self.at = locate(&self.breaks, bytes, number, raw.fields[0].start);
-                let res = self.resolve_code(addr, kind, false);
+                let res = self.resolve_code(addr, kind, false, Some(out));
                 self.report_unresolved(bytes, number, raw.fields[0].start, &res);
                 Event::Pc(raw, res)
             }
             Element::Bt { frame, addr, kind } => {
-                self.flush_before_first_open(addr, out);
                 self.at = locate(&self.breaks, bytes, number, raw.fields[1].start);
-                let res = self.resolve_code(addr, kind, true);
+                let res = self.resolve_code(addr, kind, true, Some(out));
                 self.report_unresolved(bytes, number, raw.fields[1].start, &res);
                 Event::Bt(raw, frame, res)
             }
             Element::Data { addr } => {
-                self.flush_before_first_open(addr, out);
                 self.at = locate(&self.breaks, bytes, number, raw.fields[0].start);
-                let res = self.resolve_data(addr);
+                let res = self.resolve_data(addr, Some(out));
                 self.report_unresolved(bytes, number, raw.fields[0].start, &res);
                 Event::Data(raw, res)
             }
@@ -462,9 +463,9 @@ impl Filter {
                         None => continue,
                     };
                     let resolved = if exec {
-                        self.resolve_code(pair.value, PcKind::Precise, false)
+                        self.resolve_code(pair.value, PcKind::Precise, false, None)
                     } else {
-                        self.resolve_data(pair.value)
+                        self.resolve_data(pair.value, None)
                     };
                     values.push(HexValue { pair, resolved });
                 }

@@ -517,3 +517,73 @@ fn golden_symbolized_human_and_json() {
         }
     }
 }
+
+/// Output as handed over, with the length at each flush.
+#[derive(Default)]
+struct Flushes {
+    data: Vec<u8>,
+    at: Vec<usize>,
+}
+
+impl Write for Flushes {
+    fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+        self.data.extend_from_slice(b);
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.at.push(self.data.len());
+        Ok(())
+    }
+}
+
+/// What earlier lines produced is written out before a module's symbols
+/// are first looked for (a search may take long), once per module: here
+/// with the JSON printer, which otherwise holds its output, and an input
+/// that never blocks (no writing out at reads). No search runs in the
+/// background: one finished in time would make the opening quick, and
+/// the flush needless.
+#[test]
+fn output_is_flushed_before_a_module_is_first_opened() {
+    let log = "first\n\
+               {{{module:0:app:elf:abcd}}}\n\
+               {{{mmap:0x1000:0x1000:load:0:rx:0x0}}}\n\
+               {{{pc:0x1010}}}\n\
+               between\n\
+               {{{bt:0:0x1020}}}\n\
+               {{{data:0x1030}}}\n\
+               {{{module:1:lib:elf:ef01}}}\n\
+               {{{mmap:0x3000:0x1000:load:1:rx:0x0}}}\n\
+               {{{pc:0x3010}}}\n";
+    let opts = Options {
+        format: Format::Json,
+        dialect: Dialect::usual_for(Format::Json),
+        ..Options::default()
+    };
+    let mut symbolizer = Symbolizer::new(SymbolizerConfig::default());
+    symbolizer.search_in_background(false);
+    let mut f = Filter::new(opts, symbolizer, Arc::new(Silent));
+    f.set_input_never_blocks(true);
+    let mut out = Flushes::default();
+    f.run("<test>", log.as_bytes(), &mut out).expect("run");
+    f.finish(&mut out).expect("finish");
+    let object_of = |line: u64| {
+        let at = format!("{{\"line\":{line},");
+        let text = show(&out.data);
+        text.find(&at)
+            .unwrap_or_else(|| panic!("no line {line} in {text}"))
+    };
+    // Before line 4 (module 0 first needed) and line 10 (module 1), and at
+    // no other line's start.
+    let starts: Vec<usize> = (1..=10).map(object_of).collect();
+    let flushed: Vec<usize> = (1..=10)
+        .filter(|&line| out.at.contains(&starts[line as usize - 1]) && line > 1)
+        .map(|line| line as usize)
+        .collect();
+    assert_eq!(
+        flushed,
+        [4, 10],
+        "flushes at {:?} of {}",
+        out.at,
+        show(&out.data)
+    );
+}

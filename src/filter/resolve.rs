@@ -4,6 +4,7 @@
 
 use std::fmt::Write as _;
 use std::io::Write;
+use std::sync::Arc;
 
 use super::{Filter, MAX_MISSING_REPORTS};
 use crate::context::Module;
@@ -44,13 +45,26 @@ impl Filter {
     /// Opening a module may take long (a debuginfod download): write out
     /// what earlier lines produced first, so a reader sees them meanwhile.
     /// A write error shows up again at the next write and is handled there.
-    pub(super) fn flush_before_first_open(&mut self, addr: u64, out: &mut dyn Write) {
-        if let Some(loc) = self.context.lookup(addr)
-            && !self.symbolizer.is_opened(&loc.module.build_id)
-        {
+    /// The module last opened is remembered: most elements are in it, and
+    /// the symbolizer's table of modules is not asked again for them.
+    fn flush_before_first_open(&mut self, module: &Arc<Module>, out: &mut dyn Write) {
+        if !self.is_last_opened(module) && !self.symbolizer.is_opened(&module.build_id) {
             let _ = self.render.pause(out);
             let _ = out.flush();
         }
+    }
+
+    /// Remember `module` as the one whose symbols were last found.
+    fn opened_in(&mut self, module: &Arc<Module>) {
+        if !self.is_last_opened(module) {
+            self.opened = Some(Arc::clone(module));
+        }
+    }
+
+    fn is_last_opened(&self, module: &Arc<Module>) -> bool {
+        self.opened
+            .as_ref()
+            .is_some_and(|last| Arc::ptr_eq(last, module))
     }
 
     /// Find the place of `addr` and open its module's source, reporting a
@@ -58,7 +72,7 @@ impl Filter {
     pub(super) fn place(&mut self, addr: u64) -> Option<Place> {
         let loc = self.context.lookup(addr)?;
         Some(Place {
-            module: std::sync::Arc::clone(loc.module),
+            module: Arc::clone(loc.module),
             region: *loc.region,
             rel: loc.rel,
         })
@@ -195,7 +209,16 @@ impl Filter {
         }
     }
 
-    pub(super) fn resolve_code(&mut self, addr: u64, kind: PcKind, default_ra: bool) -> Resolved {
+    /// The answer for code address `addr`. With `out`, what earlier lines
+    /// produced is written out first if the address's module is about to
+    /// be opened (see [`Filter::flush_before_first_open`]).
+    pub(super) fn resolve_code(
+        &mut self,
+        addr: u64,
+        kind: PcKind,
+        default_ra: bool,
+        out: Option<&mut dyn Write>,
+    ) -> Resolved {
         let ra = match kind {
             PcKind::ReturnAddress => true,
             PcKind::Precise => false,
@@ -211,6 +234,9 @@ impl Filter {
         // is none).
         let mut answer = None;
         if let Some(p) = &place {
+            if let Some(out) = out {
+                self.flush_before_first_open(&p.module, out);
+            }
             let rel = p.rel;
             // One opening of the source for the step and the lookup, unless
             // the step is not one byte (then the address moves).
@@ -222,6 +248,9 @@ impl Filter {
                 };
                 (step <= 1).then(|| src.lookup_code(rel, want)).ok_or(step)
             });
+            if first.is_some() {
+                self.opened_in(&p.module);
+            }
             match first {
                 Some(Err(step)) => {
                     adjusted = addr.wrapping_sub(step);
@@ -257,7 +286,9 @@ impl Filter {
         }
     }
 
-    pub(super) fn resolve_data(&mut self, addr: u64) -> Resolved {
+    /// The answer for data address `addr`; `out` as for
+    /// [`Filter::resolve_code`].
+    pub(super) fn resolve_data(&mut self, addr: u64, out: Option<&mut dyn Write>) -> Resolved {
         let Some(place) = self.place(addr) else {
             return Resolved {
                 addr,
@@ -266,8 +297,15 @@ impl Filter {
                 lookup: Lookup::NoRegion,
             };
         };
+        if let Some(out) = out {
+            self.flush_before_first_open(&place.module, out);
+        }
         let (rel, want) = (place.rel, self.opts.wants.data);
-        let lookup = match self.with_source(&place.module, |src| src.lookup_data(rel, want)) {
+        let found = self.with_source(&place.module, |src| src.lookup_data(rel, want));
+        if found.is_some() {
+            self.opened_in(&place.module);
+        }
+        let lookup = match found {
             None => self.no_source(&place.module),
             Some(Ok(info)) => Lookup::Data(info),
             Some(Err(miss)) => Lookup::Failed(miss),
