@@ -45,8 +45,9 @@ impl Filter {
     /// Opening a module may take long (a debuginfod download): write out
     /// what earlier lines produced first, so a reader sees them meanwhile.
     /// A write error shows up again at the next write and is handled there.
-    /// The module last opened is remembered: most elements are in it, and
-    /// the symbolizer's table of modules is not asked again for them.
+    /// The module whose symbols were last found is remembered (a found
+    /// module stays open): most elements are in it, and the symbolizer's
+    /// table of modules is not asked again for them.
     fn flush_before_first_open(&mut self, module: &Arc<Module>, out: &mut dyn Write) {
         if !self.is_last_opened(module) && !self.symbolizer.is_opened(&module.build_id) {
             let _ = self.render.pause(out);
@@ -61,6 +62,7 @@ impl Filter {
         }
     }
 
+    /// Whether `module` is the one remembered by [`Filter::opened_in`].
     fn is_last_opened(&self, module: &Arc<Module>) -> bool {
         self.opened
             .as_ref()
