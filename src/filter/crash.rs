@@ -174,7 +174,7 @@ impl Filter {
         let offset = f.offset;
         let want = self.opts.wants.code;
         self.crash.opening = true;
-        let found = self.with_source(&module, |src| {
+        let found = self.with_source(&module, None, |src| {
             let step = if return_address {
                 src.return_address_step()
             } else {

@@ -80,11 +80,18 @@ impl Filter {
         })
     }
 
+    /// `f` of `module`'s source, if it has one, opening it the first time
+    /// (with `out`, after writing out what earlier lines produced, see
+    /// [`Filter::flush_before_first_open`]).
     pub(super) fn with_source<T>(
         &mut self,
-        module: &Module,
+        module: &Arc<Module>,
+        out: Option<&mut dyn Write>,
         f: impl FnOnce(&crate::symbols::Memo) -> T,
     ) -> Option<T> {
+        if let Some(out) = out {
+            self.flush_before_first_open(module, out);
+        }
         let explain = self.opts.explain;
         let context = &self.context;
         let opened = self
@@ -138,6 +145,9 @@ impl Filter {
         for path in crate::base::mapped::take_faults() {
             let (line, col) = self.at;
             self.diagnose(line, col, &crate::base::mapped::fault_message(&path));
+        }
+        if result.is_some() {
+            self.opened_in(module);
         }
         result
     }
@@ -236,13 +246,10 @@ impl Filter {
         // is none).
         let mut answer = None;
         if let Some(p) = &place {
-            if let Some(out) = out {
-                self.flush_before_first_open(&p.module, out);
-            }
             let rel = p.rel;
             // One opening of the source for the step and the lookup, unless
             // the step is not one byte (then the address moves).
-            let first = self.with_source(&p.module, |src| {
+            let first = self.with_source(&p.module, out, |src| {
                 let step = if step_back {
                     src.return_address_step()
                 } else {
@@ -250,9 +257,6 @@ impl Filter {
                 };
                 (step <= 1).then(|| src.lookup_code(rel, want)).ok_or(step)
             });
-            if first.is_some() {
-                self.opened_in(&p.module);
-            }
             match first {
                 Some(Err(step)) => {
                     adjusted = addr.wrapping_sub(step);
@@ -273,7 +277,7 @@ impl Filter {
         let rel = place.rel;
         let answer = match answer {
             Some(answer) => answer,
-            None => self.with_source(&place.module, |src| src.lookup_code(rel, want)),
+            None => self.with_source(&place.module, None, |src| src.lookup_code(rel, want)),
         };
         let lookup = match answer {
             None => self.no_source(&place.module),
@@ -299,15 +303,8 @@ impl Filter {
                 lookup: Lookup::NoRegion,
             };
         };
-        if let Some(out) = out {
-            self.flush_before_first_open(&place.module, out);
-        }
         let (rel, want) = (place.rel, self.opts.wants.data);
-        let found = self.with_source(&place.module, |src| src.lookup_data(rel, want));
-        if found.is_some() {
-            self.opened_in(&place.module);
-        }
-        let lookup = match found {
+        let lookup = match self.with_source(&place.module, out, |src| src.lookup_data(rel, want)) {
             None => self.no_source(&place.module),
             Some(Ok(info)) => Lookup::Data(info),
             Some(Err(miss)) => Lookup::Failed(miss),
