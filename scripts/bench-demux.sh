@@ -3,7 +3,7 @@
 # (run that first: it builds ripgrep and bench.log) and on the same log interleaved under syslog
 # prefixes by scripts/make-demux-log.py (4 processes). Wall time with hyperfine (the machine is
 # shared and noisy), then instruction counts with callgrind on the first 200,000 lines (one
-# thread: --no-read-ahead).
+# thread: --one-thread).
 # usage: scripts/bench-demux.sh [WORKDIR] [RUNS]   (default /tmp/symfilter-bench, 5)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -27,7 +27,7 @@ for fmt in llvm human json; do
   for log in bench-200k.log demux-200k.log; do
     for demux in "" --demux; do
       valgrind --tool=callgrind --callgrind-out-file=/dev/null "$SF" --format=$fmt $demux \
-        --no-read-ahead --build-id-dir debug -q $log 2>&1 >/dev/null |
+        --one-thread --build-id-dir debug -q $log 2>&1 >/dev/null |
         awk -v what="$fmt $log ${demux:-(no demux)}" '/Collected/ { print what ": " $4 " instructions" }'
     done
   done

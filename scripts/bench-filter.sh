@@ -25,17 +25,17 @@ hyperfine -w 1 -r 3 -n llvm-symbolizer \
   "$LLVM --filter-markup --debug-file-directory=debug < bench.log > /dev/null"
 hyperfine -w 1 -r 10 \
   -n "symfilter --format=llvm" "$SF --format=llvm --build-id-dir debug bench.log > /dev/null" \
-  -n "symfilter --format=llvm --no-read-ahead" \
-  "$SF --format=llvm --no-read-ahead --build-id-dir debug bench.log > /dev/null" \
+  -n "symfilter --format=llvm --one-thread" \
+  "$SF --format=llvm --one-thread --build-id-dir debug bench.log > /dev/null" \
   -n "symfilter (human)" "$SF --build-id-dir debug bench.log > /dev/null" \
   -n "symfilter --format=json" "$SF --format=json --build-id-dir debug bench.log > /dev/null"
 for cmd in "$LLVM --filter-markup --debug-file-directory=debug" "$SF --format=llvm --build-id-dir debug" \
-    "$SF --format=llvm --no-read-ahead --build-id-dir debug" \
+    "$SF --format=llvm --one-thread --build-id-dir debug" \
     "$SF --build-id-dir debug" "$SF --format=json --build-id-dir debug"; do
   /usr/bin/time -f "%e s  %U s user  %S s sys  %M KB peak  $cmd" $cmd < bench.log > /dev/null
 done
-# What the read-ahead thread did (answers it handed over, time the writer waited for them).
-SYMFILTER_READ_AHEAD_STATS=1 "$SF" --format=llvm --build-id-dir debug bench.log > /dev/null
+# What the printing thread did (batches it printed, lookups the front thread left to it).
+SYMFILTER_PIPELINE_STATS=1 "$SF" --format=llvm --build-id-dir debug bench.log > /dev/null
 [ -f llvm.out ] || $LLVM --filter-markup --debug-file-directory=debug < bench.log > llvm.out
 "$SF" --format=llvm --build-id-dir debug bench.log > sf-llvm.out
 if cmp -s llvm.out sf-llvm.out; then

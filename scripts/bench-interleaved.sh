@@ -17,7 +17,7 @@ for _ in $(seq "$rounds"); do
     --debug-file-directory=debug < bench.log > /dev/null
   for _ in 1 2 3; do
     /usr/bin/time -f "symfilter-llvm %e %U %M" "$SF" --format=llvm --build-id-dir debug bench.log > /dev/null
-    /usr/bin/time -f "symfilter-llvm-1-thread %e %U %M" "$SF" --format=llvm --no-read-ahead \
+    /usr/bin/time -f "symfilter-llvm-1-thread %e %U %M" "$SF" --format=llvm --one-thread \
       --build-id-dir debug bench.log > /dev/null
     /usr/bin/time -f "symfilter-human %e %U %M" "$SF" --build-id-dir debug bench.log > /dev/null
     /usr/bin/time -f "symfilter-json %e %U %M" "$SF" --format=json --build-id-dir debug bench.log > /dev/null

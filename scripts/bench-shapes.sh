@@ -9,7 +9,7 @@
 # --no-default-paths, so that both tools read the same files.
 #
 # For each shape, ROUNDS interleaved rounds (one LLVM run, then one run of each symfilter
-# variant: human, llvm, json, llvm --no-read-ahead, and the same for every extra build named in
+# variant: human, llvm, json, llvm --one-thread, and the same for every extra build named in
 # SYMFILTER_EXTRA="name=path[@VAR=VALUE] ...", run with VAR=VALUE in its environment; each
 # measured run follows an unmeasured one of the same command): mean and best wall time, mean CPU time (user + sys) and the
 # largest peak RSS, with LLVM's figure divided by symfilter's (wall, CPU) and symfilter's RSS
@@ -40,7 +40,7 @@ ln -sf "$work/rg/bin/rg" "debug/.build-id/${id:0:2}/${id:2}.debug"
 [ -f modules.log ] || python3 "$root/scripts/make-modules-log.py" modules.log modules-debug
 (cd "$root" && nice -n 10 cargo build --release -q)
 binaries="symfilter=$root/target/release/symfilter ${SYMFILTER_EXTRA:-}"
-variants=("human:" "llvm:--format=llvm" "json:--format=json" "llvm-1-thread:--format=llvm --no-read-ahead")
+variants=("human:" "llvm:--format=llvm" "json:--format=json" "llvm-1-thread:--format=llvm --one-thread")
 
 # "NAME ENV BINARY ARGS" of every symfilter run, one a line (ENV: VAR=VALUE, or - for none).
 runs() {

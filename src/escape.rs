@@ -15,7 +15,7 @@ const SHOWN: usize = 2;
 
 /// The full demangled form of `name` ([`crate::demangle::full`]) with its
 /// control characters escaped, made once per name: printers show a name
-/// once per frame, and the read-ahead thread makes it before they do.
+/// once per frame.
 pub fn demangled_name(name: &Name) -> &str {
     name.derived(SHOWN, || {
         let full = crate::demangle::full(name);

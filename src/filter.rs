@@ -165,6 +165,10 @@ pub struct Filter {
     /// The module whose symbols were last found (see
     /// [`Filter::flush_before_first_open`]).
     opened: Option<Arc<Module>>,
+    /// Whether an element's code lookup is to be left to the thread that
+    /// prints, when the answer is not remembered (see
+    /// [`Filter::defer_lookups`]).
+    defer: Option<Box<dyn Fn() -> bool + Send>>,
 }
 
 /// Most "no symbols for module" diagnostics: a log may name a million
@@ -201,8 +205,17 @@ impl Filter {
             missing_reports: (0, 0),
             demux: opts.demux.as_ref().map(|d| Box::new(demux::Demux::new(d))),
             opened: None,
+            defer: None,
             opts,
         }
+    }
+
+    /// Leave the code lookups of `pc` and `bt` elements whose answers are
+    /// not remembered to the printer whenever `now` says so:
+    /// their answers reach it as [`Lookup::Deferred`](render::Lookup),
+    /// for it to look up (see [`crate::pipeline`]).
+    pub fn defer_lookups(&mut self, now: impl Fn() -> bool + Send + 'static) {
+        self.defer = Some(Box::new(now));
     }
 
     /// Print through `wrap`: every printer made for the format (one, or
@@ -270,7 +283,6 @@ impl Filter {
             demux::Key::Current => self.current_key(),
             _ => Vec::new(),
         };
-        self.symbolizer.at_line(self.lines_before + number);
         self.breaks.clear();
         self.breaks.extend(memchr::memchr_iter(b'\n', bytes));
         let mut nodes = std::mem::take(&mut self.nodes);
@@ -314,7 +326,7 @@ impl Filter {
             lead: &bytes[..lead],
             key: demux::key_bytes(&key, bytes, &current),
         };
-        let result = self.render.line(out, &line, &events);
+        let result = self.render.line_taking(out, &line, &mut events);
         self.events = crate::base::recycle(events);
         self.nodes = nodes;
         if let demux::Key::Current = key {

@@ -31,7 +31,7 @@ pub mod filter;
 pub mod gsym;
 pub mod gsym_create;
 pub mod markup;
-pub mod readahead;
+pub mod pipeline;
 pub mod render;
 pub mod report;
 pub mod symbols;

@@ -4,8 +4,9 @@
 //!
 //! The library never writes to the terminal itself: the command line
 //! implements [`Reporter`] (standard error, `-q`, whether a progress line
-//! can be drawn); tests collect reports; the read-ahead drops them
-//! ([`Silent`]). Each report's text is its [`Display`](fmt::Display) form,
+//! can be drawn); tests collect reports; on two threads they travel with
+//! the output, to be given in their place among it (see
+//! [`crate::pipeline`]). Each report's text is its [`Display`](fmt::Display) form,
 //! with control characters from logs, debug info and servers shown escaped
 //! (see [`crate::escape`]).
 

@@ -117,7 +117,7 @@ fn interleave(procs: &[(&str, Vec<String>)], prefix: MakePrefix, seed: u64) -> S
 }
 
 /// symfilter over `input` (a file in a temporary directory, so that
-/// `{{{dumpfile}}}` and read-ahead see a regular file), with the sanitizer
+/// `{{{dumpfile}}}` sees a regular file), with the sanitizer
 /// fixtures' symbols.
 fn run(args: &[&str], input: &str) -> (String, String) {
     let dir = tempfile::tempdir().expect("tempdir");

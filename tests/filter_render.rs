@@ -310,3 +310,104 @@ fn json_frames() {
     assert_eq!(frames[2]["inlined"], false);
     assert_eq!(el["symbol"]["offset"], "0x1f");
 }
+
+/// Output and diagnostics in one buffer, in the order they were written.
+#[derive(Clone, Default)]
+struct Both(Arc<Mutex<Vec<u8>>>);
+
+impl Write for Both {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().expect("lock").extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Reporter for Both {
+    fn report(&self, r: &Report<'_>) {
+        let mut both = self.0.lock().expect("lock");
+        writeln!(both, "symfilter: {r}").expect("write");
+    }
+}
+
+/// `body` after the context, filtered on one thread or on two (every
+/// lookup left to the printing thread, `always_defer`, or as the pipeline
+/// decides): output and diagnostics interleaved as written.
+fn interleaved(format: Format, body: &str, ra_step: u64, threads: Option<bool>) -> String {
+    let config = SymbolizerConfig {
+        providers: vec![Box::new(Scripted {
+            id: BuildId::from_hex("1731f0c2").expect("hex"),
+            table: table(ra_step),
+        })],
+    };
+    let opts = Options {
+        format,
+        dialect: Dialect::usual_for(format),
+        explain: true,
+        ..Options::default()
+    };
+    let both = Both::default();
+    let input = format!("{CONTEXT}{body}");
+    // Whether held output is written before a module's first opening
+    // depends on whether a background search has finished by then.
+    let mut symbolizer = Symbolizer::new(config);
+    symbolizer.search_in_background(false);
+    match threads {
+        None => {
+            let mut f = Filter::new(opts, symbolizer, Arc::new(both.clone()));
+            let mut out = both.clone();
+            f.run("t.log", input.as_bytes(), &mut out).expect("run");
+            f.finish(&mut out).expect("finish");
+        }
+        Some(always_defer) => {
+            let to = both.clone();
+            let pipeline = symfilter::pipeline::Pipeline::start(
+                move || Box::new(to) as Box<dyn Write>,
+                Arc::new(both.clone()),
+            )
+            .expect("thread");
+            let mut f = Filter::new(opts, symbolizer, pipeline.reporter());
+            pipeline.attach(&mut f);
+            if always_defer {
+                f.defer_lookups(|| true);
+            }
+            let mut out = pipeline.output();
+            f.run("t.log", input.as_bytes(), &mut out).expect("run");
+            f.finish(&mut out).expect("finish");
+            drop(f);
+            let stats = pipeline.finish().expect("printed");
+            if always_defer {
+                assert!(stats.lookups > 0, "no lookup was left to the printer");
+            }
+        }
+    }
+    let bytes = both.0.lock().expect("lock").clone();
+    String::from_utf8(bytes).expect("utf8")
+}
+
+/// Every kind of element, in every format, on two threads: the printer
+/// thread's output and diagnostics, in their order, are one thread's.
+#[test]
+fn two_threads_print_what_one_does() {
+    let body = "  {{{bt:0:0x201200:ra}}}\n  {{{bt:1:0x201257:pc}}}\n  {{{bt:2:0x201301}}}\n\
+         pc {{{pc:0x2011ff}}} \x1b[1mbold\x1b[0m \x1b[31mred\x1b[0m\n\
+         pc {{{pc:0x201300}}} | {{{pc:0x7f0010}}} | {{{pc:0x201400}}} | {{{pc:0x999999}}}\n\
+         data {{{data:0x203008}}} {{{data:0x200010}}} {{{data:0x203010}}}\n\
+         symbol {{{symbol:_ZN7Mangled4NameEv}}} {{{UP}}} {{{foo:a:b}}} {{{pc:zz}}}\n\
+         {{{dumpfile:sancov:x.1}}}\n\
+         {{{hexdict:RIP: 0x2011ff RAX: 0x203008}}}\n\
+         {{{hexdict:\n  RIP: 0x2011ff  RSP: 0x10\n  RAX: 0x203008 }}}\n\
+         {{{reset}}}\n{{{pc:0x2011ff}}}\n";
+    for format in [Format::Human, Format::Llvm, Format::Json] {
+        for ra_step in [1, 4] {
+            let one = interleaved(format, body, ra_step, None);
+            assert!(one.contains("no symbols for module"), "{format:?}: {one}");
+            for always_defer in [true, false] {
+                let two = interleaved(format, body, ra_step, Some(always_defer));
+                assert_eq!(two, one, "{format:?}, step {ra_step}, defer {always_defer}");
+            }
+        }
+    }
+}

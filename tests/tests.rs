@@ -26,7 +26,7 @@ mod hostile;
 mod human_paths;
 mod llvm_diff;
 mod lookup_cli;
-mod read_ahead;
 mod truncated_files;
+mod two_threads;
 mod xray_hand;
 mod xray_real;

@@ -18,7 +18,7 @@ fn root() -> PathBuf {
 fn truncate_midway(args: &[&str], build_id: &str, pcs: [u64; 2], victim: &Path) -> [String; 3] {
     let mut cmd = common::command();
     cmd.args(args)
-        .args(["--no-debuginfod", "--no-read-ahead"])
+        .args(["--no-debuginfod", "--one-thread"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());

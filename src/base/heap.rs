@@ -1,8 +1,8 @@
 //! Huge pages for the threads' heaps. A log of many distinct addresses
-//! makes the read-ahead thread fill tens of megabytes of heap (parsed
+//! makes the filter's front thread fill tens of megabytes of heap (parsed
 //! units, answers, names) that both threads then read at random, and the
-//! writing thread fills its own with answers, rendered text and the units
-//! it parses; in 2 MiB pages instead of 4 KiB ones far fewer of those reads
+//! printing thread fills its own with the answers it looks up, the units
+//! it parses and rendered text (see [`crate::pipeline`]); in 2 MiB pages instead of 4 KiB ones far fewer of those reads
 //! need a page-table walk, and far fewer first touches a page fault
 //! (BENCHMARKS.md has what that saves).
 //!

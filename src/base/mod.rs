@@ -101,23 +101,8 @@ pub(crate) fn insert_bounded<K, V, S>(
     K: std::hash::Hash + Eq,
     S: std::hash::BuildHasher,
 {
-    insert_bounded_emptying(table, max, key, value, std::collections::HashMap::clear);
-}
-
-/// [`insert_bounded`], a full table emptied by `empty` (which may hand its
-/// entries elsewhere to drop) rather than cleared where it is.
-pub(crate) fn insert_bounded_emptying<K, V, S>(
-    table: &mut std::collections::HashMap<K, V, S>,
-    max: usize,
-    key: K,
-    value: V,
-    empty: impl FnOnce(&mut std::collections::HashMap<K, V, S>),
-) where
-    K: std::hash::Hash + Eq,
-    S: std::hash::BuildHasher,
-{
     if table.len() >= max {
-        empty(table);
+        table.clear();
     }
     table.insert(key, value);
 }

@@ -1,14 +1,16 @@
 use std::fs::File;
-use std::io::{self, IsTerminal, Seek, Write};
+use std::io::{self, IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
 
 use super::sources::SourceArgs;
+use std::sync::Arc;
 use symfilter::filter::{Dialect, Filter, FilterError, Options, Wants};
-use symfilter::readahead::{ReadAhead, ReadFrom, counted};
+use symfilter::pipeline::Pipeline;
 use symfilter::render::Format;
+use symfilter::report::Reporter;
 
 /// When to colour the output.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -104,11 +106,12 @@ pub struct FilterArgs {
     #[arg(long, value_name = "FILE")]
     pub dumpfile_report: Option<PathBuf>,
 
-    /// Do not look addresses up on a second thread ahead of the output
-    /// (done by default when the input is a regular file of 1 MiB or more
-    /// and there are two CPUs or more; the output is the same either way).
-    #[arg(long)]
-    pub no_read_ahead: bool,
+    /// Run on one thread. By default, with two CPUs or more, one thread
+    /// reads the log and looks addresses up while a second one prints
+    /// (unless the input is a regular file under 1 MiB); the output is the
+    /// same either way.
+    #[arg(long, alias = "no-read-ahead")]
+    pub one_thread: bool,
 
     /// Leave crash-report frames without markup (sanitizer `symbolize=0`,
     /// Android, systemd-coredump, LLVM crash handler) as they are.
@@ -166,7 +169,7 @@ pub fn use_color(choice: ColorChoice, is_terminal: bool) -> bool {
 }
 
 pub fn run(args: FilterArgs) -> anyhow::Result<ExitCode> {
-    // The writing filter's heap in huge pages (see `base::heap`).
+    // The front thread's heap in huge pages (see `base::heap`).
     symfilter::base::heap::advise_main_heap();
     let stdout = io::stdout();
     let color = use_color(args.color, stdout.is_terminal());
@@ -198,39 +201,56 @@ pub fn run(args: FilterArgs) -> anyhow::Result<ExitCode> {
     };
     let mut sources = args.sources.clone();
     sources.quiet = args.quiet;
-    let mut symbolizer = sources.symbolizer()?;
+    let symbolizer = sources.symbolizer()?;
     let stdin_path = PathBuf::from("-");
     let files = if args.files.is_empty() {
         std::slice::from_ref(&stdin_path)
     } else {
         &args.files[..]
     };
-    let read_ahead = match read_ahead_inputs(&args, files) {
-        Some(inputs) => {
-            let behind = sources.local_symbolizer()?;
-            ReadAhead::start(&opts, &mut symbolizer, behind, inputs).ok()
-        }
-        None => None,
+    let stderr: Arc<dyn Reporter> = super::report::Stderr::new(args.quiet);
+    let pipeline = if two_threads(&args, files) {
+        Pipeline::start(
+            || {
+                Box::new(io::BufWriter::with_capacity(
+                    symfilter::render::OUTPUT_BUFFER,
+                    io::stdout().lock(),
+                ))
+            },
+            Arc::clone(&stderr),
+        )
+        .ok()
+    } else {
+        None
     };
-    let ahead = read_ahead.as_ref();
-    let mut filter = Filter::new(opts, symbolizer, super::report::Stderr::new(args.quiet));
-    let mut out = io::BufWriter::with_capacity(symfilter::render::OUTPUT_BUFFER, stdout.lock());
+    let reporter = pipeline.as_ref().map_or(stderr, Pipeline::reporter);
+    let mut filter = Filter::new(opts, symbolizer, reporter);
+    let mut out: Box<dyn Write> = match &pipeline {
+        Some(pipeline) => {
+            pipeline.attach(&mut filter);
+            Box::new(pipeline.output())
+        }
+        None => Box::new(io::BufWriter::with_capacity(
+            symfilter::render::OUTPUT_BUFFER,
+            stdout.lock(),
+        )),
+    };
     let mut failed = false;
     for path in files {
         let result = if path.as_os_str() == "-" {
-            filter.run("<stdin>", counted(ahead, io::stdin().lock()), &mut out)
+            filter.run("<stdin>", io::stdin().lock(), &mut out)
         } else {
             let name = path.display().to_string();
             match File::open(path) {
                 Ok(file) => {
                     let regular = file.metadata().is_ok_and(|m| m.is_file());
                     filter.set_input_never_blocks(regular);
-                    let result = filter.run(&name, counted(ahead, file), &mut out);
+                    let result = filter.run(&name, file, &mut out);
                     filter.set_input_never_blocks(false);
                     result
                 }
                 Err(e) => {
-                    let _ = out.flush();
+                    written(&mut out, pipeline.as_ref());
                     eprintln!("symfilter: {name}: {e}");
                     failed = true;
                     continue;
@@ -241,7 +261,7 @@ pub fn run(args: FilterArgs) -> anyhow::Result<ExitCode> {
             Ok(()) => {}
             Err(FilterError::Write(e)) => return write_failure(e),
             Err(FilterError::Read(e)) => {
-                let _ = out.flush();
+                written(&mut out, pipeline.as_ref());
                 eprintln!("symfilter: {}: {e}", path.display());
                 failed = true;
             }
@@ -256,15 +276,15 @@ pub fn run(args: FilterArgs) -> anyhow::Result<ExitCode> {
     // diagnostics and dumpfile reports are written as they happen, and
     // debuginfod's temporary downloads are deleted once mapped).
     std::mem::forget(filter);
-    if let Some(ahead) = &read_ahead
-        && std::env::var_os("SYMFILTER_READ_AHEAD_STATS").is_some()
-    {
-        let stats = ahead.stats();
-        eprintln!(
-            "symfilter: read-ahead: {} answers handed over, {} ms spent waiting for them, \
-             {} regions taken back, {} forgotten memo tables freed",
-            stats.taken, stats.waited_ms, stats.taken_back, stats.freed_tables
-        );
+    if let Some(pipeline) = pipeline {
+        match pipeline.finish() {
+            Err(e) => return write_failure(e),
+            Ok(stats) if std::env::var_os("SYMFILTER_PIPELINE_STATS").is_some() => eprintln!(
+                "symfilter: two threads: {} batches printed, {} lookups made by the printing thread",
+                stats.batches, stats.lookups
+            ),
+            Ok(_) => {}
+        }
     }
     Ok(if failed {
         ExitCode::from(2)
@@ -273,36 +293,43 @@ pub fn run(args: FilterArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
-/// Inputs smaller than this are filtered without a read-ahead thread: it
-/// would cost more (a second opening of each module) than it saves.
-const READ_AHEAD_MIN: u64 = 1 << 20;
+/// Regular files smaller than this in all are filtered on one thread: the
+/// second would not pay for its start.
+const TWO_THREADS_MIN: u64 = 1 << 20;
 
-/// The inputs as the read-ahead thread reads them (its own handles), when
-/// a read-ahead is worth it: every input a regular file (standard input
-/// included), 1 MiB or more in all, and a second CPU to run on.
-fn read_ahead_inputs(args: &FilterArgs, files: &[PathBuf]) -> Option<Vec<ReadFrom>> {
-    if args.no_read_ahead || std::thread::available_parallelism().map_or(1, |n| n.get()) < 2 {
-        return None;
+/// Whether the filter runs on two threads (see [`Pipeline`]): a second CPU
+/// to run on, and 1 MiB of regular files or any other input (a pipe's
+/// length is not known in advance).
+fn two_threads(args: &FilterArgs, files: &[PathBuf]) -> bool {
+    if args.one_thread || std::thread::available_parallelism().map_or(1, |n| n.get()) < 2 {
+        return false;
     }
-    let mut inputs = Vec::new();
     let mut total = 0;
     for path in files {
-        let mut file = if path.as_os_str() == "-" {
+        let meta = if path.as_os_str() == "-" {
             use std::os::fd::AsFd;
-            File::from(io::stdin().as_fd().try_clone_to_owned().ok()?)
+            let Ok(fd) = io::stdin().as_fd().try_clone_to_owned() else {
+                return true;
+            };
+            File::from(fd).metadata()
         } else {
-            File::open(path).ok()?
+            std::fs::metadata(path)
         };
-        let meta = file.metadata().ok()?;
-        if !meta.is_file() {
-            return None;
+        match meta {
+            Ok(m) if m.is_file() => total += m.len(),
+            _ => return true,
         }
-        // Standard input may have been read from already.
-        let start = file.stream_position().ok()?;
-        total += meta.len().saturating_sub(start);
-        inputs.push(ReadFrom { file, start });
     }
-    (total >= READ_AHEAD_MIN).then_some(inputs)
+    total >= TWO_THREADS_MIN
+}
+
+/// Write out what is held so far (on the printing thread too, if there is
+/// one), before a message of the caller's own.
+fn written(out: &mut dyn Write, pipeline: Option<&Pipeline>) {
+    let _ = out.flush();
+    if let Some(pipeline) = pipeline {
+        let _ = pipeline.wait_written();
+    }
 }
 
 /// A closed pipe (`symfilter log | head -1`) ends the run quietly.

@@ -106,14 +106,4 @@ impl SourceArgs {
             None => Vec::new(),
         }
     }
-
-    /// The same front without network sources, for the filter's read-ahead
-    /// (a download is the writing side's to make and report).
-    pub fn local_symbolizer(&self) -> anyhow::Result<Symbolizer> {
-        let local = SourceArgs {
-            no_debuginfod: true,
-            ..self.clone()
-        };
-        local.symbolizer()
-    }
 }

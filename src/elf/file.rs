@@ -21,8 +21,8 @@ pub(crate) struct Mapped {
     pub map: Arc<FileMap>,
 }
 
-/// Files mapped in this process, by identity: a file opened again (by the
-/// filter's read-ahead thread and its writer, or under two paths) shares
+/// Files mapped in this process, by identity: a file opened again (under
+/// two paths, or by two symbolizers) shares
 /// one mapping, so its pages are resident, and counted, once.
 static MAPPED: Mutex<Option<HashMap<FileId, Weak<FileMap>>>> = Mutex::new(None);
 

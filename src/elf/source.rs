@@ -2,10 +2,10 @@
 //! dwz supplementary file, DWARF package), the DWARF index over their
 //! sections (see [`crate::dwarf`]), and the merged symbol table.
 //!
-//! A module opened again from the same files in this process (by the
-//! filter's read-ahead thread and its writer) is the same [`Module`]:
-//! what one thread parses, the other finds parsed, and it is in memory
-//! once.
+//! A module opened again from the same files in this process (by two
+//! symbolizers, say) is the same [`Module`]: what one thread parses, any
+//! other finds parsed, and it is in memory once. The filter's two threads
+//! (see [`crate::pipeline`]) share one opening of each module.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -90,8 +90,8 @@ impl Owner {
 
 struct Loaded<'a> {
     /// The DWARF, set up by the first lookup that needs it: a module whose
-    /// answers all come from elsewhere (the filter's read-ahead) or from
-    /// the symbol table (data lookups) never pays for it.
+    /// answers all come from the symbol table (data lookups) never pays
+    /// for it.
     debug: OnceLock<Debug<'a>>,
     symbols: Symbols<'a>,
     /// Symbol names and files as answers carry them, made once each.

@@ -168,7 +168,6 @@ impl Filter {
             None => self.crash.build_ids.get(f.module)?.clone(),
         };
         let module = self.crash.module(f.module, id);
-        self.symbolizer.at_line(self.lines_before + number);
         self.at = (number, f.span.start + 1);
         let return_address = f.adjust == Adjust::ReturnAddress;
         let offset = f.offset;

@@ -159,7 +159,6 @@ impl Filter {
                     self.render.plain(out, &text[start..pos], first)?;
                 }
                 self.enter(&key, body, number, out)?;
-                self.symbolizer.at_line(self.lines_before + number);
                 let current = match key {
                     Key::Current => self.current_key(),
                     _ => Vec::new(),

@@ -241,6 +241,9 @@ impl Filter {
         // its architecture (LLVM always steps back one byte).
         let step_back = ra && self.opts.dialect.instruction_step;
         let want = self.opts.wants.code;
+        // Only elements' lookups are left to the printing thread: a crash
+        // frame's line is rewritten from its answer here.
+        let defer = out.is_some() && self.defer.as_ref().is_some_and(|now| now());
         let mut place = self.place(adjusted);
         // `Some` once the source was asked about `place` (`Some(None)`: there
         // is none).
@@ -255,7 +258,17 @@ impl Filter {
                 } else {
                     1
                 };
-                (step <= 1).then(|| src.lookup_code(rel, want)).ok_or(step)
+                (step <= 1)
+                    .then(|| match defer {
+                        false => src
+                            .lookup_code(rel, want)
+                            .map_or_else(Lookup::Failed, Lookup::Code),
+                        true => match src.remembered_code(rel, want) {
+                            Some(answer) => answer.map_or_else(Lookup::Failed, Lookup::Code),
+                            None => Lookup::Deferred(src.deferred(rel, want)),
+                        },
+                    })
+                    .ok_or(step)
             });
             match first {
                 Some(Err(step)) => {
@@ -277,12 +290,14 @@ impl Filter {
         let rel = place.rel;
         let answer = match answer {
             Some(answer) => answer,
-            None => self.with_source(&place.module, None, |src| src.lookup_code(rel, want)),
+            None => self.with_source(&place.module, None, |src| {
+                src.lookup_code(rel, want)
+                    .map_or_else(Lookup::Failed, Lookup::Code)
+            }),
         };
         let lookup = match answer {
             None => self.no_source(&place.module),
-            Some(Ok(info)) => Lookup::Code(info),
-            Some(Err(miss)) => Lookup::Failed(miss),
+            Some(lookup) => lookup,
         };
         Resolved {
             addr,

@@ -667,6 +667,8 @@ fn resolved(buf: &mut Vec<u8>, kept: &mut Kept, extra: &Extra<'_>, res: &Resolve
             b"no_info"
         }
         Lookup::Code(_) | Lookup::Data(_) => b"ok",
+        // Looked up before printing: never here.
+        Lookup::Deferred(_) => b"no_info",
     };
     buf.extend_from_slice(b",\"status\":\"");
     buf.extend_from_slice(status);
@@ -983,6 +985,7 @@ mod tests {
             let status = match &res.lookup {
                 Lookup::NoRegion => "no_region",
                 Lookup::NoSource | Lookup::Unreadable => "no_symbols",
+                Lookup::Deferred(_) => unreachable!("looked up before printing"),
                 Lookup::Failed(miss) => {
                     m.insert("reason".into(), miss.to_string().into());
                     "no_info"

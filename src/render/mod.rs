@@ -82,6 +82,9 @@ pub enum Lookup {
     Failed(Miss),
     Code(Arc<CodeInfo>),
     Data(Arc<DataInfo>),
+    /// Not looked up yet: left to the thread that prints, which looks it
+    /// up before a printer sees it (see [`crate::pipeline`]).
+    Deferred(crate::symbols::Deferred),
 }
 
 /// A resolved address.
@@ -166,6 +169,19 @@ pub trait Render: Send {
         events: &[Event<'_>],
     ) -> io::Result<()>;
     /// Bytes passed through without interpretation (over-long lines).
+    /// [`Render::line`], with the events to keep: a printer that hands
+    /// them on moves them out instead of copying them. The list is left
+    /// empty.
+    fn line_taking(
+        &mut self,
+        out: &mut dyn Write,
+        line: &Line<'_>,
+        events: &mut Vec<Event<'_>>,
+    ) -> io::Result<()> {
+        let result = self.line(out, line, events);
+        events.clear();
+        result
+    }
     fn raw(&mut self, out: &mut dyn Write, bytes: &[u8]) -> io::Result<()> {
         out.write_all(bytes)
     }

@@ -2,7 +2,7 @@ use std::sync::Arc;
 
 use rustc_hash::FxHashMap as HashMap;
 
-use super::memo::{AnswerSupplier, Memo};
+use super::memo::Memo;
 use super::prefetch::{Located, Prefetcher, locate};
 use super::{Attempt, BuildId, ModuleKey, Provider};
 
@@ -41,7 +41,6 @@ pub struct Symbolizer {
     /// Build IDs in `slots` that are missing, and their bytes.
     missing: usize,
     missing_bytes: usize,
-    supplier: Option<Arc<dyn AnswerSupplier>>,
 }
 
 /// The outcome of asking for a module's source.
@@ -62,21 +61,6 @@ impl Symbolizer {
             trails: HashMap::default(),
             missing: 0,
             missing_bytes: 0,
-            supplier: None,
-        }
-    }
-
-    /// Ask `supplier` for answers before the sources, in every module
-    /// opened from now on (see [`AnswerSupplier`]).
-    pub fn supplied_by(&mut self, supplier: Arc<dyn AnswerSupplier>) {
-        self.supplier = Some(supplier);
-    }
-
-    /// The caller is now resolving `line` (counted over all its inputs):
-    /// tells the [`AnswerSupplier`], if any.
-    pub fn at_line(&self, line: u64) {
-        if let Some(supplier) = &self.supplier {
-            supplier.at_line(line);
         }
     }
 
@@ -124,13 +108,7 @@ impl Symbolizer {
         }
         self.trails.insert(key.build_id.clone(), trail);
         let slot = match source {
-            Some(src) => {
-                let mut memo = Memo::new(src);
-                if let Some(supplier) = &self.supplier {
-                    memo.supplied_by(key.build_id.clone(), Arc::clone(supplier));
-                }
-                Slot::Found(Box::new(memo))
-            }
+            Some(src) => Slot::Found(Box::new(Memo::new(src))),
             None => Slot::Missing,
         };
         self.slots.insert(key.build_id, slot);

@@ -6,7 +6,7 @@ use rustc_hash::FxHashMap as HashMap;
 use std::cell::RefCell;
 use std::sync::Arc;
 
-use super::{BuildId, CodeInfo, CodeWant, DataInfo, DataWant, Miss, SourceWarning, SymbolSource};
+use super::{CodeInfo, CodeWant, DataInfo, DataWant, Miss, SourceWarning, SymbolSource};
 
 /// Answers kept per module before the table is dropped and refilled, so a
 /// log of endless distinct addresses cannot grow memory without bound.
@@ -18,109 +18,103 @@ const MAX_ENTRIES: usize = 1 << 14;
 /// address and what was asked ([`CodeWant`], [`DataWant`]): answers to
 /// different questions never stand in for each other.
 pub struct Memo {
-    inner: Box<dyn SymbolSource>,
-    code: RefCell<CodeTable>,
+    /// Shared, so that a lookup can be left to another thread
+    /// ([`Memo::deferred`]).
+    inner: Arc<dyn SymbolSource>,
+    code: RefCell<HashMap<(u64, CodeWant), Kept<CodeInfo>>>,
     data: RefCell<HashMap<(u64, DataWant), Kept<DataInfo>>>,
-    /// Where else answers may come from, and the number it knows this
-    /// module by.
-    supplier: Option<(u64, Arc<dyn AnswerSupplier>)>,
-}
-
-/// Somewhere besides a module's own source that answers may come from (the
-/// filter's read-ahead, say: another thread looking up the same log, see
-/// [`crate::readahead`]). A [`Memo`] given one asks it for every answer it
-/// does not remember, instead of asking its source; the supplier decides
-/// whether that answer is its own, or is computed here.
-pub trait AnswerSupplier: Send + Sync {
-    /// The caller is now at `line` of its input (counted over all its
-    /// inputs).
-    fn at_line(&self, line: u64);
-    /// The number module `id` goes by in [`AnswerSupplier::code`], the same
-    /// for every caller of this supplier.
-    fn module(&self, id: &BuildId) -> u64;
-    /// The answer for code address `addr` of module number `module` asked
-    /// with `want`:
-    /// the supplier's, or `compute`'s; `None` when the caller is to go
-    /// without it (the memo then answers [`Miss::NoInfo`] and does not
-    /// remember it).
-    fn code(
-        &self,
-        module: u64,
-        addr: u64,
-        want: CodeWant,
-        compute: &dyn Fn() -> Result<Arc<CodeInfo>, Miss>,
-    ) -> Option<Result<Arc<CodeInfo>, Miss>>;
-    /// The answer for this very question when the supplier has one at hand
-    /// (handed over for the caller's current line): the memo then neither
-    /// looks in nor fills its own table.
-    fn ready(&self, _module: u64, _addr: u64, _want: CodeWant) -> Option<Kept<CodeInfo>> {
-        None
-    }
-    /// The caller found `answer` in its own table: a supplier handing
-    /// answers to another side hands this one over too.
-    fn recalled(&self, _module: u64, _addr: u64, _want: CodeWant, _answer: &Kept<CodeInfo>) {}
-    /// Whether data addresses are looked up here; when not, the caller goes
-    /// without them (as `code` giving `None`).
-    fn computes_data(&self) -> bool;
-    /// Drop the code answers a full memo forgets, on whichever thread that
-    /// is cheapest: with glibc's malloc, freeing another thread's blocks
-    /// takes that thread's arena lock, which it holds for each of its own
-    /// allocations, so thousands of frees at once queue on it.
-    fn retire(&self, forgotten: Forgotten) {
-        drop(forgotten);
-    }
 }
 
 impl Memo {
     pub fn new(inner: Box<dyn SymbolSource>) -> Memo {
         Memo {
-            inner,
+            inner: Arc::from(inner),
             code: RefCell::default(),
             data: RefCell::default(),
-            supplier: None,
         }
     }
-
-    /// Ask `supplier` for the answers of module `id` before its source.
-    pub fn supplied_by(&mut self, id: BuildId, supplier: Arc<dyn AnswerSupplier>) {
-        self.supplier = Some((supplier.module(&id), supplier));
-    }
 }
-
-/// A memo's code answers, by address and what was asked.
-pub type CodeTable = HashMap<(u64, CodeWant), Kept<CodeInfo>>;
-
-/// What a memo forgot, for an [`AnswerSupplier`] to drop.
-pub type Forgotten = Box<CodeTable>;
 
 /// An answer as the table keeps it: two words, where a [`Miss`] inline
 /// would make every entry as large as its largest variant.
 pub type Kept<T> = Result<Arc<T>, Box<Miss>>;
 
+/// `ask` of `source`, unless a file of the source was truncated before or
+/// while it ran (then the answer may come from zeros).
+fn checked<T>(source: &dyn SymbolSource, ask: impl FnOnce() -> Result<T, Miss>) -> Result<T, Miss> {
+    // Asked only once some mapping has faulted: a source may have many
+    // files to look at.
+    let truncated = || {
+        crate::base::mapped::any_fault()
+            .then(|| source.truncated())
+            .flatten()
+            .map(|path| Miss::Unreadable {
+                path,
+                reason: crate::base::mapped::TRUNCATED.to_string(),
+            })
+    };
+    if let Some(miss) = truncated() {
+        return Err(miss);
+    }
+    let answer = ask();
+    match truncated() {
+        Some(miss) => Err(miss),
+        None => answer,
+    }
+}
+
+/// A code lookup left for later (see [`Memo::deferred`]): the filter's
+/// front thread leaves some to the thread that prints (see
+/// [`crate::pipeline`]).
+#[derive(Clone)]
+pub struct Deferred {
+    source: Arc<dyn SymbolSource>,
+    addr: u64,
+    want: CodeWant,
+}
+
+impl std::fmt::Debug for Deferred {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Deferred({:#x})", self.addr)
+    }
+}
+
+impl Deferred {
+    /// The answer, from the source.
+    pub fn lookup(&self) -> Result<Arc<CodeInfo>, Miss> {
+        checked(&*self.source, || {
+            self.source.lookup_code(self.addr, self.want).map(Arc::new)
+        })
+    }
+
+    /// What tells this question from any other: the source, the address
+    /// and the want.
+    pub fn key(&self) -> (usize, u64, CodeWant) {
+        (
+            Arc::as_ptr(&self.source).cast::<()>() as usize,
+            self.addr,
+            self.want,
+        )
+    }
+}
+
 /// The remembered answer for `key` (an address and what was asked), else
-/// `compute`'s, remembered unless `compute` gives `None` (an address the
-/// [`AnswerSupplier`] left out). A full table is emptied first, by `empty`;
-/// a remembered answer is shown to `recalled` first.
+/// `compute`'s, remembered (a full table is emptied first).
 fn remembered<K: std::hash::Hash + Eq, T>(
     table: &RefCell<HashMap<K, Kept<T>>>,
     key: K,
-    compute: impl FnOnce() -> Option<Result<Arc<T>, Miss>>,
-    empty: impl FnOnce(&mut HashMap<K, Kept<T>>),
-    recalled: impl FnOnce(&Kept<T>),
+    compute: impl FnOnce() -> Result<Arc<T>, Miss>,
 ) -> Result<Arc<T>, Miss> {
     if let Some(hit) = table.borrow().get(&key) {
-        recalled(hit);
         // The miss itself cloned, not its box: no allocation for most.
         return match hit {
             Ok(answer) => Ok(Arc::clone(answer)),
             Err(miss) => Err(Miss::clone(miss)),
         };
     }
-    let Some(answer) = compute() else {
-        return Err(Miss::NoInfo);
-    };
+    let answer = compute();
     let kept = answer.clone().map_err(Box::new);
-    crate::base::insert_bounded_emptying(&mut table.borrow_mut(), MAX_ENTRIES, key, kept, empty);
+    crate::base::insert_bounded(&mut table.borrow_mut(), MAX_ENTRIES, key, kept);
     answer
 }
 
@@ -142,85 +136,41 @@ impl Memo {
     }
 
     pub fn lookup_code(&self, addr: u64, want: CodeWant) -> Result<Arc<CodeInfo>, Miss> {
-        if let Some((module, supplier)) = &self.supplier
-            && let Some(answer) = supplier.ready(*module, addr, want)
-        {
-            return answer.map_err(|miss| *miss);
-        }
-        remembered(
-            &self.code,
-            (addr, want),
-            || {
-                let compute = || self.checked(|| self.inner.lookup_code(addr, want).map(Arc::new));
-                match &self.supplier {
-                    None => Some(compute()),
-                    Some((module, supplier)) => supplier.code(*module, addr, want, &compute),
-                }
-            },
-            |full| self.retire(full),
-            |hit| {
-                if let Some((module, supplier)) = &self.supplier {
-                    supplier.recalled(*module, addr, want, hit);
-                }
-            },
-        )
+        remembered(&self.code, (addr, want), || {
+            checked(&*self.inner, || {
+                self.inner.lookup_code(addr, want).map(Arc::new)
+            })
+        })
     }
 
-    /// [`SymbolSource::truncated`], asked only once some mapping has
-    /// faulted: it is asked twice per lookup, and a source may have many
-    /// files to look at.
-    fn truncated(&self) -> Option<String> {
-        crate::base::mapped::any_fault()
-            .then(|| self.inner.truncated())
-            .flatten()
+    /// The remembered answer for code address `addr` asked with `want`,
+    /// if there is one (the source is not asked).
+    pub fn remembered_code(
+        &self,
+        addr: u64,
+        want: CodeWant,
+    ) -> Option<Result<Arc<CodeInfo>, Miss>> {
+        self.code.borrow().get(&(addr, want)).map(|hit| match hit {
+            Ok(answer) => Ok(Arc::clone(answer)),
+            Err(miss) => Err(Miss::clone(miss)),
+        })
     }
 
-    /// `ask`, unless a file of the source was truncated before or while it
-    /// ran (then the answer may come from zeros).
-    fn checked<T>(&self, ask: impl FnOnce() -> Result<T, Miss>) -> Result<T, Miss> {
-        let truncated = |path| Miss::Unreadable {
-            path,
-            reason: crate::base::mapped::TRUNCATED.to_string(),
-        };
-        if let Some(path) = self.truncated() {
-            return Err(truncated(path));
-        }
-        let answer = ask();
-        match self.truncated() {
-            Some(path) => Err(truncated(path)),
-            None => answer,
+    /// The lookup of code address `addr` with `want`, to be made later,
+    /// on any thread (by [`Deferred::lookup`]); its answer is not
+    /// remembered here.
+    pub fn deferred(&self, addr: u64, want: CodeWant) -> Deferred {
+        Deferred {
+            source: Arc::clone(&self.inner),
+            addr,
+            want,
         }
     }
 
     pub fn lookup_data(&self, addr: u64, want: DataWant) -> Result<Arc<DataInfo>, Miss> {
-        remembered(
-            &self.data,
-            (addr, want),
-            || {
-                if self
-                    .supplier
-                    .as_ref()
-                    .is_some_and(|(_, s)| !s.computes_data())
-                {
-                    return None;
-                }
-                let answer = self.checked(|| self.inner.lookup_data(addr, want));
-                Some(answer.map(Arc::new))
-            },
-            // Data answers are made on the thread that asks: freed here.
-            HashMap::clear,
-            |_| {},
-        )
-    }
-
-    /// Empty the full code table: its answers go to the supplier to drop
-    /// (see [`AnswerSupplier::retire`]), the table keeps its capacity.
-    fn retire(&self, full: &mut CodeTable) {
-        let Some((_, supplier)) = &self.supplier else {
-            return full.clear();
-        };
-        let empty = HashMap::with_capacity_and_hasher(full.capacity(), Default::default());
-        supplier.retire(Box::new(std::mem::replace(full, empty)));
+        remembered(&self.data, (addr, want), || {
+            checked(&*self.inner, || self.inner.lookup_data(addr, want)).map(Arc::new)
+        })
     }
 
     pub fn return_address_step(&self) -> u64 {
@@ -236,15 +186,14 @@ impl Memo {
 mod tests {
     use super::*;
     use crate::symbols::Frame;
-    use std::cell::Cell;
 
-    struct Counting(Cell<u32>);
+    struct Counting(std::sync::atomic::AtomicU32);
     impl SymbolSource for Counting {
         fn origin(&self) -> String {
             "counting".into()
         }
         fn lookup_code(&self, addr: u64, want: CodeWant) -> Result<CodeInfo, Miss> {
-            self.0.set(self.0.get() + 1);
+            self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             if addr == 0 {
                 return Err(Miss::NoInfo);
             }
@@ -259,7 +208,7 @@ mod tests {
             })
         }
         fn lookup_data(&self, addr: u64, want: DataWant) -> Result<DataInfo, Miss> {
-            self.0.set(self.0.get() + 1);
+            self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             Ok(DataInfo {
                 symbol: None,
                 decl_file: want.declaration.then(|| "decl.c".into()),
@@ -275,7 +224,7 @@ mod tests {
 
     #[test]
     fn answers_are_computed_once_and_stay_the_same() {
-        let memo = Memo::new(Box::new(Counting(Cell::new(0))));
+        let memo = Memo::new(Box::new(Counting(Default::default())));
         let first = memo.lookup_code(7, LINE0);
         assert_eq!(memo.lookup_code(7, LINE0), first);
         // The same answer, shared rather than copied.
@@ -294,58 +243,16 @@ mod tests {
 
     #[test]
     fn the_table_is_bounded() {
-        let memo = Memo::new(Box::new(Counting(Cell::new(0))));
+        let memo = Memo::new(Box::new(Counting(Default::default())));
         for a in 1..=(MAX_ENTRIES as u64 + 10) {
             let _ = memo.lookup_code(a, LINE0);
         }
         assert!(memo.code.borrow().len() <= MAX_ENTRIES);
     }
 
-    /// Supplies nothing of its own; counts the tables given to `retire`
-    /// and the answers in them.
-    #[derive(Default)]
-    struct Retiring(std::sync::Mutex<Vec<usize>>);
-    impl AnswerSupplier for Retiring {
-        fn at_line(&self, _: u64) {}
-        fn module(&self, _: &BuildId) -> u64 {
-            0
-        }
-        fn code(
-            &self,
-            _: u64,
-            _: u64,
-            _: CodeWant,
-            compute: &dyn Fn() -> Result<Arc<CodeInfo>, Miss>,
-        ) -> Option<Result<Arc<CodeInfo>, Miss>> {
-            Some(compute())
-        }
-        fn computes_data(&self) -> bool {
-            true
-        }
-        fn retire(&self, forgotten: Forgotten) {
-            self.0.lock().unwrap().push(forgotten.len());
-        }
-    }
-
-    #[test]
-    fn a_full_table_goes_to_the_supplier_to_drop() {
-        let supplier = Arc::new(Retiring::default());
-        let mut memo = Memo::new(Box::new(Counting(Cell::new(0))));
-        memo.supplied_by(BuildId(vec![1]), supplier.clone());
-        for a in 1..=(2 * MAX_ENTRIES as u64 + 1) {
-            let _ = memo.lookup_code(a, LINE0);
-        }
-        // Twice full: both tables given whole, the third holds one answer.
-        assert_eq!(*supplier.0.lock().unwrap(), [MAX_ENTRIES, MAX_ENTRIES]);
-        assert_eq!(memo.code.borrow().len(), 1);
-        // Forgotten, so computed again.
-        let _ = memo.lookup_code(1, LINE0);
-        assert_eq!(memo.code.borrow().len(), 2);
-    }
-
     #[test]
     fn answers_to_different_wants_are_kept_apart() {
-        let memo = Memo::new(Box::new(Counting(Cell::new(0))));
+        let memo = Memo::new(Box::new(Counting(Default::default())));
         let column = |want| memo.lookup_code(5, want).map(|c| c.frames[0].column);
         let without = CodeWant {
             line0_columns: false,

@@ -424,7 +424,7 @@ pub struct DataWant {
 
 /// Answers lookups for one module. Implementations are opened lazily and
 /// live for the whole run.
-pub trait SymbolSource: Send {
+pub trait SymbolSource: Send + Sync {
     /// Where the data came from (a path or URL), for messages.
     fn origin(&self) -> String;
     /// The file that holds the module's own image (its code and sections),
