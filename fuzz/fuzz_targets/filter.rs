@@ -8,13 +8,15 @@
 //! format runs again with `--demux` (the preset chosen by the first byte, at
 //! most 4 processes so that evictions happen); then text without markup
 //! must come out unchanged in the human format. In JSON, every line shown
-//! as text alone must give back the input line of its number.
+//! as text alone must give back the input line of its number. Each run is
+//! made again on two threads (`symfilter::pipeline`, every lookup left to
+//! the printing thread), which must print the same bytes.
 #![no_main]
 
-use std::io::{self, Read};
+use std::io::{self, Read, Write};
 
 use libfuzzer_sys::fuzz_target;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use symfilter::filter::{DemuxOptions, Dialect, Filter, Options};
 use symfilter::render::Format;
 use symfilter::report::Silent;
@@ -122,10 +124,14 @@ fuzz_target!(|data: &[u8]| {
             max_group_bytes: 1024,
             ..Options::default()
         };
-        let mut filter = Filter::new(opts, symbolizer(), Arc::new(Silent));
+        let mut filter = Filter::new(opts.clone(), symbolizer(), Arc::new(Silent));
         let mut out = Vec::new();
         let _ = filter.run("<fuzz>", Trickle { data: input, step }, &mut out);
         let _ = filter.finish(&mut out);
+        assert!(
+            two_threads(opts, input, step) == out,
+            "two threads printed otherwise"
+        );
         if demux && format == Format::Human && plain {
             assert_eq!(
                 out, input,
@@ -137,6 +143,43 @@ fuzz_target!(|data: &[u8]| {
         }
     }
 });
+
+/// What the filter prints on two threads, every lookup it may leave to
+/// the printing thread left to it.
+fn two_threads(opts: Options, input: &[u8], step: usize) -> Vec<u8> {
+    let printed = Shared::default();
+    let to = printed.clone();
+    let pipeline = symfilter::pipeline::Pipeline::start(
+        move || Box::new(to) as Box<dyn Write>,
+        Arc::new(Silent),
+    )
+    .expect("a thread");
+    let mut filter = Filter::new(opts, symbolizer(), pipeline.reporter());
+    pipeline.attach(&mut filter);
+    filter.defer_lookups(|| true);
+    let mut out = pipeline.output();
+    let _ = filter.run("<fuzz>", Trickle { data: input, step }, &mut out);
+    let _ = filter.finish(&mut out);
+    drop(filter);
+    pipeline.finish().expect("printed");
+    let bytes = printed.0.lock().expect("lock").clone();
+    bytes
+}
+
+/// Output kept where the test can read it after the printing thread wrote
+/// it.
+#[derive(Clone, Default)]
+struct Shared(Arc<Mutex<Vec<u8>>>);
+
+impl Write for Shared {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0.lock().expect("lock").extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
 
 /// No `{{{` and no ESC: nothing the filter may change under `--demux`.
 fn markup_free(input: &[u8]) -> bool {

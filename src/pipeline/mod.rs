@@ -401,10 +401,7 @@ impl Printer {
             self.waiting.fetch_sub(1, Ordering::Relaxed);
             let _ = spare.send(batch);
         }
-        let stats = self.stats;
-        // Like the front, skip freeing what was parsed.
-        std::mem::forget(self);
-        stats
+        self.stats
     }
 
     fn replay(
