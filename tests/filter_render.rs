@@ -160,13 +160,18 @@ impl Reporter for Shared {
     }
 }
 
-fn run(format: Format, body: &str, explain: bool, ra_step: u64) -> (String, String) {
-    let config = SymbolizerConfig {
+/// The scripted source, its return addresses stepped back by `ra_step`.
+fn scripted(ra_step: u64) -> SymbolizerConfig {
+    SymbolizerConfig {
         providers: vec![Box::new(Scripted {
             id: BuildId::from_hex("1731f0c2").expect("hex"),
             table: table(ra_step),
         })],
-    };
+    }
+}
+
+fn run(format: Format, body: &str, explain: bool, ra_step: u64) -> (String, String) {
+    let config = scripted(ra_step);
     let opts = Options {
         format,
         dialect: Dialect::usual_for(format),
@@ -336,12 +341,7 @@ impl Reporter for Both {
 /// lookup left to the printing thread, `always_defer`, or as the pipeline
 /// decides): output and diagnostics interleaved as written.
 fn interleaved(format: Format, body: &str, ra_step: u64, threads: Option<bool>) -> String {
-    let config = SymbolizerConfig {
-        providers: vec![Box::new(Scripted {
-            id: BuildId::from_hex("1731f0c2").expect("hex"),
-            table: table(ra_step),
-        })],
-    };
+    let config = scripted(ra_step);
     let opts = Options {
         format,
         dialect: Dialect::usual_for(format),

@@ -229,3 +229,44 @@ fn a_closed_output_ends_the_run_quietly() {
         assert!(head == expected[..1000]);
     }
 }
+
+/// `--demux`, where the filter makes a printer per process: on two threads
+/// as on one. Two of the suite's logs, their lines interleaved under
+/// bracketed pids, again and again, past the 1 MiB under which a file is
+/// filtered on one thread. (From a file: on a pipe the human format writes
+/// held backtraces out whenever a read would wait, which depends on when
+/// the bytes come.)
+#[test]
+fn demuxed_processes_print_the_same_on_two_threads() {
+    let tmp = tempfile::tempdir().unwrap();
+    let read = |name: &str| std::fs::read_to_string(dir().join(name)).unwrap();
+    let (a, b) = (read("app_c_O0.log"), read("app_cpp_O2.log"));
+    let (a, b): (Vec<&str>, Vec<&str>) = (a.lines().collect(), b.lines().collect());
+    let mut log = String::new();
+    let mut round = 0;
+    while log.len() < 3 << 19 {
+        for i in 0..a.len().max(b.len()) {
+            if let Some(l) = a.get(i) {
+                log.push_str(&format!("[{}] {l}\n", 100 + round % 3));
+            }
+            if let Some(l) = b.get(i) {
+                log.push_str(&format!("[{}] {l}\n", 200 + round % 5));
+            }
+        }
+        round += 1;
+    }
+    let path = tmp.path().join("demux.log");
+    std::fs::write(&path, &log).unwrap();
+    let path = path.to_str().unwrap();
+    for format in ["--format=llvm", "--format=human", "--format=json"] {
+        let two = symfilter(&[format, "--demux=bracket", path], Stdio::null());
+        let one = symfilter(
+            &[format, "--demux=bracket", "--one-thread", path],
+            Stdio::null(),
+        );
+        assert!(two_threads(&two).is_some(), "{format}: two threads ran");
+        assert!(one.stdout.len() > 100_000, "{format}");
+        assert!(two.stdout == one.stdout, "{format}: output differs");
+        assert_eq!(diagnostics(&two), diagnostics(&one), "{format}");
+    }
+}

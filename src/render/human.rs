@@ -956,9 +956,6 @@ fn has_relative_path(events: &[Event<'_>]) -> bool {
 }
 
 impl Render for Human {
-    fn demangler(&self) -> Option<super::Demangler> {
-        Some(escape::demangled_name)
-    }
     fn plain(&mut self, out: &mut dyn Write, text: &[u8], _first_line: u64) -> io::Result<()> {
         self.end_backtrace(out)?;
         if self.pending.is_some() {

@@ -841,9 +841,6 @@ fn element_raw_split(
 }
 
 impl Render for Json {
-    fn demangler(&self) -> Option<super::Demangler> {
-        Some(demangle::full)
-    }
     fn plain(&mut self, out: &mut dyn Write, text: &[u8], first_line: u64) -> io::Result<()> {
         let mut n = itoa::Buffer::new();
         let mut number = first_line;

@@ -581,9 +581,6 @@ impl Llvm {
 }
 
 impl Render for Llvm {
-    fn demangler(&self) -> Option<super::Demangler> {
-        Some(demangle::llvm)
-    }
     fn plain(&mut self, out: &mut dyn Write, text: &[u8], _first_line: u64) -> io::Result<()> {
         if text.is_empty() {
             return Ok(());

@@ -198,11 +198,6 @@ pub trait Render: Send {
     }
     /// End of all input.
     fn finish(&mut self, out: &mut dyn Write) -> io::Result<()>;
-    /// How this renderer demangles the names in code answers (their frames'
-    /// functions and symbol), if it does.
-    fn demangler(&self) -> Option<Demangler> {
-        None
-    }
 }
 
 /// Which renderer.
@@ -231,9 +226,6 @@ pub struct RenderOptions {
     /// (under `--demux`, other processes' lines may come between).
     pub whole_lines: bool,
 }
-
-/// A demangling style (see [`crate::demangle`]).
-pub type Demangler = fn(&crate::symbols::Name) -> &str;
 
 /// The size of the buffer a renderer's output should be written through.
 /// A renderer that holds its output back (JSON) hands it over in pieces at
