@@ -19,10 +19,6 @@ pub use build_id::BuildId;
 pub(crate) use path::bytes_to_path;
 pub(crate) use stash::Stash;
 
-/// Bytes in a cache line (of the processors prefetched for; elsewhere a
-/// prefetch's reach is only a guess).
-const CACHE_LINE: usize = 64;
-
 /// Starts loading the cache line that holds `p`, without waiting for it:
 /// a hint to the processor, which reads nothing and accepts any address.
 #[inline(always)]
@@ -33,32 +29,6 @@ pub(crate) fn prefetch_line<T: ?Sized>(p: *const T) {
     let _ = p;
 }
 
-/// [`prefetch_line`] of the first `lines` cache lines from `p`.
-#[inline(always)]
-pub(crate) fn prefetch_lines<T: ?Sized>(p: *const T, lines: usize) {
-    for i in 0..lines {
-        prefetch_line(p.cast::<u8>().wrapping_add(CACHE_LINE * i));
-    }
-}
-
-/// Starts loading the cache line holding the reference counts of the
-/// shared value at `p` (an `Arc`'s pointer), with the hint that it is to
-/// be written (on x86_64 without `prfchw`, the compiler issues a read
-/// prefetch instead): cloning or dropping a value another core touched
-/// last waits for that line, and the locked add keeps later reads from
-/// starting meanwhile. The counts are the two words before the value (the
-/// standard library's layout; elsewhere the hint is merely wasted).
-#[inline(always)]
-pub(crate) fn prefetch_counts<T: ?Sized>(p: *const T) {
-    let counts = p
-        .cast::<u8>()
-        .wrapping_sub(2 * std::mem::size_of::<usize>());
-    #[cfg(target_arch = "x86_64")]
-    prefetch::<{ std::arch::x86_64::_MM_HINT_ET0 }>(counts);
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = counts;
-}
-
 /// The prefetch instruction for `HINT`.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
@@ -66,14 +36,6 @@ fn prefetch<const HINT: i32>(p: *const u8) {
     // SAFETY: a prefetch neither reads nor writes memory and cannot fault,
     // whatever the address.
     unsafe { std::arch::x86_64::_mm_prefetch::<HINT>(p.cast::<i8>()) }
-}
-
-/// [`prefetch_line`] of the cache lines `text` lies in, up to four.
-#[inline(always)]
-pub(crate) fn prefetch_text(text: &str) {
-    let start = text.as_ptr() as usize;
-    let lines = ((start + text.len()).div_ceil(CACHE_LINE) - start / CACHE_LINE).min(4);
-    prefetch_lines(text.as_ptr(), lines);
 }
 
 /// `list` emptied, as a list of another element type, in the same

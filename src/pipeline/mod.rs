@@ -433,7 +433,6 @@ impl Printer {
                     events,
                 } => {
                     list.clear();
-                    prefetch_ahead(recorded.as_slice(), events);
                     let (memo, lookups) = (&mut self.memo, &mut self.stats.lookups);
                     record::events(
                         bytes,
@@ -476,46 +475,6 @@ impl Printer {
         self.printers
             .get_mut(&id)
             .ok_or_else(|| io::Error::other("no such printer"))
-    }
-}
-
-/// Starts loading what printing reads of the code answers just ahead,
-/// computed on the front thread and cold here: each answer is loaded a
-/// level of pointers at a time as the lines before it are printed (its
-/// reference counts and frames three or four answers ahead, the names and
-/// files it points to one or two ahead, their texts on its own line), so
-/// what is read has arrived by then. `ahead` starts with the `this_line`
-/// events of the line about to be printed.
-fn prefetch_ahead(ahead: &[record::Recorded], this_line: usize) {
-    use record::Recorded;
-    let answers = ahead
-        .iter()
-        .take(this_line + 16)
-        .enumerate()
-        .filter_map(|(i, r)| match r {
-            Recorded::Pc(_, res) | Recorded::Bt(_, _, res) => match &res.lookup {
-                Lookup::Code(info) => Some((i, info)),
-                _ => None,
-            },
-            _ => None,
-        });
-    let mut later = 0;
-    for (i, info) in answers {
-        if i < this_line {
-            info.prefetch_texts();
-            continue;
-        }
-        match later {
-            0 | 1 => info.prefetch_names(),
-            _ => {
-                crate::base::prefetch_counts(Arc::as_ptr(info));
-                crate::base::prefetch_lines(Arc::as_ptr(info), 2);
-            }
-        }
-        later += 1;
-        if later == 4 {
-            break;
-        }
     }
 }
 

@@ -56,23 +56,6 @@ impl Name {
         self.0.derived[slot].get()
     }
 
-    /// Starts loading the name's own fields (see
-    /// [`crate::base::prefetch_line`]).
-    pub(crate) fn prefetch_fields(&self) {
-        crate::base::prefetch_lines(Arc::as_ptr(&self.0), 2);
-    }
-
-    /// Starts loading the name's text and the derived forms made so far.
-    /// Reads the name's own fields: [`Name::prefetch_fields`] them first.
-    pub(crate) fn prefetch_texts(&self) {
-        crate::base::prefetch_text(&self.0.raw);
-        for form in &self.0.derived {
-            if let Some(Some(text)) = form.get() {
-                crate::base::prefetch_text(text);
-            }
-        }
-    }
-
     /// Whether both are one shared name.
     pub fn ptr_eq(a: &Name, b: &Name) -> bool {
         Arc::ptr_eq(&a.0, &b.0)

@@ -129,27 +129,6 @@ impl fmt::Debug for ShownBefore {
 }
 
 impl CodeInfo {
-    /// The frames' function names and the symbol's.
-    pub(crate) fn names(&self) -> impl Iterator<Item = &Name> {
-        let functions = self.frames.iter().filter_map(|f| f.function.as_ref());
-        functions.chain(self.symbol.as_ref().map(|s| &s.name))
-    }
-
-    /// Starts loading the frames' names and files (see
-    /// [`crate::base::prefetch_line`]).
-    pub(crate) fn prefetch_names(&self) {
-        self.names().for_each(Name::prefetch_fields);
-        for file in self.frames.iter().filter_map(|f| f.file.as_ref()) {
-            crate::base::prefetch_text(file);
-        }
-    }
-
-    /// Starts loading the texts of the names; reads the names, which
-    /// [`CodeInfo::prefetch_names`] loads.
-    pub(crate) fn prefetch_texts(&self) {
-        self.names().for_each(Name::prefetch_texts);
-    }
-
     pub fn is_empty(&self) -> bool {
         self.frames.is_empty() && self.symbol.is_none()
     }
