@@ -2,11 +2,11 @@ use std::fs::File;
 use std::io::{self, IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use clap::{Args, ValueEnum};
 
 use super::sources::SourceArgs;
-use std::sync::Arc;
 use symfilter::filter::{Dialect, Filter, FilterError, Options, Wants};
 use symfilter::pipeline::Pipeline;
 use symfilter::render::Format;

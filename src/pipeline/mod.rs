@@ -35,7 +35,7 @@ use rustc_hash::FxHashMap as HashMap;
 use crate::filter::Filter;
 use crate::render::{Event, Line, Lookup, Render, Resolved};
 use crate::report::{Report, Reporter};
-use crate::symbols::{CodeInfo, CodeWant, Kept, Miss};
+use crate::symbols::{CodeInfo, CodeWant, Deferred, Kept, Miss};
 use record::{Batch, Call, OwnedReport, PrinterId};
 
 /// Batches in flight, at most: the front waits beyond.
@@ -369,11 +369,15 @@ impl Render for Recorder {
     }
 }
 
+/// Answers to deferred lookups, by [`Deferred::key`], each kept with its
+/// lookup: the source it holds stays alive while its answer is here, so
+/// its address (in the key) cannot be another source's meanwhile.
+type Answers = HashMap<(usize, u64, CodeWant), (Deferred, Kept<CodeInfo>)>;
+
 /// The printing thread.
 struct Printer {
     printers: HashMap<PrinterId, Box<dyn Render>>,
-    /// Answers to deferred lookups, by [`crate::symbols::Deferred::key`].
-    memo: HashMap<(usize, u64, CodeWant), Kept<CodeInfo>>,
+    memo: Answers,
     reporter: Arc<dyn Reporter>,
     waiting: Arc<AtomicUsize>,
     stats: Stats,
@@ -479,23 +483,23 @@ impl Printer {
 }
 
 /// `res` with a deferred lookup made (or recalled from `memo`).
-fn complete(
-    memo: &mut HashMap<(usize, u64, CodeWant), Kept<CodeInfo>>,
-    lookups: &mut u64,
-    mut res: Resolved,
-) -> Resolved {
-    let Lookup::Deferred(deferred) = &res.lookup else {
-        return res;
+fn complete(memo: &mut Answers, lookups: &mut u64, mut res: Resolved) -> Resolved {
+    let deferred = match std::mem::replace(&mut res.lookup, Lookup::NoRegion) {
+        Lookup::Deferred(deferred) => deferred,
+        other => {
+            res.lookup = other;
+            return res;
+        }
     };
     let key = deferred.key();
     let answer: Result<Arc<CodeInfo>, Miss> = match memo.get(&key) {
-        Some(Ok(info)) => Ok(Arc::clone(info)),
-        Some(Err(miss)) => Err(Miss::clone(miss)),
+        Some((_, Ok(info))) => Ok(Arc::clone(info)),
+        Some((_, Err(miss))) => Err(Miss::clone(miss)),
         None => {
             *lookups += 1;
             let answer = deferred.lookup();
             let kept = answer.clone().map_err(Box::new);
-            crate::base::insert_bounded(memo, MEMO_MAX, key, kept);
+            crate::base::insert_bounded(memo, MEMO_MAX, key, (deferred, kept));
             answer
         }
     };
