@@ -54,7 +54,7 @@ const BATCH_BYTES: usize = 64 << 10;
 const BATCH_ITEMS: usize = 512;
 
 /// Answers the printing thread remembers before starting over.
-const MEMO_MAX: usize = 1 << 14;
+const MEMO_MAX: usize = 1 << 12;
 
 /// What the printing thread did.
 #[derive(Clone, Copy, Debug, Default)]
