@@ -35,7 +35,7 @@ use rustc_hash::FxHashMap as HashMap;
 use crate::filter::Filter;
 use crate::render::{Event, Line, Lookup, Render, Resolved};
 use crate::report::{Report, Reporter};
-use crate::symbols::{CodeInfo, CodeWant, Deferred, Kept, Miss};
+use crate::symbols::{CodeInfo, CodeWant, Deferred, Kept, keep, recall};
 use record::{Batch, Call, OwnedReport, PrinterId};
 
 /// Batches in flight, at most: the front waits beyond.
@@ -445,12 +445,7 @@ impl Printer {
                         &mut list,
                         &mut |res| complete(memo, lookups, res),
                     );
-                    let line = line.line(bytes);
-                    let render = self
-                        .printers
-                        .get_mut(&printer)
-                        .ok_or_else(|| io::Error::other("no such printer"))?;
-                    render.line(out, &line, &list)?;
+                    self.printer(printer)?.line(out, &line.line(bytes), &list)?;
                 }
                 Call::Raw(printer, r) => self.printer(printer)?.raw(out, &bytes[r])?,
                 Call::Idle(printer) => self.printer(printer)?.idle(out)?,
@@ -492,20 +487,15 @@ fn complete(memo: &mut Answers, lookups: &mut u64, mut res: Resolved) -> Resolve
         }
     };
     let key = deferred.key();
-    let answer: Result<Arc<CodeInfo>, Miss> = match memo.get(&key) {
-        Some((_, Ok(info))) => Ok(Arc::clone(info)),
-        Some((_, Err(miss))) => Err(Miss::clone(miss)),
+    let answer = match memo.get(&key) {
+        Some((_, kept)) => recall(kept),
         None => {
             *lookups += 1;
             let answer = deferred.lookup();
-            let kept = answer.clone().map_err(Box::new);
-            crate::base::insert_bounded(memo, MEMO_MAX, key, (deferred, kept));
+            crate::base::insert_bounded(memo, MEMO_MAX, key, (deferred, keep(&answer)));
             answer
         }
     };
-    res.lookup = match answer {
-        Ok(info) => Lookup::Code(info),
-        Err(miss) => Lookup::Failed(miss),
-    };
+    res.lookup = answer.map_or_else(Lookup::Failed, Lookup::Code);
     res
 }

@@ -106,16 +106,25 @@ fn remembered<K: std::hash::Hash + Eq, T>(
     compute: impl FnOnce() -> Result<Arc<T>, Miss>,
 ) -> Result<Arc<T>, Miss> {
     if let Some(hit) = table.borrow().get(&key) {
-        // The miss itself cloned, not its box: no allocation for most.
-        return match hit {
-            Ok(answer) => Ok(Arc::clone(answer)),
-            Err(miss) => Err(Miss::clone(miss)),
-        };
+        return recall(hit);
     }
     let answer = compute();
-    let kept = answer.clone().map_err(Box::new);
-    crate::base::insert_bounded(&mut table.borrow_mut(), MAX_ENTRIES, key, kept);
+    crate::base::insert_bounded(&mut table.borrow_mut(), MAX_ENTRIES, key, keep(&answer));
     answer
+}
+
+/// The answer `kept` holds: shared, or its miss cloned (the miss, not its
+/// box: no allocation for most).
+pub fn recall<T>(kept: &Kept<T>) -> Result<Arc<T>, Miss> {
+    match kept {
+        Ok(answer) => Ok(Arc::clone(answer)),
+        Err(miss) => Err(Miss::clone(miss)),
+    }
+}
+
+/// `answer` as a table keeps it.
+pub fn keep<T>(answer: &Result<Arc<T>, Miss>) -> Kept<T> {
+    answer.clone().map_err(Box::new)
 }
 
 /// The same questions as [`SymbolSource`], answered from memory when asked
@@ -150,10 +159,7 @@ impl Memo {
         addr: u64,
         want: CodeWant,
     ) -> Option<Result<Arc<CodeInfo>, Miss>> {
-        self.code.borrow().get(&(addr, want)).map(|hit| match hit {
-            Ok(answer) => Ok(Arc::clone(answer)),
-            Err(miss) => Err(Miss::clone(miss)),
-        })
+        self.code.borrow().get(&(addr, want)).map(recall)
     }
 
     /// The lookup of code address `addr` with `want`, to be made later,

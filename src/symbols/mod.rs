@@ -14,6 +14,6 @@ mod text;
 mod types;
 
 pub use front::{Opened, Symbolizer, SymbolizerConfig};
-pub use memo::{Deferred, Kept, Memo};
+pub use memo::{Deferred, Kept, Memo, keep, recall};
 pub use text::{DERIVED, Interner, Name, Text, lossy};
 pub use types::*;
