@@ -587,3 +587,68 @@ fn output_is_flushed_before_a_module_is_first_opened() {
         show(&out.data)
     );
 }
+
+/// With standard output and standard error in one file (`2>&1`), each
+/// diagnostic stands on a line of its own: no output line is split by one,
+/// in any format, whether the filter runs on one thread (a small file) or
+/// two (a pipe). The llvm format holds a module's line until the next line
+/// ends it, and a module not found is reported before that. (Where a
+/// diagnostic falls among whole lines depends on when a background search
+/// ends, so only the lines themselves are compared.)
+#[test]
+fn diagnostics_never_split_an_output_line() {
+    let log = "first\n\
+               {{{module:0:notfound:elf:abad1d}}}\n\
+               {{{mmap:0x1000:0x1000:load:0:rx:0}}}\n\
+               {{{pc:0x1234}}}\n\
+               between\n\
+               {{{module:1:other:elf:ef01}}}\n\
+               {{{mmap:0x3000:0x1000:load:1:r:0}}}\n\
+               {{{bt:0:0x3010}}}\n";
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let input = tmp.path().join("in.log");
+    std::fs::write(&input, log).expect("write log");
+    let run = |format: &str, pipe: bool, merged: bool| -> String {
+        let file = tmp.path().join(format!("out-{format}-{pipe}-{merged}"));
+        let out = std::fs::File::create(&file).expect("output file");
+        let err: Stdio = if merged {
+            out.try_clone().expect("clone").into()
+        } else {
+            Stdio::null()
+        };
+        let mut cmd = common::command();
+        cmd.args(["--no-default-paths", "--color=never", "--format", format])
+            .stdout(out)
+            .stderr(err);
+        let status = if pipe {
+            let mut child = cmd.stdin(Stdio::piped()).spawn().expect("spawn");
+            child
+                .stdin
+                .take()
+                .expect("stdin")
+                .write_all(log.as_bytes())
+                .expect("write input");
+            child.wait().expect("wait")
+        } else {
+            let stdin = std::fs::File::open(&input).expect("input");
+            cmd.stdin(stdin).status().expect("run")
+        };
+        assert!(status.success(), "{format}: {status}");
+        std::fs::read_to_string(&file).expect("read output")
+    };
+    for format in ["llvm", "human", "json"] {
+        for pipe in [false, true] {
+            let merged = run(format, pipe, true);
+            let alone = run(format, pipe, false);
+            let (diagnostics, output): (Vec<&str>, Vec<&str>) = merged
+                .lines()
+                .partition(|l| l.starts_with("symfilter: <stdin>:"));
+            assert_eq!(
+                output.join("\n") + "\n",
+                alone,
+                "{format}, pipe {pipe}:\n{merged}"
+            );
+            assert_eq!(diagnostics.len(), 2, "{format}, pipe {pipe}:\n{merged}");
+        }
+    }
+}

@@ -50,10 +50,12 @@ pub struct Llvm {
     bad_modules: HashSet<BuildId>,
     /// The line being rendered (see [`Llvm::buffered`]).
     line_buf: Vec<u8>,
-    /// Under `--demux`: output after the last line ending written, held
-    /// (a module's line is finished by the process's next line, and other
-    /// processes' lines may come between).
-    unfinished: Option<Vec<u8>>,
+    /// Output after the last line ending written, held until its line
+    /// ends: a module's line is finished by the next line, and meanwhile
+    /// a diagnostic written to a stream shared with the output (`2>&1`)
+    /// must not land inside it, nor, under `--demux`, another process's
+    /// line.
+    unfinished: Vec<u8>,
 }
 
 /// One frame as LLVM's `DILineInfo` holds it, its texts in its
@@ -197,7 +199,7 @@ impl Llvm {
             kept: PerAnswer::default(),
             bad_modules: HashSet::new(),
             line_buf: Vec::new(),
-            unfinished: None,
+            unfinished: Vec::new(),
             // What a lookup that found nothing gives: one empty frame.
             failed: {
                 let mut made = MadeFrames::default();
@@ -206,12 +208,6 @@ impl Llvm {
             },
             made: MadeFrames::default(),
         }
-    }
-
-    /// Write only whole lines, holding an unfinished one.
-    pub fn whole_lines(mut self) -> Llvm {
-        self.unfinished = Some(Vec::new());
-        self
     }
 
     /// For a lookup whose module file is unreadable: whether LLVM has
@@ -593,6 +589,7 @@ impl Render for Llvm {
             })?;
         }
         self.last_crlf = text.len() >= 2 && text[text.len() - 2] == b'\r';
+        self.write_held(out)?;
         out.write_all(text)
     }
 
@@ -616,6 +613,7 @@ impl Render for Llvm {
                 me.end_info(buf, crlf)
             })?;
         }
+        self.write_held(out)?;
         out.write_all(bytes)
     }
 
@@ -625,18 +623,22 @@ impl Render for Llvm {
             me.end_info(buf, crlf)?;
             me.reset_color(buf)
         })?;
-        match &mut self.unfinished {
-            Some(held) => {
-                let r = out.write_all(held);
-                held.clear();
-                r
-            }
-            None => Ok(()),
-        }
+        self.write_held(out)
     }
 }
 
 impl Llvm {
+    /// Write what is held of an unfinished line (bytes given to the writer
+    /// directly continue it).
+    fn write_held(&mut self, out: &mut dyn Write) -> io::Result<()> {
+        if self.unfinished.is_empty() {
+            return Ok(());
+        }
+        let written = out.write_all(&self.unfinished);
+        self.unfinished.clear();
+        written
+    }
+
     /// Render into the line buffer with `f`, then write it out in one
     /// piece: a `bt` line is a dozen small pieces per frame, and appending
     /// to a `Vec` costs far less than a call through `dyn Write` each.
@@ -648,16 +650,15 @@ impl Llvm {
         let mut buf = std::mem::take(&mut self.line_buf);
         buf.clear();
         let result = f(self, &mut buf);
-        let written = match &mut self.unfinished {
-            Some(held) if held.is_empty() && buf.last() == Some(&b'\n') => out.write_all(&buf),
-            None => out.write_all(&buf),
-            Some(held) => {
-                held.extend_from_slice(&buf);
-                let whole = memchr::memrchr(b'\n', held).map_or(0, |i| i + 1);
-                let written = out.write_all(&held[..whole]);
-                held.drain(..whole);
-                written
-            }
+        let held = &mut self.unfinished;
+        let written = if held.is_empty() && buf.last() == Some(&b'\n') {
+            out.write_all(&buf)
+        } else {
+            held.extend_from_slice(&buf);
+            let whole = memchr::memrchr(b'\n', held).map_or(0, |i| i + 1);
+            let written = out.write_all(&held[..whole]);
+            held.drain(..whole);
+            written
         };
         // A huge line's buffer is not kept.
         if buf.capacity() <= 1 << 20 {

@@ -222,8 +222,10 @@ pub struct RenderOptions {
     /// (no common-directory or toolchain shortening; `strip_path_prefix`
     /// still applies).
     pub full_paths: bool,
-    /// Write only whole lines, holding an unfinished one until it ends
-    /// (under `--demux`, other processes' lines may come between).
+    /// Hand each line's output to the writer as soon as it is whole
+    /// (under `--demux`, other processes' lines come between). The llvm
+    /// format always holds an unfinished line; JSON holds whole lines
+    /// back otherwise, to hand them over in large pieces.
     pub whole_lines: bool,
 }
 
@@ -236,7 +238,6 @@ pub const OUTPUT_BUFFER: usize = 64 << 10;
 pub fn renderer(format: Format, opts: &RenderOptions) -> Box<dyn Render> {
     match format {
         Format::Human => Box::new(human::Human::new(opts.clone())),
-        Format::Llvm if opts.whole_lines => Box::new(llvm::Llvm::new(opts.color).whole_lines()),
         Format::Llvm => Box::new(llvm::Llvm::new(opts.color)),
         Format::Json if opts.whole_lines => Box::new(json::Json::whole_lines()),
         Format::Json => Box::new(json::Json::new()),

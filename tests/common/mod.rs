@@ -26,7 +26,7 @@ pub fn command() -> Command {
         "NO_COLOR",
         "CLICOLOR",
         "CLICOLOR_FORCE",
-        "SYMFILTER_READ_AHEAD_STATS",
+        "SYMFILTER_PIPELINE_STATS",
     ] {
         cmd.env_remove(var);
     }
