@@ -652,3 +652,46 @@ fn diagnostics_never_split_an_output_line() {
         }
     }
 }
+
+/// A place an option names that cannot be looked in (a mistyped path, a
+/// file where a folder is wanted) gets one warning line at the start; the
+/// filter goes on as it would without it, and `-q` silences the warning.
+#[test]
+fn places_that_cannot_be_looked_in_are_named_once() {
+    let log = b"{{{module:0:app:elf:abad1d}}}\n\
+                {{{mmap:0x1000:0x1000:load:0:rx:0}}}\n\
+                {{{pc:0x1234}}}\n";
+    let file = tempfile::NamedTempFile::new().expect("temporary file");
+    let file = file.path().to_str().expect("UTF-8 path");
+    let missing = "/nonexistent/symfilter-test-place";
+    let args = [
+        "--format=llvm",
+        "--no-default-paths",
+        "--build-id-dir",
+        missing,
+        "--breakpad-store",
+        file,
+        "--symbol-path",
+        missing,
+        "--gsym",
+        file,
+    ];
+    let (out, err, code) = common::symfilter(&args, log);
+    let (plain, _, _) = common::symfilter(&["--format=llvm", "--no-default-paths"], log);
+    assert_eq!((out.as_str(), code), (plain.as_str(), 0));
+    let warnings: Vec<&str> = err.lines().filter(|l| l.contains("warning")).collect();
+    let not_found = std::io::Error::from_raw_os_error(libc::ENOENT).to_string();
+    assert_eq!(
+        warnings,
+        [
+            format!("symfilter: warning: --build-id-dir {missing}: {not_found}"),
+            format!("symfilter: warning: --breakpad-store {file}: not a directory"),
+            format!("symfilter: warning: --symbol-path {missing}: {not_found}"),
+        ],
+        "{err}"
+    );
+    let mut quiet = vec!["-q"];
+    quiet.extend_from_slice(&args);
+    let (out, err, code) = common::symfilter(&quiet, log);
+    assert_eq!((out.as_str(), err.as_str(), code), (plain.as_str(), "", 0));
+}

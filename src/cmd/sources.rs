@@ -70,6 +70,9 @@ impl SourceArgs {
     /// files the log names and the system's debug directory, then the
     /// network.
     pub fn symbolizer(&self) -> anyhow::Result<Symbolizer> {
+        if !self.quiet {
+            self.warn_of_missing_places();
+        }
         let places = self.places();
         let mut config = SymbolizerConfig::default();
         config.providers.extend(symfilter::elf::providers(&places));
@@ -84,6 +87,34 @@ impl SourceArgs {
             .extend(symfilter::elf::default_providers(&places));
         config.providers.extend(self.debuginfod());
         Ok(Symbolizer::new(config))
+    }
+
+    /// Say which of the places the options name cannot be looked in (most
+    /// often a mistyped path): one line each. They are still searched, in
+    /// case they appear while the log is read.
+    fn warn_of_missing_places(&self) {
+        let dirs = [
+            ("--build-id-dir", &self.build_id_dirs),
+            ("--breakpad-store", &self.breakpad_stores),
+        ];
+        let any = [
+            ("--symbol-path", &self.symbol_paths),
+            ("--gsym", &self.gsym_paths),
+        ];
+        let named = dirs
+            .iter()
+            .map(|d| (d, true))
+            .chain(any.iter().map(|a| (a, false)));
+        for ((option, paths), must_be_dir) in named {
+            for path in paths.iter() {
+                let problem = match std::fs::metadata(path) {
+                    Err(e) => e.to_string(),
+                    Ok(m) if must_be_dir && !m.is_dir() => "not a directory".to_string(),
+                    Ok(_) => continue,
+                };
+                eprintln!("symfilter: warning: {option} {}: {problem}", path.display());
+            }
+        }
     }
 
     /// The debuginfod provider, unless `--no-debuginfod` or nothing to ask.
