@@ -695,3 +695,36 @@ fn places_that_cannot_be_looked_in_are_named_once() {
     let (out, err, code) = common::symfilter(&quiet, log);
     assert_eq!((out.as_str(), err.as_str(), code), (plain.as_str(), "", 0));
 }
+
+/// In colour, with both streams on one terminal or file: when a diagnostic
+/// is written, the colours of the llvm format's last line have been reset
+/// (the module line held until the next line ends it keeps its own
+/// escapes; those ending the line before go out with that line).
+#[test]
+fn diagnostics_are_not_written_in_a_module_lines_colours() {
+    let log = "first\n\
+               {{{module:0:a:elf:abad1d}}}\n\
+               {{{mmap:0x1000:0x1000:load:0:rx:0}}}\n\
+               {{{module:1:b:elf:ef01}}}\n\
+               {{{mmap:0x3000:0x1000:load:1:r:0}}}\n\
+               {{{pc:0x3010}}}\n";
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let file = tmp.path().join("out");
+    let out = std::fs::File::create(&file).expect("output file");
+    let err = out.try_clone().expect("clone");
+    let mut child = common::command()
+        .args(["--no-default-paths", "--format=llvm", "--color=always"])
+        .stdin(Stdio::piped())
+        .stdout(out)
+        .stderr(err)
+        .spawn()
+        .expect("spawn");
+    let mut stdin = child.stdin.take().expect("stdin");
+    stdin.write_all(log.as_bytes()).expect("write input");
+    drop(stdin);
+    assert!(child.wait().expect("wait").success());
+    let merged = std::fs::read_to_string(&file).expect("read output");
+    let at = merged.find("symfilter: ").expect("a diagnostic");
+    let last_escape = merged[..at].rfind('\x1b').expect("colours before it");
+    assert!(merged[last_escape..at].starts_with("\x1b[0m"), "{merged:?}");
+}

@@ -56,6 +56,14 @@ pub struct Llvm {
     /// must not land inside it, nor, under `--demux`, another process's
     /// line.
     unfinished: Vec<u8>,
+    /// Under `--demux`: other processes' lines come between this
+    /// printer's, so the colour escapes after a line's end wait for its
+    /// next line too (elsewhere they go out with the line they end, and
+    /// a diagnostic written meanwhile is not shown in a module line's
+    /// colours).
+    interleaved: bool,
+    /// Where in the line buffer a module line began, if one did.
+    head_at: Option<usize>,
 }
 
 /// One frame as LLVM's `DILineInfo` holds it, its texts in its
@@ -200,6 +208,8 @@ impl Llvm {
             bad_modules: HashSet::new(),
             line_buf: Vec::new(),
             unfinished: Vec::new(),
+            interleaved: false,
+            head_at: None,
             // What a lookup that found nothing gives: one empty frame.
             failed: {
                 let mut made = MadeFrames::default();
@@ -208,6 +218,12 @@ impl Llvm {
             },
             made: MadeFrames::default(),
         }
+    }
+
+    /// A printer among others on one output (see [`Llvm::interleaved`]).
+    pub fn interleaved(mut self) -> Llvm {
+        self.interleaved = true;
+        self
     }
 
     /// For a lookup whose module file is unreadable: whether LLVM has
@@ -295,6 +311,7 @@ impl Llvm {
     }
 
     fn begin_info(&mut self, out: &mut Vec<u8>, m: &Module) -> io::Result<()> {
+        self.head_at = Some(out.len());
         self.highlight(out)?;
         out.write_all(b"[[[ELF module")?;
         self.value(out, format!(" #{:#x} ", m.id).as_bytes())?;
@@ -650,12 +667,20 @@ impl Llvm {
         let mut buf = std::mem::take(&mut self.line_buf);
         buf.clear();
         let result = f(self, &mut buf);
+        let head_at = self.head_at.take();
         let held = &mut self.unfinished;
         let written = if held.is_empty() && buf.last() == Some(&b'\n') {
             out.write_all(&buf)
         } else {
             held.extend_from_slice(&buf);
-            let whole = memchr::memrchr(b'\n', held).map_or(0, |i| i + 1);
+            let lines_end = memchr::memrchr(b'\n', held).map_or(0, |i| i + 1);
+            // Alone on the output, a module line begun here is held from
+            // its start: the escapes before it (what ends the line before)
+            // go out now.
+            let whole = match head_at {
+                Some(at) if !self.interleaved => held.len() - buf.len() + at,
+                _ => lines_end,
+            };
             let written = out.write_all(&held[..whole]);
             held.drain(..whole);
             written

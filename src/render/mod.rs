@@ -222,10 +222,11 @@ pub struct RenderOptions {
     /// (no common-directory or toolchain shortening; `strip_path_prefix`
     /// still applies).
     pub full_paths: bool,
-    /// Hand each line's output to the writer as soon as it is whole
-    /// (under `--demux`, other processes' lines come between). The llvm
-    /// format always holds an unfinished line; JSON holds whole lines
-    /// back otherwise, to hand them over in large pieces.
+    /// Other printers' lines come between this one's (under `--demux`):
+    /// JSON hands each line's output to the writer as soon as it is whole
+    /// (it otherwise holds whole lines back, to hand them over in large
+    /// pieces), and the llvm format holds the escapes after a line's end
+    /// with the unfinished line it always holds.
     pub whole_lines: bool,
 }
 
@@ -238,6 +239,7 @@ pub const OUTPUT_BUFFER: usize = 64 << 10;
 pub fn renderer(format: Format, opts: &RenderOptions) -> Box<dyn Render> {
     match format {
         Format::Human => Box::new(human::Human::new(opts.clone())),
+        Format::Llvm if opts.whole_lines => Box::new(llvm::Llvm::new(opts.color).interleaved()),
         Format::Llvm => Box::new(llvm::Llvm::new(opts.color)),
         Format::Json if opts.whole_lines => Box::new(json::Json::whole_lines()),
         Format::Json => Box::new(json::Json::new()),
