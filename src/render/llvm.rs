@@ -220,7 +220,9 @@ impl Llvm {
         }
     }
 
-    /// A printer among others on one output (see [`Llvm::interleaved`]).
+    /// A printer among others on one output (under `--demux`): the
+    /// escapes after a line's end wait with the unfinished line for this
+    /// printer's next line.
     pub fn interleaved(mut self) -> Llvm {
         self.interleaved = true;
         self
