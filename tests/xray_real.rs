@@ -376,6 +376,31 @@ fn build_id_not_found_is_one_clear_error() {
     );
 }
 
+/// A named binary that cannot be read is one error line, not also a
+/// warning about the symbol path made of it.
+#[test]
+fn a_missing_instrumented_binary_is_one_error() {
+    let out = common::command()
+        .current_dir(dir())
+        .args([
+            "xray",
+            "account",
+            "traces/st.xray",
+            "--instr-map",
+            "/nonexistent/xray-binary",
+            "--no-debuginfod",
+        ])
+        .output()
+        .expect("run symfilter");
+    assert!(!out.status.success());
+    let err = String::from_utf8(out.stderr).expect("utf-8");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with("symfilter: /nonexistent/xray-binary: "),
+        "{err}"
+    );
+}
+
 fn demo_build_id() -> String {
     let data = std::fs::read(dir().join("bin/xray_demo")).expect("binary");
     let map = symfilter::xray::InstrMap::parse(&data).expect("instr map");

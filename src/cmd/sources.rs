@@ -93,20 +93,15 @@ impl SourceArgs {
     /// often a mistyped path): one line each. They are still searched, in
     /// case they appear while the log is read.
     fn warn_of_missing_places(&self) {
-        let dirs = [
-            ("--build-id-dir", &self.build_id_dirs),
-            ("--breakpad-store", &self.breakpad_stores),
+        // (option, its paths, whether each must be a folder)
+        let places = [
+            ("--build-id-dir", &self.build_id_dirs, true),
+            ("--breakpad-store", &self.breakpad_stores, true),
+            ("--symbol-path", &self.symbol_paths, false),
+            ("--gsym", &self.gsym_paths, false),
         ];
-        let any = [
-            ("--symbol-path", &self.symbol_paths),
-            ("--gsym", &self.gsym_paths),
-        ];
-        let named = dirs
-            .iter()
-            .map(|d| (d, true))
-            .chain(any.iter().map(|a| (a, false)));
-        for ((option, paths), must_be_dir) in named {
-            for path in paths.iter() {
+        for (option, paths, must_be_dir) in places {
+            for path in paths {
                 let problem = match std::fs::metadata(path) {
                     Err(e) => e.to_string(),
                     Ok(m) if must_be_dir && !m.is_dir() => "not a directory".to_string(),

@@ -243,6 +243,8 @@ fn names(args: &NameArgs, ids: impl IntoIterator<Item = u32>) -> anyhow::Result<
     if !needs_symbolizer {
         return Ok(Names::default());
     }
+    // Opened first: a binary that cannot be read is the one error said.
+    let named = args.instr_map.as_deref().map(Binary::open).transpose()?;
     // The named binary is itself a symbol source (its DWARF), after any
     // debug tree or symbol path given (a separate debug file wins).
     let mut sources = args.sources.clone();
@@ -250,8 +252,8 @@ fn names(args: &NameArgs, ids: impl IntoIterator<Item = u32>) -> anyhow::Result<
         sources.symbol_paths.push(path.clone());
     }
     let mut symbolizer = sources.symbolizer()?;
-    let binary = match (&args.instr_map, &args.build_id) {
-        (Some(path), _) => Binary::open(path)?,
+    let binary = match (named, &args.build_id) {
+        (Some(binary), _) => binary,
         (None, Some(hex)) => {
             let id = BuildId::from_hex(hex)
                 .with_context(|| format!("--build-id {hex:?} is not hexadecimal"))?;
