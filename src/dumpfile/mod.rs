@@ -86,7 +86,7 @@ impl DumpError {
         match e {
             xray::XrayError::Trace {
                 path,
-                source: xray::TraceError::NotFdr { .. },
+                error: xray::TraceError::NotFdr { .. },
             } => DumpError::NotATrace { path },
             e => DumpError::Xray(e),
         }

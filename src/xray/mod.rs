@@ -21,18 +21,17 @@ pub use names::Names;
 
 use crate::symbols::{BuildId, CodeWant, ModuleKey, Symbolizer};
 
-/// Errors of the XRay front.
+/// Errors of the XRay front. Each message says its cause itself, so the
+/// cause is a plain field, not the error's `source()`: a report of the
+/// whole chain (`{:#}`) would say it twice.
 #[derive(Debug, thiserror::Error)]
 pub enum XrayError {
-    #[error("{path}: {source}")]
-    Io {
-        path: String,
-        source: std::io::Error,
-    },
-    #[error("{path}: {source}")]
-    Trace { path: String, source: TraceError },
-    #[error("{path}: {source}")]
-    InstrMap { path: String, source: InstrMapError },
+    #[error("{path}: {error}")]
+    Io { path: String, error: std::io::Error },
+    #[error("{path}: {error}")]
+    Trace { path: String, error: TraceError },
+    #[error("{path}: {error}")]
+    InstrMap { path: String, error: InstrMapError },
     #[error("no binary with an XRay instrumentation map found for build ID {build_id}{tried}")]
     BinaryNotFound { build_id: String, tried: String },
 }
@@ -44,9 +43,9 @@ pub struct Mapped {
 
 impl Mapped {
     pub fn open(path: &Path) -> Result<Mapped, XrayError> {
-        let io = |source| XrayError::Io {
+        let io = |error| XrayError::Io {
             path: path.display().to_string(),
-            source,
+            error,
         };
         let file = File::open(path).map_err(io)?;
         Mapped::of(&file, path)
@@ -54,9 +53,9 @@ impl Mapped {
 
     /// Map a file already open (`path` names it in errors).
     pub fn of(file: &File, path: &Path) -> Result<Mapped, XrayError> {
-        let io = |source| XrayError::Io {
+        let io = |error| XrayError::Io {
             path: path.display().to_string(),
-            source,
+            error,
         };
         let map = FileMap::open(file, path).map_err(io)?;
         Ok(Mapped { map })
@@ -77,9 +76,9 @@ pub struct Binary {
 impl Binary {
     pub fn open(path: &Path) -> Result<Binary, XrayError> {
         let data = Mapped::open(path)?;
-        let map = InstrMap::parse(data.bytes()).map_err(|source| XrayError::InstrMap {
+        let map = InstrMap::parse(data.bytes()).map_err(|error| XrayError::InstrMap {
             path: path.display().to_string(),
-            source,
+            error,
         })?;
         Ok(Binary {
             path: path.to_path_buf(),
@@ -232,9 +231,9 @@ impl Summary {
         want: CodeWant,
         top: Option<usize>,
     ) -> Result<Summary, XrayError> {
-        let trace = Trace::parse(bytes).map_err(|source| XrayError::Trace {
+        let trace = Trace::parse(bytes).map_err(|error| XrayError::Trace {
             path: trace_path.display().to_string(),
-            source,
+            error,
         })?;
         let acc = account::Accountant::run(&trace, account::AccountOptions::default());
         let mut rows = acc.total_rows();
