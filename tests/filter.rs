@@ -588,6 +588,39 @@ fn output_is_flushed_before_a_module_is_first_opened() {
     );
 }
 
+/// What the binary run with `args` writes to a file standing for its
+/// standard output (and its standard error too, when `merged`), given
+/// `log` through a pipe (two threads) or as a small file (one thread).
+fn output_of(args: &[&str], log: &str, pipe: bool, merged: bool) -> String {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let file = tmp.path().join("out");
+    let out = std::fs::File::create(&file).expect("output file");
+    let err: Stdio = if merged {
+        out.try_clone().expect("clone").into()
+    } else {
+        Stdio::null()
+    };
+    let mut cmd = common::command();
+    cmd.args(args).stdout(out).stderr(err);
+    let status = if pipe {
+        let mut child = cmd.stdin(Stdio::piped()).spawn().expect("spawn");
+        child
+            .stdin
+            .take()
+            .expect("stdin")
+            .write_all(log.as_bytes())
+            .expect("write input");
+        child.wait().expect("wait")
+    } else {
+        let input = tmp.path().join("in.log");
+        std::fs::write(&input, log).expect("write log");
+        let stdin = std::fs::File::open(&input).expect("input");
+        cmd.stdin(stdin).status().expect("run")
+    };
+    assert!(status.success(), "{args:?}: {status}");
+    std::fs::read_to_string(&file).expect("read output")
+}
+
 /// With standard output and standard error in one file (`2>&1`), each
 /// diagnostic stands on a line of its own: no output line is split by one,
 /// in any format, whether the filter runs on one thread (a small file) or
@@ -605,41 +638,11 @@ fn diagnostics_never_split_an_output_line() {
                {{{module:1:other:elf:ef01}}}\n\
                {{{mmap:0x3000:0x1000:load:1:r:0}}}\n\
                {{{bt:0:0x3010}}}\n";
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let input = tmp.path().join("in.log");
-    std::fs::write(&input, log).expect("write log");
-    let run = |format: &str, pipe: bool, merged: bool| -> String {
-        let file = tmp.path().join(format!("out-{format}-{pipe}-{merged}"));
-        let out = std::fs::File::create(&file).expect("output file");
-        let err: Stdio = if merged {
-            out.try_clone().expect("clone").into()
-        } else {
-            Stdio::null()
-        };
-        let mut cmd = common::command();
-        cmd.args(["--no-default-paths", "--color=never", "--format", format])
-            .stdout(out)
-            .stderr(err);
-        let status = if pipe {
-            let mut child = cmd.stdin(Stdio::piped()).spawn().expect("spawn");
-            child
-                .stdin
-                .take()
-                .expect("stdin")
-                .write_all(log.as_bytes())
-                .expect("write input");
-            child.wait().expect("wait")
-        } else {
-            let stdin = std::fs::File::open(&input).expect("input");
-            cmd.stdin(stdin).status().expect("run")
-        };
-        assert!(status.success(), "{format}: {status}");
-        std::fs::read_to_string(&file).expect("read output")
-    };
     for format in ["llvm", "human", "json"] {
         for pipe in [false, true] {
-            let merged = run(format, pipe, true);
-            let alone = run(format, pipe, false);
+            let args = ["--no-default-paths", "--color=never", "--format", format];
+            let merged = output_of(&args, log, pipe, true);
+            let alone = output_of(&args, log, pipe, false);
             let (diagnostics, output): (Vec<&str>, Vec<&str>) = merged
                 .lines()
                 .partition(|l| l.starts_with("symfilter: <stdin>:"));
@@ -708,22 +711,8 @@ fn diagnostics_are_not_written_in_a_module_lines_colours() {
                {{{module:1:b:elf:ef01}}}\n\
                {{{mmap:0x3000:0x1000:load:1:r:0}}}\n\
                {{{pc:0x3010}}}\n";
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let file = tmp.path().join("out");
-    let out = std::fs::File::create(&file).expect("output file");
-    let err = out.try_clone().expect("clone");
-    let mut child = common::command()
-        .args(["--no-default-paths", "--format=llvm", "--color=always"])
-        .stdin(Stdio::piped())
-        .stdout(out)
-        .stderr(err)
-        .spawn()
-        .expect("spawn");
-    let mut stdin = child.stdin.take().expect("stdin");
-    stdin.write_all(log.as_bytes()).expect("write input");
-    drop(stdin);
-    assert!(child.wait().expect("wait").success());
-    let merged = std::fs::read_to_string(&file).expect("read output");
+    let args = ["--no-default-paths", "--format=llvm", "--color=always"];
+    let merged = output_of(&args, log, true, true);
     let at = merged.find("symfilter: ").expect("a diagnostic");
     let last_escape = merged[..at].rfind('\x1b').expect("colours before it");
     assert!(merged[last_escape..at].starts_with("\x1b[0m"), "{merged:?}");
