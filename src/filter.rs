@@ -22,9 +22,11 @@
 //! Here: the filter's options and state, and each line's lexing, context
 //! and rendering. Apart: the byte scanner (`filter/scan.rs`), resolving
 //! addresses and opening modules (`filter/resolve.rs`), the llvm dialect's
-//! rules (`filter/dialect.rs`), crash frames (`filter/crash.rs`) and
+//! rules (`filter/dialect.rs`) and its order within a contextual line
+//! (`filter/context_line.rs`), crash frames (`filter/crash.rs`) and
 //! `--demux` (`filter/demux.rs`).
 
+mod context_line;
 mod demux;
 mod dialect;
 mod resolve;
@@ -169,6 +171,11 @@ pub struct Filter {
     /// prints, when the answer is not remembered (see
     /// [`Filter::defer_lookups`]).
     defer: Option<Box<dyn Fn() -> bool + Send>>,
+    /// Under [`Dialect::context_first`]: the module whose
+    /// `[[[ELF module` line LLVM holds open (see `filter/context_line.rs`).
+    module_line: Option<u64>,
+    /// Set while an element LLVM never shows is read: nothing is said of it.
+    quiet: bool,
 }
 
 /// Most "no symbols for module" diagnostics: a log may name a million
@@ -206,6 +213,8 @@ impl Filter {
             demux: opts.demux.as_ref().map(|d| Box::new(demux::Demux::new(d))),
             opened: None,
             defer: None,
+            module_line: None,
+            quiet: false,
             opts,
         }
     }
@@ -296,7 +305,12 @@ impl Filter {
         // The last line's list, emptied: no allocation per line.
         let mut events = crate::base::recycle(std::mem::take(&mut self.events));
         let stop_after_context = self.opts.dialect.context_ends_line;
-        for node in &nodes {
+        let context_first = self.opts.dialect.context_first;
+        let mut first = match context_first {
+            true => self.context_first(bytes, number, &nodes, out),
+            false => None,
+        };
+        for (i, node) in nodes.iter().enumerate() {
             match node {
                 Node::Text(r) if r.start < lead => {
                     if r.end > lead {
@@ -306,7 +320,18 @@ impl Filter {
                 Node::Text(r) => events.push(Event::Text(&bytes[r.clone()])),
                 Node::Sgr(sgr, r) => events.push(Event::Sgr(*sgr, &bytes[r.clone()])),
                 Node::Element(raw) => {
-                    let ev = self.element(bytes, number, raw, out);
+                    let ev = match &mut first {
+                        Some(f) if f.at == i && f.event.is_some() => f.event.take(),
+                        // A tag LLVM cannot read is diagnosed wherever it is.
+                        Some(f) if i < f.at && f.quiet_before && raw.tag_is_valid(bytes) => {
+                            self.quiet = true;
+                            let ev = self.element(bytes, number, raw, out);
+                            self.quiet = false;
+                            Some(ev)
+                        }
+                        _ => None,
+                    };
+                    let ev = ev.unwrap_or_else(|| self.element(bytes, number, raw, out));
                     let contextual = matches!(ev, Event::Context(..));
                     events.push(ev);
                     if contextual && stop_after_context {
@@ -326,6 +351,9 @@ impl Filter {
             lead: &bytes[..lead],
             key: demux::key_bytes(&key, bytes, &current),
         };
+        if context_first {
+            self.note_module_line(&events);
+        }
         let result = self.render.line_taking(out, &line, &mut events);
         self.events = crate::base::recycle(events);
         self.nodes = nodes;
@@ -336,6 +364,9 @@ impl Filter {
     }
 
     fn report(&mut self, bytes: &[u8], number: u64, at: usize, msg: &str) {
+        if self.quiet {
+            return;
+        }
         let (line, col) = locate(&self.breaks, bytes, number, at);
         self.diagnose(line, col, msg);
     }
@@ -359,7 +390,7 @@ impl Filter {
         out: &mut dyn Write,
     ) -> Event<'a> {
         let tag = raw.tag(bytes);
-        let contextual = matches!(tag, b"reset" | b"module" | b"mmap");
+        let contextual = is_contextual(tag);
         let llvm_read = match self.opts.dialect.llvm_fields {
             true => crate::markup::llvm_reading(bytes, raw),
             false => None,
@@ -530,6 +561,11 @@ impl Filter {
         }
         outcome.report
     }
+}
+
+/// Whether `tag` names a contextual element.
+fn is_contextual(tag: &[u8]) -> bool {
+    matches!(tag, b"reset" | b"module" | b"mmap")
 }
 
 /// Line and 1-based byte column of offset `at` in `bytes` (a line, or a

@@ -93,6 +93,8 @@ impl Filter {
         if self.demux.is_some() {
             return self.plain_demuxed(out, text, first);
         }
+        // A line without a contextual element ends LLVM's module line.
+        self.module_line = None;
         if !self.crash_frames_on() {
             return self.render.plain(out, text, first);
         }

@@ -31,6 +31,8 @@ pub const DEFAULT_MAX_KEYS: usize = 4096;
 pub(super) struct Process {
     pub context: Context,
     pub render: Box<dyn Render>,
+    /// See [`Filter::module_line`].
+    pub module_line: Option<u64>,
 }
 
 /// The demultiplexer's state.
@@ -152,6 +154,7 @@ impl Filter {
             if let Key::Default = key {
                 if run.is_none() {
                     self.enter(&key, body, number, out)?;
+                    self.module_line = None;
                     run = Some((pos, number));
                 }
             } else {
@@ -159,6 +162,7 @@ impl Filter {
                     self.render.plain(out, &text[start..pos], first)?;
                 }
                 self.enter(&key, body, number, out)?;
+                self.module_line = None;
                 let current = match key {
                     Key::Current => self.current_key(),
                     _ => Vec::new(),
@@ -204,6 +208,7 @@ impl Filter {
                 Process {
                     context,
                     render: self.make_render(),
+                    module_line: None,
                 }
             }
         };
@@ -211,6 +216,7 @@ impl Filter {
         let outgoing = Process {
             context: std::mem::replace(&mut self.context, incoming.context),
             render: std::mem::replace(&mut self.render, incoming.render),
+            module_line: std::mem::replace(&mut self.module_line, incoming.module_line),
         };
         let max_keys = dm.max_keys;
         let mut evicted = None;

@@ -16,6 +16,11 @@ pub struct Dialect {
     /// A line ends at its first contextual element: nothing after it is
     /// printed or applied (LLVM).
     pub context_ends_line: bool,
+    /// A line's `module` or `mmap` is applied before the elements before
+    /// it on the line, which may then fall in its mapping, and nothing is
+    /// said of those elements where they are not shown (LLVM; see
+    /// `filter/context_line.rs`).
+    pub context_first: bool,
     /// A `hexdict` that spans several lines is read as one group (LLVM
     /// reads each line alone).
     pub multiline_hexdict: bool,
@@ -33,6 +38,7 @@ impl Default for Dialect {
         Dialect {
             llvm_fields: false,
             context_ends_line: false,
+            context_first: false,
             multiline_hexdict: true,
             instruction_step: true,
             crash_frames: true,
@@ -46,6 +52,7 @@ impl Dialect {
         Dialect {
             llvm_fields: true,
             context_ends_line: true,
+            context_first: true,
             multiline_hexdict: false,
             instruction_step: false,
             crash_frames: false,

@@ -220,6 +220,30 @@ def main():
     ]
     write("lit_cases", lines)
 
+    # Where a line holds elements and then a contextual element, LLVM applies the contextual
+    # element first and then shows the elements before it: they may fall in the line's mmap
+    # (when it opens a new module line; when it extends the open one they are not shown), and
+    # they still see the context a line's reset ends.
+    m = Module(5, "app_c_O2", 0x700000000)
+    lib = Module(6, "app_cpp_O2", 0x710000000)
+    f0, f1 = m.funcs[0][0], m.funcs[1][0]
+    obj = m.objs[0][0] if m.objs else f0
+    g0 = lib.funcs[0][0]
+    module, r, rx, *later = m.context()
+    lib_module, lib_r, lib_rx, *_ = lib.context()
+    lines = ["{{{reset}}}", module, r, "closes the module line"] + [
+        "new line {{{pc:%#x}}} {{{bt:0:%#x}}} {{{data:%#x}}} %s tail" % (m.addr(f0), m.addr(f1), m.addr(obj), rx)
+    ] + later[:-1] + [
+        "shown {{{pc:%#x}}}" % m.addr(f0),
+        lib_module,
+        "extends the open line {{{pc:%#x}}} %s" % (lib.addr(g0), lib_r),
+        "another module's line {{{data:%#x}}} {{{pc:%#x}}} %s" % (m.addr(obj), lib.addr(g0), later[-1]),
+        "other module {{{bt:1:%#x}}} %s" % (lib.addr(g0 + 1), lib_rx),
+        "before reset {{{pc:%#x}}} {{{reset}}} after" % m.addr(f1),
+        "gone {{{pc:%#x}}}" % m.addr(f1),
+    ]
+    write("context_order", lines)
+
     unreadable_files()
 
 
