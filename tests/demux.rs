@@ -23,16 +23,24 @@ fn sanitizers() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/sanitizers")
 }
 
-/// The processes: each sanitizer log's lines.
+/// The processes: each sanitizer log's lines, and a log whose lines hold
+/// elements before their contextual elements (which the llvm format
+/// applies first).
 fn processes() -> Vec<(&'static str, Vec<String>)> {
-    ["asan_heap_overflow", "asan_uaf_cpp", "ubsan", "lsan"]
-        .into_iter()
-        .map(|name| {
-            let text = std::fs::read_to_string(sanitizers().join(format!("{name}.log")))
-                .expect("sanitizer log");
-            (name, text.lines().map(str::to_string).collect())
-        })
-        .collect()
+    let llvm_diff = sanitizers().join("../llvm-diff");
+    [
+        ("asan_heap_overflow", sanitizers()),
+        ("asan_uaf_cpp", sanitizers()),
+        ("ubsan", sanitizers()),
+        ("lsan", sanitizers()),
+        ("context_order", llvm_diff),
+    ]
+    .into_iter()
+    .map(|(name, dir)| {
+        let text = std::fs::read_to_string(dir.join(format!("{name}.log"))).expect("log");
+        (name, text.lines().map(str::to_string).collect())
+    })
+    .collect()
 }
 
 /// A prefix format: the prefix of line `i` of process `p` (name, pid).
