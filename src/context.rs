@@ -101,8 +101,10 @@ pub const MAX_REGIONS: usize = 1 << 20;
 pub enum MmapAdded {
     /// Stored as given.
     Stored(Region),
-    /// A size-0 region at the start of another size-0 region: not stored
-    /// (LLVM keeps the first and reports nothing); carries the kept one.
+    /// A region starting where a size-0 region starts (which no overlap
+    /// check catches, as in LLVM): not stored, and nothing reported; carries
+    /// the kept one, whatever module each names (LLVM then treats the mmap
+    /// as the kept one).
     Duplicate(Region),
 }
 

@@ -451,12 +451,13 @@ impl Filter {
                             MmapAdded::Duplicate(r) => (r, true),
                         };
                         // Find (and fetch) the module's files in the background.
-                        if let Some(m) = self.context.module(module) {
+                        // A region not stored is the kept one's, of its module.
+                        if let Some(m) = self.context.module(region.module) {
                             let context = &self.context;
                             self.symbolizer
                                 .prefetch(&m.build_id, || ModuleKey::of(context, m));
                         }
-                        match self.context.module(module) {
+                        match self.context.module(region.module) {
                             Some(m) => Event::Context(
                                 raw,
                                 ContextEvent::Mmap {

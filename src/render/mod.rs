@@ -112,9 +112,9 @@ pub enum ContextEvent {
     Reset { had_state: bool },
     /// A module was declared.
     Module(Module),
-    /// A region was added to a module. `duplicate` when it was a size-0
-    /// region at the start of another one and not stored (`region` is then
-    /// the one kept).
+    /// A region was added to a module. `duplicate` when it started where a
+    /// size-0 region starts and was not stored (`region` and `module` are
+    /// then the kept one's, see [`crate::context::MmapAdded::Duplicate`]).
     Mmap {
         module: Module,
         region: Region,

@@ -241,6 +241,15 @@ def main():
         "other module {{{bt:1:%#x}}} %s" % (lib.addr(g0 + 1), lib_rx),
         "before reset {{{pc:%#x}}} {{{reset}}} after" % m.addr(f1),
         "gone {{{pc:%#x}}}" % m.addr(f1),
+        # An mmap starting where a size-0 mmap starts passes LLVM's overlap check and is not
+        # stored: LLVM lists the size-0 one again, as of its own module.
+        "{{{module:7:zero.so:elf:%s}}}" % m.build_id,
+        "{{{module:8:other.so:elf:%s}}}" % lib.build_id,
+        "{{{mmap:0x720000000:0:load:7:r:0x0}}}",
+        "{{{mmap:0x720000000:0x1000:load:8:rx:0x1000}}}",
+        "between {{{pc:0x720000010}}}",
+        "{{{mmap:0x720000000:0x2000:load:8:rx:0x1000}}}",
+        "after {{{pc:0x720000010}}}",
     ]
     write("context_order", lines)
 
