@@ -371,3 +371,54 @@ fn system_debug_files_match_llvm_symbolizer_22() {
         first_difference(&ours, &llvm.stdout)
     );
 }
+
+/// Random markup logs with their edges bent (number forms, field counts,
+/// bad tags and braces, SGR escapes, clashing modules and mmaps, elements
+/// before contextual ones on a line), made by `scripts/llvm-diff-random.py`
+/// over the suite's fixtures: `--format=llvm` prints what LLVM 22 prints
+/// on each, in the same run, without and with colour. The script says
+/// which logs differ and keeps each, cut to the lines that still differ.
+#[test]
+fn random_logs_print_as_llvm_symbolizer_22() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let work = tempfile::tempdir().expect("tempdir");
+    let out = std::process::Command::new("python3")
+        .arg(root.join("scripts/llvm-diff-random.py"))
+        .args(["--count", "300", "--seed", "20261206", "--symfilter"])
+        .arg(env!("CARGO_BIN_EXE_symfilter"))
+        .arg("--tree")
+        .arg(root.join("testdata/debug"))
+        .arg("--out")
+        .arg(work.path())
+        .env_remove("DEBUGINFOD_URLS")
+        .output()
+        .expect("run scripts/llvm-diff-random.py");
+    let report = String::from_utf8_lossy(&out.stdout);
+    let mut cases = String::new();
+    for entry in std::fs::read_dir(work.path())
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
+        let path = entry.path();
+        if path.extension().is_some_and(|x| x == "log") {
+            let log = std::fs::read(&path).unwrap_or_default();
+            let llvm = std::fs::read(path.with_extension("llvm")).unwrap_or_default();
+            cases += &format!(
+                "{}: {}\n",
+                path.display(),
+                first_difference(
+                    &std::fs::read(path.with_extension("symfilter")).unwrap_or_default(),
+                    &llvm
+                )
+            );
+            cases += &format!("  log: {:?}\n", String::from_utf8_lossy(&log));
+        }
+    }
+    assert!(
+        out.status.success(),
+        "{report}{cases}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(report.contains("0 of 300 logs differ"), "{report}");
+}
