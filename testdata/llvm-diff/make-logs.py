@@ -250,6 +250,12 @@ def main():
         "between {{{pc:0x720000010}}}",
         "{{{mmap:0x720000000:0x2000:load:8:rx:0x1000}}}",
         "after {{{pc:0x720000010}}}",
+        # LLVM neither shows nor diagnoses the elements before a refused contextual element,
+        # nor before a reset with nothing to reset.
+        "before a refused mmap {{{pc:0x1}}} {{{mmap:0x730000000:0x10:load:99:r:0x0}}}",
+        "before a refused module {{{bt:0:0x1}}} {{{module:8:again:elf:01}}}",
+        "{{{reset}}}",
+        "before an empty reset {{{pc:0x1}}} {{{reset}}}",
     ]
     write("context_order", lines)
 
