@@ -19,7 +19,7 @@ are paths of real files, and LLVM's two sentinel module IDs (2^64-1, 2^64-2),
 with which LLVM's own map misbehaves.
 
 usage: scripts/llvm-diff-random.py [--count N] [--seed S] [--symfilter BIN]
-                                   [--tree DIR] [--out DIR]
+                                   [--tree DIR] [--out DIR] [--symfilter-arg ARG]...
 """
 
 import argparse
@@ -357,7 +357,7 @@ def outputs(lines, args, color):
     )
     ours = subprocess.run(
         [args.symfilter, "--format=llvm", "--color=" + color, "--no-debuginfod",
-         "--no-default-paths", "--build-id-dir", tree],
+         "--no-default-paths", "--build-id-dir", tree] + args.symfilter_arg,
         input=data, capture_output=True, timeout=60,
         env={k: v for k, v in os.environ.items() if k != "DEBUGINFOD_URLS"},
     )
@@ -394,6 +394,8 @@ def main():
     p.add_argument("--symfilter", default=str(ROOT / "target/release/symfilter"))
     p.add_argument("--tree", default=str(ROOT / "testdata/debug"))
     p.add_argument("--out", default="llvm-diff-random.out")
+    p.add_argument("--symfilter-arg", action="append", default=[],
+                   help="one more argument for symfilter (repeatable), e.g. --one-thread")
     args = p.parse_args()
     fx = fixtures(args.tree)
     rng = random.Random(args.seed)
