@@ -341,7 +341,14 @@ class Log:
 
 def make_log(rng, fx):
     log = Log(rng, fx)
-    lines = [log.line() for _ in range(rng.randint(1, 30))]
+    lines = []
+    for _ in range(rng.randint(1, 30)):
+        if rng.random() < 0.03:
+            # A hexdict over several lines: LLVM reads each line alone.
+            a = log.address(log.code_address())
+            lines += ["{{{hexdict:\n", "  RIP: %s RSP: 0x10\n" % a, "}}}\n"]
+        else:
+            lines.append(log.line())
     if rng.random() < 0.1:
         lines[-1] = lines[-1].rstrip("\n")
     return [l.encode("latin-1", "replace") if all(ord(c) < 256 for c in l) else l.encode() for l in lines]
