@@ -21,6 +21,18 @@ fn symfilter(args: &[&str]) -> (String, String) {
     (stdout, stderr)
 }
 
+/// symfilter's stderr for `args`, run in the fixtures' folder, which must
+/// fail.
+fn symfilter_fails(args: &[&str]) -> String {
+    let out = common::command()
+        .current_dir(dir())
+        .args(args)
+        .output()
+        .expect("run symfilter");
+    assert!(!out.status.success(), "symfilter {args:?} succeeded");
+    String::from_utf8(out.stderr).expect("utf-8 stderr")
+}
+
 fn expected(name: &str) -> String {
     std::fs::read_to_string(dir().join("expected").join(name)).expect("expected output")
 }
@@ -353,22 +365,16 @@ fn version_0_sleds_match_llvm_xray_extract() {
 fn build_id_not_found_is_one_clear_error() {
     // An empty tree: a missing one would get a warning of its own.
     let empty = tempfile::tempdir().expect("tempdir");
-    let out = common::command()
-        .current_dir(dir())
-        .args([
-            "xray",
-            "account",
-            "traces/st.xray",
-            "--build-id",
-            "00112233445566778899aabbccddeeff00112233",
-            "--build-id-dir",
-            empty.path().to_str().expect("UTF-8 path"),
-            "--no-debuginfod",
-        ])
-        .output()
-        .expect("run symfilter");
-    assert!(!out.status.success());
-    let err = String::from_utf8(out.stderr).expect("utf-8");
+    let err = symfilter_fails(&[
+        "xray",
+        "account",
+        "traces/st.xray",
+        "--build-id",
+        "00112233445566778899aabbccddeeff00112233",
+        "--build-id-dir",
+        empty.path().to_str().expect("UTF-8 path"),
+        "--no-debuginfod",
+    ]);
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(
         err.starts_with("symfilter: no binary with an XRay instrumentation map found for build ID 00112233445566778899aabbccddeeff00112233"),
@@ -380,20 +386,14 @@ fn build_id_not_found_is_one_clear_error() {
 /// once, not also a warning about the symbol path made of it.
 #[test]
 fn a_missing_instrumented_binary_is_one_error() {
-    let out = common::command()
-        .current_dir(dir())
-        .args([
-            "xray",
-            "account",
-            "traces/st.xray",
-            "--instr-map",
-            "/nonexistent/xray-binary",
-            "--no-debuginfod",
-        ])
-        .output()
-        .expect("run symfilter");
-    assert!(!out.status.success());
-    let err = String::from_utf8(out.stderr).expect("utf-8");
+    let err = symfilter_fails(&[
+        "xray",
+        "account",
+        "traces/st.xray",
+        "--instr-map",
+        "/nonexistent/xray-binary",
+        "--no-debuginfod",
+    ]);
     let not_found = std::io::Error::from_raw_os_error(libc::ENOENT);
     assert_eq!(
         err,
@@ -451,21 +451,15 @@ fn binary_found_by_build_id_through_symbol_path_and_debug_tree() {
         .arg(&debug)
         .status();
     if status.is_ok_and(|s| s.success()) {
-        let out = common::command()
-            .current_dir(dir())
-            .args([
-                "xray",
-                "account",
-                "traces/mt.xray",
-                "--build-id",
-                &id,
-                "--build-id-dir",
-                tree_arg,
-            ])
-            .output()
-            .expect("run");
-        assert!(!out.status.success());
-        let err = String::from_utf8(out.stderr).expect("utf-8");
+        let err = symfilter_fails(&[
+            "xray",
+            "account",
+            "traces/mt.xray",
+            "--build-id",
+            &id,
+            "--build-id-dir",
+            tree_arg,
+        ]);
         assert!(
             err.contains("xray_instr_map has no contents in this file (a stripped debug file?)"),
             "{err}"
