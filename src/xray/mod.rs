@@ -41,23 +41,23 @@ pub struct Mapped {
     map: FileMap,
 }
 
+/// `error` reading the file at `path`.
+fn io_error(path: &Path, error: std::io::Error) -> XrayError {
+    XrayError::Io {
+        path: path.display().to_string(),
+        error,
+    }
+}
+
 impl Mapped {
     pub fn open(path: &Path) -> Result<Mapped, XrayError> {
-        let io = |error| XrayError::Io {
-            path: path.display().to_string(),
-            error,
-        };
-        let file = File::open(path).map_err(io)?;
+        let file = File::open(path).map_err(|error| io_error(path, error))?;
         Mapped::of(&file, path)
     }
 
     /// Map a file already open (`path` names it in errors).
     pub fn of(file: &File, path: &Path) -> Result<Mapped, XrayError> {
-        let io = |error| XrayError::Io {
-            path: path.display().to_string(),
-            error,
-        };
-        let map = FileMap::open(file, path).map_err(io)?;
+        let map = FileMap::open(file, path).map_err(|error| io_error(path, error))?;
         Ok(Mapped { map })
     }
 
