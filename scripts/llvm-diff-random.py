@@ -351,7 +351,7 @@ def make_log(rng, fx):
             lines.append(log.line())
     if rng.random() < 0.1:
         lines[-1] = lines[-1].rstrip("\n")
-    return [l.encode("latin-1", "replace") if all(ord(c) < 256 for c in l) else l.encode() for l in lines]
+    return [l.encode("latin-1") if all(ord(c) < 256 for c in l) else l.encode() for l in lines]
 
 
 def outputs(lines, args, color):
