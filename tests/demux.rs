@@ -432,3 +432,36 @@ proptest! {
         }
     }
 }
+
+/// In the llvm format, the elements before an mmap that extends the
+/// module line LLVM holds open are never shown, so nothing is said of
+/// them; each process holds its own open line, whatever other processes
+/// write between its lines.
+#[test]
+fn each_process_holds_its_own_open_module_line() {
+    let log = "[1] {{{module:0:a:elf:abcd}}}\n\
+               [1] {{{mmap:0x1000:0x1000:load:0:r:0x0}}}\n\
+               [2] {{{module:0:b:elf:abcd}}}\n\
+               [2] {{{module:1:c:elf:abcd}}}\n\
+               [2] {{{mmap:0x5000:0x1000:load:1:r:0x0}}}\n\
+               [1] {{{pc:0x9991}}} {{{mmap:0x2000:0x1000:load:0:rx:0x1000}}}\n\
+               [2] {{{pc:0x9992}}} {{{mmap:0x6000:0x1000:load:1:rx:0x1000}}}\n\
+               [1] {{{pc:0x9993}}} {{{mmap:0x3000:0x1000:load:0:rw:0x2000}}}\n\
+               [2] x\n\
+               [2] {{{pc:0x9994}}} {{{mmap:0x7000:0x1000:load:1:rw:0x2000}}}\n";
+    let (out, err) = run(&["--demux", "--format=llvm"], log);
+    assert_eq!(
+        out,
+        "[2] [[[ELF module #0x0 \"b\"; BuildID=abcd]]]\n\
+         [2] [[[ELF module #0x1 \"c\"; BuildID=abcd [0x5000-0x5fff](r),[0x6000-0x6fff](rx)]]]\n\
+         [2] x\n\
+         [1] [[[ELF module #0x0 \"a\"; BuildID=abcd \
+         [0x1000-0x1fff](r),[0x2000-0x2fff](rx),[0x3000-0x3fff](rw)]]]\n\
+         [2] [[[pc:0x9994]]] [[[ELF module #0x1 \"c\"; adds [0x7000-0x7fff](rw)]]]\n"
+    );
+    // As LLVM gives each process's lines alone: only the last pc is
+    // shown, since process 2's module line closed at its text.
+    let diagnosed: Vec<&str> = err.lines().filter(|l| l.contains("0x999")).collect();
+    assert_eq!(diagnosed.len(), 1, "{err}");
+    assert!(diagnosed[0].contains("in.log:10:"), "{err}");
+}
