@@ -16,7 +16,10 @@
 # divided by LLVM's. Wall times on a shared machine are noisy; instruction counts are not:
 # each variant is then run once under `valgrind --tool=cachegrind --cache-sim=no` on the first
 # INSTR_LINES lines of each log (default 200,000: one context), unless INSTR_LINES=0.
-# The llvm format's output is compared with LLVM's on each whole log.
+# The llvm format's output is compared with LLVM's on each whole log. Each shape's line of
+# figures ends with the load average before its rounds and the share of CPU time the VM's host
+# took back (steal) during them: two-thread runs lose more than LLVM's single thread when the
+# host takes a CPU away, so a run with steal or load is not one to compare ratios by.
 #
 # usage: scripts/bench-shapes.sh [WORKDIR] [ROUNDS]   (default /tmp/symfilter-bench, 3)
 set -euo pipefail
@@ -64,6 +67,8 @@ for shape in ${SHAPES:-repetitive diverse reports modules}; do
   echo "== $shape ($log: $(grep -c '{{{' "$log") elements)"
   times="$shape.times"
   : > "$times"
+  load=$(cut -d' ' -f1-3 /proc/loadavg)
+  stat_before=$(head -1 /proc/stat)
   for _ in $(seq "$rounds"); do
     # Each run follows an unmeasured run of the same command (a warm-up, as
     # `hyperfine --warmup` does): on a VM that takes freed memory back, a
@@ -91,6 +96,12 @@ for shape in ${SHAPES:-repetitive diverse reports modules}; do
       for (k in n) printf "%-34s %4d %8.3fs %6.2fs %7.3fs %7d KB %7.1fx %6.1fx %8.2f\n", k, n[k],
         w[k] / n[k], lo[k], c[k] / n[k], m[k], lw / (w[k] / n[k]), lc / (c[k] / n[k]), m[k] / lm
     }' "$times" | sort -k1,1
+  # The cpu line of /proc/stat: user nice system idle iowait irq softirq steal ...
+  echo "load average before: $load; host steal during the rounds: $(
+    echo "$stat_before" "$(head -1 /proc/stat)" | awk '{
+      n = (NF - 2) / 2; total = 0
+      for (i = 2; i <= n + 1; i++) total += $(i + n + 1) - $i
+      printf "%.1f%%", total ? 100 * ($(9 + n + 1) - $9) / total : 0 }')"
   "$LLVM" --filter-markup --debug-file-directory="$dir" < "$log" > "$shape.llvm.out"
   # shellcheck disable=SC2086
   "$root/target/release/symfilter" --format=llvm $extra --build-id-dir "$dir" "$log" \
