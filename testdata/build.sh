@@ -30,6 +30,8 @@ step_bin() {
   $CC -O0 -g "${MAP[@]}" "${LD[@]}" -o "$OUT/app_c_O0" "$SRC/app.c"
   $CC -O2 -g "${MAP[@]}" "${LD[@]}" -o "$OUT/app_c_O2" "$SRC/app.c"
   $CC -O2 -gdwarf-4 "${MAP[@]}" "${LD[@]}" -o "$OUT/app_c_O2_dwarf4" "$SRC/app.c"
+  # With .debug_aranges, which clang fills with globals as well as code (as rustc does).
+  $CC -O0 -g -gdwarf-aranges "${MAP[@]}" "${LD[@]}" -o "$OUT/app_c_aranges" "$SRC/app.c"
   gcc -O2 -g "${MAP[@]}" "${LD[@]}" -o "$OUT/app_c_gcc_O2" "$SRC/app.c"
   $CXX -O2 -g "${MAP[@]}" "${LD[@]}" -o "$OUT/app_cpp_O2" "$SRC/app.cpp"
   $CC -O2 -g -fPIC -shared "${MAP[@]}" "${LD[@]}" -Wl,-soname,libfixture.so \

@@ -87,6 +87,7 @@ fn table(ra_step: u64) -> Table {
                 size: 0x40,
                 file: None,
             }),
+            claimed: false,
             shown: Default::default(),
         },
     );
@@ -102,6 +103,7 @@ fn table(ra_step: u64) -> Table {
             )]
             .into(),
             symbol: None,
+            claimed: false,
             shown: Default::default(),
         },
     );
@@ -116,6 +118,7 @@ fn table(ra_step: u64) -> Table {
                 size: 0x20,
                 file: Some("app.c".into()),
             }),
+            claimed: false,
             shown: Default::default(),
         },
     );

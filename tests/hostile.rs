@@ -481,6 +481,7 @@ fn terminal_escapes_from_debug_info_are_shown_escaped() {
         }]
         .into(),
         symbol: None,
+        claimed: false,
         shown: Default::default(),
     };
     let module = Module {
@@ -552,6 +553,7 @@ fn terminal_escapes_from_debug_info_are_shown_escaped() {
                 size: 8,
                 file: None,
             }),
+            claimed: false,
             shown: Default::default(),
         }));
         let mut human = renderer(Format::Human, &RenderOptions::default());

@@ -172,6 +172,7 @@ fn table() -> BTreeMap<u64, CodeInfo> {
                 }]
                 .into(),
                 symbol: None,
+                claimed: false,
                 shown: Default::default(),
             },
         );
@@ -195,6 +196,7 @@ fn table() -> BTreeMap<u64, CodeInfo> {
             ]
             .into(),
             symbol: None,
+            claimed: false,
             shown: Default::default(),
         },
     );
@@ -774,6 +776,7 @@ mod property {
                         }]
                         .into(),
                         symbol: None,
+                        claimed: false,
                         shown: Default::default(),
                     },
                 );

@@ -259,6 +259,7 @@ impl BreakpadSymbols {
                 size: end.map_or(0, |e| e - p.address),
                 file: None,
             }),
+            claimed: false,
             shown: Default::default(),
         })
     }
@@ -311,6 +312,7 @@ impl BreakpadSymbols {
                 size: f.size,
                 file: None,
             }),
+            claimed: false,
             shown: Default::default(),
         }
     }

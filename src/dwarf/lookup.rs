@@ -207,6 +207,11 @@ impl<'a> Engine<'a> {
         &self.main.dwarf
     }
 
+    /// The main file's units.
+    pub(crate) fn units(&self) -> &UnitIndex<'a> {
+        &self.main.units
+    }
+
     pub(crate) fn has_sup(&self) -> bool {
         self.sup.is_some()
     }

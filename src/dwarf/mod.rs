@@ -12,6 +12,7 @@
 //! files lie: the caller hands over the sections and a way to find `.dwo`
 //! files.
 
+mod claims;
 mod die_walk;
 mod functions;
 mod globals;
@@ -29,6 +30,7 @@ mod tests;
 use std::fmt;
 use std::sync::OnceLock;
 
+use claims::Claims;
 pub use globals::Global;
 use globals::Globals;
 use lookup::{Engine, Found};
@@ -137,6 +139,7 @@ impl CodeUnit<'_, '_> {
 pub struct DwarfIndex<'a> {
     engine: Engine<'a>,
     globals: OnceLock<Globals>,
+    claims: OnceLock<Claims>,
 }
 
 impl<'a> DwarfIndex<'a> {
@@ -150,6 +153,7 @@ impl<'a> DwarfIndex<'a> {
         DwarfIndex {
             engine: Engine::new(dwarf, package),
             globals: OnceLock::new(),
+            claims: OnceLock::new(),
         }
     }
 
@@ -176,6 +180,16 @@ impl<'a> DwarfIndex<'a> {
             Ok(Found::TooDeep) => Err(LookupError::TooDeep),
             Err(e) => Err(LookupError::Unreadable(e)),
         }
+    }
+
+    /// Whether the debug info claims a unit at `addr` by LLVM's reckoning:
+    /// covered by a `.debug_aranges` entry, or by the declared ranges of a
+    /// unit no aranges set names. It may hold where [`Self::frames`] finds
+    /// nothing (a global variable's address). Indexed on the first call.
+    pub fn claims(&self, addr: u64) -> bool {
+        self.claims
+            .get_or_init(|| Claims::build(self.engine.dwarf(), self.engine.units()))
+            .covers(addr)
     }
 
     /// Every unit with code, in section order, split units loaded (from

@@ -445,3 +445,32 @@ fn line_tables_share_the_names_of_their_files() {
     assert!(!Arc::ptr_eq(&file(&a), &file(&c)));
     assert_eq!(file(&a), file(&c));
 }
+
+/// Where the debug info claims a unit by LLVM's reckoning: `.debug_aranges`
+/// entries (clang's include globals), else the units' declared ranges
+/// (code only). Addresses from each fixture's symbol table.
+#[test]
+fn units_are_claimed_where_llvm_finds_them() {
+    let symbol = |path: &Path, name: &str| {
+        let data = std::fs::read(path).unwrap();
+        let obj = object::File::parse(&*data).unwrap();
+        use object::{Object, ObjectSymbol};
+        let s = obj.symbols().find(|s| s.name() == Ok(name)).unwrap();
+        (s.address(), s.size())
+    };
+    let bin = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/bin");
+    for (name, data_claimed) in [("app_c_aranges", true), ("app_c_O2", false)] {
+        let path = bin.join(name);
+        let index = DwarfIndex::new(load(&path).unwrap(), None);
+        let (main, size) = symbol(&path, "main");
+        assert!(
+            index.claims(main) && index.claims(main + size - 1),
+            "{name}"
+        );
+        let (counter, size) = symbol(&path, "s_counter");
+        assert_eq!(index.claims(counter), data_claimed, "{name}");
+        assert_eq!(index.claims(counter + size - 1), data_claimed, "{name}");
+        assert!(!index.claims(counter + size), "{name}");
+        assert!(!index.claims(0x10), "{name}");
+    }
+}

@@ -47,6 +47,9 @@ pub(crate) struct UnitIndex<'a> {
     /// `by_end`'s ends alone: the binary search of every lookup reads a
     /// quarter of the bytes.
     ends: Vec<u64>,
+    /// The units that declare no ranges, whose ranges (if any) are their
+    /// line programs' sequences, ascending.
+    undeclared: Vec<usize>,
 }
 
 impl<'a> UnitIndex<'a> {
@@ -59,6 +62,7 @@ impl<'a> UnitIndex<'a> {
         aranges.sort_unstable_by_key(|a| a.0);
         let mut starts = Vec::new();
         let mut by_end = Vec::new();
+        let mut undeclared = Vec::new();
         let mut found: Vec<gimli::Range> = Vec::new();
         let mut roots = RootAbbreviations::default();
         let mut iter = dwarf.units();
@@ -81,7 +85,9 @@ impl<'a> UnitIndex<'a> {
             // read before its error are kept; a line program gives none
             // unless read whole): a broken unit answers nothing rather
             // than claiming every address.
-            let _ = unit_ranges(dwarf, &mut roots, &header, &aranges, &mut found);
+            if let Ok(false) = unit_ranges(dwarf, &mut roots, &header, &aranges, &mut found) {
+                undeclared.push(unit);
+            }
             by_end.extend(found.iter().filter(|r| r.begin < r.end).map(|r| EndRange {
                 begin: r.begin,
                 end: r.end,
@@ -107,7 +113,19 @@ impl<'a> UnitIndex<'a> {
             starts,
             by_end,
             ends,
+            undeclared,
         }
+    }
+
+    /// Every range of every unit: (unit, begin, end), in no order.
+    pub(crate) fn ranges(&self) -> impl Iterator<Item = (usize, u64, u64)> + '_ {
+        self.by_end.iter().map(|r| (r.unit, r.begin, r.end))
+    }
+
+    /// Whether unit `index` declares no ranges (its ranges, if any, are its
+    /// line program's sequences).
+    pub(crate) fn undeclared(&self, index: usize) -> bool {
+        self.undeclared.binary_search(&index).is_ok()
     }
 
     /// The units whose ranges cover `addr`, by index, in search order (a
@@ -135,6 +153,11 @@ impl<'a> UnitIndex<'a> {
 
     pub(crate) fn len(&self) -> usize {
         self.starts.len()
+    }
+
+    /// The unit starting at `offset` in `.debug_info`.
+    pub(crate) fn unit_starting_at(&self, offset: usize) -> Option<usize> {
+        self.starts.binary_search(&offset).ok()
     }
 
     /// The unit a `.debug_info` reference lands in: the last one starting
@@ -190,14 +213,15 @@ impl UnitIndex<'_> {
 /// `DW_AT_ranges` of the root DIE, else its `.debug_aranges` entries, else
 /// the root's low/high pc, each attribute taken as addr2line takes it;
 /// where it declares none, its line program's sequences. Reads only the
-/// root DIE's attributes. An error means the ranges are unknown.
+/// root DIE's attributes. Whether the unit declares ranges; an error means
+/// the ranges are unknown.
 fn unit_ranges<'a>(
     dwarf: &gimli::Dwarf<R<'a>>,
     roots: &mut RootAbbreviations,
     header: &gimli::UnitHeader<R<'a>>,
     aranges: &[(usize, gimli::DebugArangesOffset<usize>)],
     out: &mut Vec<gimli::Range>,
-) -> Sure<()> {
+) -> Sure<bool> {
     use gimli::AttributeValue as V;
     let abbreviations = roots.get(dwarf, header)?;
     let mut low = None;
@@ -210,7 +234,7 @@ fn unit_ranges<'a>(
         let mut entries = header.entries_raw(&abbreviations, None)?;
         // No root DIE: addr2line skips the unit.
         let Some(abbrev) = entries.read_abbreviation()? else {
-            return Ok(());
+            return Ok(true);
         };
         for spec in abbrev.attributes() {
             let attr = entries.read_attribute(*spec)?;
@@ -308,7 +332,7 @@ fn unit_ranges<'a>(
     if !declared && let Some(offset) = stmt_list {
         line_ranges(unit_ref, offset, out);
     }
-    Ok(())
+    Ok(declared)
 }
 
 /// A line program's sequences (from the first row to the end), as

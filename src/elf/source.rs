@@ -426,9 +426,13 @@ impl SymbolSource for ElfSource {
                     None => Miss::NoInfo,
                 });
             }
+            let claimed = frames.is_empty()
+                && want.claims
+                && matches!(debug, Debug::Index(index) if index.claims(addr));
             Ok(CodeInfo {
                 frames,
                 symbol,
+                claimed,
                 shown: Default::default(),
             })
         })

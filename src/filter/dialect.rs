@@ -88,12 +88,14 @@ impl Wants {
 
     /// What `format` prints: the human format never shows the column of a
     /// line-0 location, nor the symbol of a function the debug info names;
-    /// the llvm format never shows declarations.
+    /// the llvm format never shows declarations, and asks whether the
+    /// debug info claims an address it gives no frames for (its `pc`).
     pub fn usual_for(format: Format) -> Wants {
         Wants {
             code: CodeWant {
                 line0_columns: format != Format::Human,
                 symbol_when_named: format != Format::Human,
+                claims: format == Format::Llvm,
             },
             data: DataWant {
                 declaration: format != Format::Llvm,

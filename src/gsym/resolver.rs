@@ -111,6 +111,7 @@ fn to_code_info(r: LookupResult, with_frames: bool) -> CodeInfo {
     CodeInfo {
         frames,
         symbol,
+        claimed: false,
         shown: Default::default(),
     }
 }

@@ -449,10 +449,18 @@ impl Llvm {
         if inner.is_empty() && outer.is_empty() {
             return self.raw_element(out, line, el);
         }
+        // LLVM's line lookup gives a symbol's `STT_FILE` name only where no
+        // unit claims the address (its inlining lookup, `bt`'s, gives it
+        // wherever the debug info names no file).
+        let file = if info.claimed {
+            BAD.as_bytes()
+        } else {
+            answer.file(inner)
+        };
         self.highlight(out)?;
         self.value(out, answer.function(outer))?;
         out.write_all(b"[")?;
-        self.value(out, answer.file(inner))?;
+        self.value(out, file)?;
         out.write_all(b":")?;
         self.value(out, itoa::Buffer::new().format(inner.line).as_bytes())?;
         out.write_all(b"]")?;

@@ -226,6 +226,7 @@ mod tests {
     const LINE0: CodeWant = CodeWant {
         line0_columns: true,
         symbol_when_named: true,
+        claims: false,
     };
 
     #[test]

@@ -79,6 +79,10 @@ pub struct CodeInfo {
     pub frames: Frames,
     /// The symbol-table symbol covering the address, if any.
     pub symbol: Option<SymbolHit>,
+    /// With no frames: the debug info claims a unit at the address by
+    /// LLVM's reckoning all the same (asked by [`CodeWant::claims`]; see
+    /// [`crate::dwarf::DwarfIndex::claims`]).
+    pub claimed: bool,
     /// How often printers have shown this answer.
     pub shown: ShownBefore,
 }
@@ -378,6 +382,10 @@ pub struct CodeWant {
     /// human format shows the symbol only there). Sources whose symbol
     /// costs nothing extra may give it anyway.
     pub symbol_when_named: bool,
+    /// [`CodeInfo::claimed`], where the debug info gives no frames: LLVM's
+    /// line lookup then shows no `STT_FILE` name for a local symbol (the
+    /// llvm format's `{{{pc}}}`).
+    pub claims: bool,
 }
 
 impl Default for CodeWant {
@@ -385,6 +393,7 @@ impl Default for CodeWant {
         CodeWant {
             line0_columns: true,
             symbol_when_named: true,
+            claims: true,
         }
     }
 }

@@ -321,6 +321,20 @@ def unreadable_files():
     ]
     write("unreadable_build_id", lines)
 
+    # .debug_aranges claiming globals' addresses for their unit: LLVM's pc lookup then finds a
+    # unit there and gives no symbol's STT_FILE name; bt's lookup still does. Every object's
+    # start and interior, through pc, bt and data; then the usual mix. Its own seed, so that
+    # the logs above stay as they were.
+    m = Module(0, "app_c_aranges", 0x555555554000)
+    lines = ["{{{reset}}}"] + m.context()
+    for addr, size, _ in m.objs:
+        for off in sorted({0, size // 2, size - 1}):
+            a = m.addr(addr + off)
+            lines += [f"pc {{{{{{pc:{a:#x}}}}}}} ra {{{{{{pc:{a + 1:#x}:ra}}}}}}",
+                      f"    {{{{{{bt:0:{a:#x}:pc}}}}}}", f"data {{{{{{data:{a:#x}}}}}}}"]
+    lines += presentation([m], random.Random(20261206), 60)
+    write("aranges", lines)
+
 
 if __name__ == "__main__":
     main()
