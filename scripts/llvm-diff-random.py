@@ -51,7 +51,8 @@ def fixtures(tree):
         build_id = path.parent.name + path.name[: -len(".debug")]
         segments, symbols = [], []
         ph = subprocess.run(
-            [LLVM_BIN / "llvm-readelf", "-lW", path], capture_output=True, text=True
+            [LLVM_BIN / "llvm-readelf", "-lW", path], capture_output=True, text=True,
+            errors="replace",
         ).stdout
         for line in ph.splitlines():
             f = line.split()
@@ -61,7 +62,8 @@ def fixtures(tree):
                 mode = flags.replace("E", "x").lower() or "r"
                 segments.append((vaddr, memsz, mode))
         nm = subprocess.run(
-            [LLVM_BIN / "llvm-nm", "--defined-only", path], capture_output=True, text=True
+            [LLVM_BIN / "llvm-nm", "--defined-only", path], capture_output=True, text=True,
+            errors="replace",
         ).stdout
         for line in nm.splitlines():
             f = line.split()
