@@ -267,12 +267,13 @@ fn diagnoses_the_lines_llvm_does() {
 /// of `/usr/lib/debug/.build-id` (Debian's `libc6-dbg`, which `.ci/run`
 /// installs: libc, libm, the dynamic loader, the gconv modules, ...),
 /// mapped as its program headers say, and 100 addresses drawn from each
-/// executable segment as a `pc` and as a `bt` (inlined frames and all):
+/// executable segment as a `pc` and as a `bt` (inlined frames and all),
+/// and the symbols of sections not loaded, as a `pc`, `bt` and `data`:
 /// `--format=llvm` is byte-identical to LLVM 22's output made in the same
 /// run. Inputs neither the tests nor the fixtures chose.
 #[test]
 fn system_debug_files_match_llvm_symbolizer_22() {
-    use object::{Object, ObjectSegment};
+    use object::{Object, ObjectSection, ObjectSegment, ObjectSymbol};
     let root = Path::new("/usr/lib/debug/.build-id");
     let sorted = |dir: &Path| -> Vec<PathBuf> {
         let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
@@ -333,6 +334,25 @@ fn system_debug_files_match_llvm_symbolizer_22() {
             }
             if code.is_empty() {
                 continue;
+            }
+            // Symbols of sections the program does not have in memory
+            // (glibc's `.gnu.warning.*`, at address 0): LLVM leaves them out.
+            let unallocated = obj
+                .symbols()
+                .filter(|sym| match sym.section() {
+                    object::SymbolSection::Section(i) => obj.section_by_index(i).is_ok_and(|s| {
+                        matches!(s.flags(), object::SectionFlags::Elf { sh_flags, .. }
+                            if !sh_flags.contains(object::elf::SHF_ALLOC))
+                    }),
+                    _ => false,
+                })
+                .filter(|sym| sym.size() > 0)
+                .take(20);
+            for sym in unallocated {
+                let a = base + sym.address() + sym.size() / 2;
+                lines.push(format!(
+                    "pc {{{{{{pc:{a:#x}}}}}}} bt {{{{{{bt:0:{a:#x}}}}}}} data {{{{{{data:{a:#x}}}}}}}"
+                ));
             }
             for (address, size) in code {
                 for _ in 0..100 {

@@ -1,8 +1,8 @@
 //! The merged ELF symbol table of a module, with LLVM's lookup rules.
 //!
 //! LLVM (`SymbolizableObjectFile`) keeps function, object, no-type and IFUNC
-//! symbols defined in a real section, sorts them by (address, size), keeps
-//! one entry per address (the last of the largest size), and answers a probe
+//! symbols defined in a section the program has in memory (`SHF_ALLOC`),
+//! sorts them by (address, size), keeps one entry per address (the last of the largest size), and answers a probe
 //! with the last entry at or below it, unless that entry has a non-zero size
 //! that ends at or before the probe. Local symbols carry the name of the
 //! `STT_FILE` symbol preceding them. We do the same, over the `.symtab` of
@@ -326,7 +326,7 @@ fn visit<'a, Elf: FileHeader<Endian = Endianness>>(
         if !matches!(
             sym.kind,
             elf::STT_NOTYPE | elf::STT_FUNC | elf::STT_OBJECT | elf::STT_GNU_IFUNC
-        ) || !sym.defined
+        ) || !sym.allocated
         {
             continue;
         }
@@ -363,8 +363,9 @@ pub(crate) struct ElfSymbol<'a> {
     pub value: u64,
     pub size: u64,
     /// Defined in one of the file's sections (not undefined, absolute or
-    /// common).
-    pub defined: bool,
+    /// common) that the program has in memory (`SHF_ALLOC`): the others
+    /// (`.gnu.warning.*`, `.comment`) have no run-time address.
+    pub allocated: bool,
     /// In `SHN_COMMON`: the value is an alignment, not an address.
     pub common: bool,
     /// Where the name of the last non-empty `STT_FILE` symbol before this
@@ -436,7 +437,7 @@ impl<'a> Iterator for ElfSymbols<'_, 'a> {
 pub(crate) struct ElfSymbolsOf<'f, 'a, Elf: FileHeader> {
     table: &'f object::read::elf::SymbolTable<'a, Elf>,
     endian: Elf::Endian,
-    section_count: usize,
+    sections: &'f object::read::elf::SectionTable<'a, Elf>,
     next: usize,
     file: Option<u32>,
     names_len: Option<usize>,
@@ -460,7 +461,7 @@ impl<'f, 'a, Elf: FileHeader<Endian = Endianness>> ElfSymbolsOf<'f, 'a, Elf> {
         ElfSymbolsOf {
             table,
             endian,
-            section_count: sections.len(),
+            sections,
             next: 1,
             file: None,
             names_len,
@@ -485,16 +486,19 @@ impl<'a, Elf: FileHeader<Endian = Endianness>> Iterator for ElfSymbolsOf<'_, 'a,
                 self.file = (!file.is_empty()).then_some(name);
             }
         }
-        let defined = matches!(
-            self.table.symbol_section(endian, sym, index),
-            Ok(Some(section)) if section.0 < self.section_count
-        );
+        let allocated = match self.table.symbol_section(endian, sym, index) {
+            Ok(Some(section)) => self
+                .sections
+                .section(section)
+                .is_ok_and(|s| s.sh_flags(endian).contains(elf::SHF_ALLOC)),
+            _ => false,
+        };
         Some(ElfSymbol {
             kind,
             bind: sym.st_bind(),
             value: sym.st_value(endian).into(),
             size: sym.st_size(endian).into(),
-            defined,
+            allocated,
             common: sym.is_common(endian),
             file: self.file,
             name,
@@ -618,7 +622,7 @@ mod tests {
             bind: elf::STB_GLOBAL,
             value: 0,
             size: 0,
-            defined: true,
+            allocated: true,
             common: false,
             file: None,
             name,
@@ -708,7 +712,7 @@ mod tests {
     /// symbol of every fixture, both tables.
     #[test]
     fn reader_agrees_with_object() {
-        use object::{Object, ObjectSymbol, SymbolSection};
+        use object::{Object, ObjectSection, ObjectSymbol, SymbolSection};
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
         let mut checked = 0;
         for dir in ["testdata/elf/bin", "testdata/bin", "testdata/xray/bin"] {
@@ -736,8 +740,15 @@ mod tests {
                         if !a.common {
                             assert_eq!(a.value, b.address());
                         }
-                        let in_section = matches!(b.section(), SymbolSection::Section(_));
-                        assert_eq!(a.defined, in_section, "{path:?} {:?}", b.name());
+                        let allocated = match b.section() {
+                            SymbolSection::Section(i) => file.section_by_index(i).is_ok_and(|s| {
+                                matches!(s.flags(),
+                                    object::SectionFlags::Elf { sh_flags, .. }
+                                        if sh_flags.contains(elf::SHF_ALLOC))
+                            }),
+                            _ => false,
+                        };
+                        assert_eq!(a.allocated, allocated, "{path:?} {:?}", b.name());
                         assert_eq!(a.bind == elf::STB_LOCAL, b.is_local());
                         checked += 1;
                     }
