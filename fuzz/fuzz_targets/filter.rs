@@ -69,6 +69,7 @@ impl SymbolSource for Answers {
                 size: 0x100,
                 file: None,
             }),
+            claimed: false,
             shown: Default::default(),
         })
     }
