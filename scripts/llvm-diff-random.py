@@ -44,28 +44,28 @@ class Fixture:
         self.symbols = symbols
 
 
+def tool_output(name, *args):
+    """What an LLVM tool prints; bytes that are not UTF-8 (in warnings about odd
+    files) are replaced, never read."""
+    return subprocess.run(
+        [LLVM_BIN / name, *args], capture_output=True, text=True, errors="replace"
+    ).stdout
+
+
 def fixtures(tree):
     """The ELF files of a build-ID tree, with their load segments and symbols."""
     out = []
     for path in sorted(Path(tree, ".build-id").glob("*/*.debug")):
         build_id = path.parent.name + path.name[: -len(".debug")]
         segments, symbols = [], []
-        ph = subprocess.run(
-            [LLVM_BIN / "llvm-readelf", "-lW", path], capture_output=True, text=True,
-            errors="replace",
-        ).stdout
-        for line in ph.splitlines():
+        for line in tool_output("llvm-readelf", "-lW", path).splitlines():
             f = line.split()
             if f[:1] == ["LOAD"] and len(f) >= 7:
                 vaddr, memsz = int(f[2], 16), int(f[5], 16)
                 flags = "".join(c for c in " ".join(f[6:-1]) if c in "RWE")
                 mode = flags.replace("E", "x").lower() or "r"
                 segments.append((vaddr, memsz, mode))
-        nm = subprocess.run(
-            [LLVM_BIN / "llvm-nm", "--defined-only", path], capture_output=True, text=True,
-            errors="replace",
-        ).stdout
-        for line in nm.splitlines():
+        for line in tool_output("llvm-nm", "--defined-only", path).splitlines():
             f = line.split()
             if len(f) >= 3 and re.fullmatch(r"[0-9a-f]+", f[0]):
                 symbols.append((int(f[0], 16), f[2]))
