@@ -2,11 +2,12 @@
 //!
 //! LLVM (`SymbolizableObjectFile`) keeps function, object, no-type and IFUNC
 //! symbols defined in a section the program has in memory (`SHF_ALLOC`),
-//! sorts them by (address, size), keeps one entry per address (the last of the largest size), and answers a probe
-//! with the last entry at or below it, unless that entry has a non-zero size
-//! that ends at or before the probe. Local symbols carry the name of the
-//! `STT_FILE` symbol preceding them. We do the same, over the `.symtab` of
-//! every file of the module (or their `.dynsym` when no `.symtab` exists).
+//! sorts them by (address, size), keeps one entry per address (the last of
+//! the largest size), and answers a probe with the last entry at or below
+//! it, unless that entry has a non-zero size that ends at or before the
+//! probe. Local symbols carry the name of the `STT_FILE` symbol preceding
+//! them. We do the same, over the `.symtab` of every file of the module (or
+//! their `.dynsym` when no `.symtab` exists).
 //!
 //! [`elf_symbols`] is the one reader of ELF symbol tables: this table,
 //! `gsym create` and XRay's fallback names each keep what their rules keep
