@@ -9,13 +9,14 @@
 # --no-default-paths, so that both tools read the same files.
 #
 # For each shape, ROUNDS interleaved rounds (one LLVM run, then one run of each symfilter
-# variant: human, llvm, json, llvm --one-thread, and the same for every extra build named in
-# SYMFILTER_EXTRA="name=path[@VAR=VALUE] ...", run with VAR=VALUE in its environment; each
-# measured run follows an unmeasured one of the same command): mean and best wall time, mean CPU time (user + sys) and the
-# largest peak RSS, with LLVM's figure divided by symfilter's (wall, CPU) and symfilter's RSS
-# divided by LLVM's. Wall times on a shared machine are noisy; instruction counts are not:
-# each variant is then run once under `valgrind --tool=cachegrind --cache-sim=no` on the first
-# INSTR_LINES lines of each log (default 200,000: one context), unless INSTR_LINES=0.
+# variant: human, llvm, json, llvm and json --one-thread, and the same for every extra build
+# named in SYMFILTER_EXTRA="name=path[@VAR=VALUE] ...", run with VAR=VALUE in its environment;
+# each measured run follows an unmeasured one of the same command): mean and best wall time,
+# mean CPU time (user + sys) and the largest peak RSS, with LLVM's figure divided by
+# symfilter's (wall, CPU) and symfilter's RSS divided by LLVM's. Wall times on a shared machine
+# are noisy; instruction counts are not: each variant is then run once under
+# `valgrind --tool=cachegrind --cache-sim=no` on the first INSTR_LINES lines of each log
+# (default 200,000: one context), unless INSTR_LINES=0.
 # The llvm format's output is compared with LLVM's on each whole log. Each shape's line of
 # figures ends with the load average before its rounds and the share of CPU time the VM's host
 # took back (steal) during them: two-thread runs lose more than LLVM's single thread when the
@@ -43,7 +44,9 @@ ln -sf "$work/rg/bin/rg" "debug/.build-id/${id:0:2}/${id:2}.debug"
 [ -f modules.log ] || python3 "$root/scripts/make-modules-log.py" modules.log modules-debug
 (cd "$root" && nice -n 10 cargo build --release -q)
 binaries="symfilter=$root/target/release/symfilter ${SYMFILTER_EXTRA:-}"
-variants=("human:" "llvm:--format=llvm" "json:--format=json" "llvm-1-thread:--format=llvm --one-thread")
+# On one thread: the llvm format, the cheapest to print, and json, the dearest.
+variants=("human:" "llvm:--format=llvm" "json:--format=json"
+  "llvm-1-thread:--format=llvm --one-thread" "json-1-thread:--format=json --one-thread")
 
 # "NAME ENV BINARY ARGS" of every symfilter run, one a line (ENV: VAR=VALUE, or - for none).
 runs() {
