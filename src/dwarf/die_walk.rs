@@ -196,6 +196,95 @@ impl Walk<'_> {
         Some(v)
     }
 
+    /// An unsigned LEB128 number as gimli reads it: `None` where gimli
+    /// fails (a tenth byte other than 0 or 1, or the bytes ending).
+    fn strict_uleb(&mut self) -> Option<u64> {
+        let mut result = 0u64;
+        let mut shift = 0u32;
+        loop {
+            let byte = *self.data.get(self.pos)?;
+            self.pos += 1;
+            if shift == 63 {
+                return (byte <= 1).then_some(result | u64::from(byte) << 63);
+            }
+            result |= u64::from(byte & 0x7f) << shift;
+            if byte & 0x80 == 0 {
+                return Some(result);
+            }
+            shift += 7;
+        }
+    }
+
+    /// A signed LEB128 number as gimli reads it (`None` where it fails).
+    fn strict_sleb(&mut self) -> Option<i64> {
+        let mut result = 0i64;
+        let mut shift = 0u32;
+        loop {
+            let byte = *self.data.get(self.pos)?;
+            self.pos += 1;
+            if shift == 63 && byte != 0x00 && byte != 0x7f {
+                return None;
+            }
+            result |= i64::from(byte & 0x7f) << shift;
+            shift += 7;
+            if byte & 0x80 == 0 {
+                if shift < 64 && byte & 0x40 != 0 {
+                    result |= !0 << shift;
+                }
+                return Some(result);
+            }
+        }
+    }
+
+    /// The value of one attribute (see [`Raw`]); `None` where gimli may
+    /// read it otherwise.
+    #[allow(non_upper_case_globals)]
+    fn raw(
+        &mut self,
+        spec: &gimli::AttributeSpecification,
+        encoding: gimli::Encoding,
+    ) -> Option<Raw> {
+        use gimli::constants::*;
+        Some(match spec.form() {
+            DW_FORM_addr => match encoding.address_size {
+                n @ (1 | 2 | 4 | 8) => Raw::Addr(self.fixed(usize::from(n))?),
+                _ => return None,
+            },
+            DW_FORM_addrx | DW_FORM_GNU_addr_index => Raw::AddrIndex(self.strict_uleb()?),
+            DW_FORM_addrx1 => Raw::AddrIndex(self.fixed(1)?),
+            DW_FORM_addrx2 => Raw::AddrIndex(self.fixed(2)?),
+            DW_FORM_addrx3 => Raw::AddrIndex(self.fixed(3)?),
+            DW_FORM_addrx4 => Raw::AddrIndex(self.fixed(4)?),
+            DW_FORM_data1 => Raw::Data(self.fixed(1)?),
+            DW_FORM_data2 => Raw::Data(self.fixed(2)?),
+            DW_FORM_data4 => Raw::Data(self.fixed(4)?),
+            DW_FORM_data8 => Raw::Data(self.fixed(8)?),
+            DW_FORM_udata => Raw::Data(self.strict_uleb()?),
+            DW_FORM_sdata => Raw::Sdata(self.strict_sleb()?),
+            DW_FORM_implicit_const => Raw::Sdata(spec.implicit_const_value()?),
+            DW_FORM_sec_offset => {
+                Raw::SecOffset(self.fixed(usize::from(encoding.format.word_size()))?)
+            }
+            DW_FORM_rnglistx => Raw::RngListIndex(self.strict_uleb()?),
+            DW_FORM_ref1 => Raw::Ref(self.fixed(1)?),
+            DW_FORM_ref2 => Raw::Ref(self.fixed(2)?),
+            DW_FORM_ref4 => Raw::Ref(self.fixed(4)?),
+            DW_FORM_ref8 => Raw::Ref(self.fixed(8)?),
+            DW_FORM_ref_udata => Raw::Ref(self.strict_uleb()?),
+            DW_FORM_indirect => return None,
+            form => {
+                let stepped = match form_size(form, encoding) {
+                    Some(n) => self.skip(n),
+                    None => self.variable(form, encoding),
+                };
+                if !stepped {
+                    return None;
+                }
+                Raw::Other
+            }
+        })
+    }
+
     /// Step over a form [`variable_step`] has no step of its own for:
     /// fixed-length blocks, and `indirect`, whose form is in the data.
     #[allow(non_upper_case_globals)]
@@ -229,8 +318,36 @@ impl Walk<'_> {
 pub(crate) struct Die {
     /// Offset in the unit.
     pub offset: usize,
+    /// Its depth: the root's children (a subtree's top DIEs) at 1.
+    pub depth: isize,
+    /// Its abbreviation code.
+    pub code: u64,
     /// Whether the walk's `want` picked its abbreviation.
     pub wanted: bool,
+}
+
+/// An attribute value as [`DieWalk::attributes`] reads it: the forms of
+/// addresses, numbers, references and offsets, each read as gimli's
+/// `parse_attribute` reads it. Other forms are stepped over.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Raw {
+    /// `addr`.
+    Addr(u64),
+    /// `addrx`, `addrx1`-`addrx4`, `GNU_addr_index`.
+    AddrIndex(u64),
+    /// `data1`-`data8`, `udata`. (gimli reads `data4` and `data8` of some
+    /// attributes, `DW_AT_ranges` among them, as section offsets.)
+    Data(u64),
+    /// `sdata`, `implicit_const`.
+    Sdata(i64),
+    /// `sec_offset`.
+    SecOffset(u64),
+    /// `rnglistx`.
+    RngListIndex(u64),
+    /// `ref1`-`ref8`, `ref_udata`: an offset in the unit.
+    Ref(u64),
+    /// Any other form.
+    Other,
 }
 
 /// The DIEs of one unit, in order, without recursion. Ends at the unit's
@@ -252,6 +369,11 @@ pub(crate) struct DieWalk<'d, 'a> {
     deepest: isize,
     /// The walk stopped at bytes it could not read.
     failed: bool,
+    /// A [`subtree`](Self::subtree) walk: it ends at the null entry that
+    /// closes its top level, and the bytes ending first is a failure.
+    subtree: bool,
+    /// The subtree's closing null entry was read.
+    closed: bool,
     /// Which abbreviations [`Self::next_wanted`] stops at.
     want: fn(&gimli::Abbreviation) -> bool,
 }
@@ -280,8 +402,64 @@ impl<'d, 'a> DieWalk<'d, 'a> {
             depth: 0,
             deepest: 0,
             failed: false,
+            subtree: false,
+            closed: false,
             want,
         }
+    }
+
+    /// The DIEs below one DIE with children: `bytes` start at its first
+    /// child, which lies at `offset` in the unit. The walk ends after the
+    /// null entry that closes the children (see [`Self::closed`]).
+    pub(crate) fn subtree<T: Reader>(
+        header: &gimli::UnitHeader<T>,
+        abbrevs: &'a gimli::Abbreviations,
+        bytes: &'d [u8],
+        offset: usize,
+        want: fn(&gimli::Abbreviation) -> bool,
+    ) -> DieWalk<'d, 'a> {
+        let mut walk = DieWalk::new(header, abbrevs, bytes, want);
+        walk.base = offset;
+        walk.depth = 1;
+        walk.subtree = true;
+        walk
+    }
+
+    /// Whether a [`subtree`](Self::subtree) walk read the null entry that
+    /// closes the subtree (else it ended where it could not read on).
+    pub(crate) fn closed(&self) -> bool {
+        self.closed
+    }
+
+    /// Each attribute of `die` (met by this walk, of abbreviation
+    /// `abbrev`) in order, given to `each`; false where gimli may read them
+    /// otherwise (a form read through `DW_FORM_indirect`, an LEB128 number
+    /// gimli rejects, bytes that end first, an address size gimli does not
+    /// read), and the caller reads them with gimli instead.
+    pub(crate) fn attributes(
+        &self,
+        die: &Die,
+        abbrev: &gimli::Abbreviation,
+        mut each: impl FnMut(gimli::DwAt, Raw),
+    ) -> bool {
+        let Some(pos) = die.offset.checked_sub(self.base) else {
+            return false;
+        };
+        let mut walk = Walk {
+            data: self.walk.data,
+            pos,
+            big_endian: self.walk.big_endian,
+        };
+        if walk.strict_uleb() != Some(die.code) {
+            return false;
+        }
+        for spec in abbrev.attributes() {
+            match walk.raw(spec, self.encoding) {
+                Some(raw) => each(spec.name(), raw),
+                None => return false,
+            }
+        }
+        true
     }
 
     /// The depth of the next DIE: after a DIE with children, the depth of
@@ -326,7 +504,13 @@ impl<'d, 'a> DieWalk<'d, 'a> {
         let walk = &mut self.walk;
         loop {
             let offset = self.base + walk.pos;
-            let &first = walk.data.get(walk.pos)?;
+            let Some(&first) = walk.data.get(walk.pos) else {
+                // A subtree's bytes end only after its closing entry.
+                if self.subtree {
+                    self.failed = true;
+                }
+                return None;
+            };
             let code = if first < 0x80 {
                 walk.pos += 1;
                 u64::from(first)
@@ -338,8 +522,13 @@ impl<'d, 'a> DieWalk<'d, 'a> {
             };
             if code == 0 {
                 self.depth -= 1;
+                if self.subtree && self.depth == 0 {
+                    self.closed = true;
+                    return None;
+                }
                 continue;
             }
+            let depth = self.depth;
             let mut entry = self.entries.get(code as usize).copied().unwrap_or_default();
             if entry.kind == Kind::Unknown {
                 let Some(abbrev) = self.abbrevs.get(code) else {
@@ -372,6 +561,8 @@ impl<'d, 'a> DieWalk<'d, 'a> {
                         }
                         return Some(Die {
                             offset,
+                            depth,
+                            code,
                             wanted: entry.wanted,
                         });
                     }
@@ -405,6 +596,8 @@ impl<'d, 'a> DieWalk<'d, 'a> {
             }
             return Some(Die {
                 offset,
+                depth,
+                code,
                 wanted: entry.wanted,
             });
         }

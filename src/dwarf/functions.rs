@@ -14,7 +14,7 @@ use std::sync::OnceLock;
 use gimli::UnitRef;
 use smallvec::SmallVec;
 
-use super::die_walk::DieWalk;
+use super::die_walk::{DieWalk, Raw};
 use super::lookup::{NAMES_MAX, Names, Within};
 use super::ranges::{all_narrow, each_range, place};
 use super::{Error, Sure};
@@ -61,6 +61,38 @@ impl RangeAttrs {
             _ => {}
         }
         Ok(())
+    }
+
+    /// [`Self::read`] for a value the fast walk read: false where gimli
+    /// must read it (a `DW_AT_ranges` in a form gimli may read as a section
+    /// offset, or one no range list is found through).
+    fn take(&mut self, unit: UnitRef<'_, R<'_>>, name: gimli::DwAt, raw: Raw) -> Sure<bool> {
+        use gimli::AttributeValue as V;
+        let index = |i: u64| usize::try_from(i).map_err(|_| Error::Malformed("index"));
+        match (name, raw) {
+            (gimli::DW_AT_low_pc, Raw::Addr(a)) => self.low_pc = Some(a),
+            (gimli::DW_AT_low_pc, Raw::AddrIndex(i)) => {
+                self.low_pc = Some(unit.address(gimli::DebugAddrIndex(index(i)?))?)
+            }
+            (gimli::DW_AT_high_pc, Raw::Addr(a)) => self.high_pc = Some(a),
+            (gimli::DW_AT_high_pc, Raw::AddrIndex(i)) => {
+                self.high_pc = Some(unit.address(gimli::DebugAddrIndex(index(i)?))?)
+            }
+            // gimli's `udata_value`, as `Attribute::value` takes it.
+            (gimli::DW_AT_high_pc, Raw::Data(size)) => self.size = Some(size),
+            (gimli::DW_AT_high_pc, Raw::Sdata(size)) if size >= 0 => self.size = Some(size as u64),
+            (gimli::DW_AT_ranges, Raw::SecOffset(o)) => {
+                let raw = gimli::RawRangeListsOffset(index(o)?);
+                self.ranges_offset = unit.attr_ranges_offset(V::RangeListsRef(raw))?;
+            }
+            (gimli::DW_AT_ranges, Raw::RngListIndex(i)) => {
+                let i = gimli::DebugRngListsIndex(index(i)?);
+                self.ranges_offset = unit.attr_ranges_offset(V::DebugRngListsIndex(i))?;
+            }
+            (gimli::DW_AT_ranges, _) => return Ok(false),
+            _ => {}
+        }
+        Ok(true)
     }
 
     /// Whether a range list (`DW_AT_ranges`) gives the ranges.
@@ -195,6 +227,20 @@ const LINK: u32 = 1 << 31;
 const NO_FILE: u32 = u32::MAX;
 
 impl Inlined {
+    /// The inlined call whose DIE is at `die`, before its attributes.
+    fn at(die: gimli::UnitOffset<usize>) -> Sure<Inlined> {
+        Ok(Inlined {
+            name_at: u32::try_from(die.0)
+                .ok()
+                .filter(|d| d & LINK == 0)
+                .ok_or(Error::Malformed("unit size"))?,
+            call_file: NO_FILE,
+            call_line: 0,
+            call_column: 0,
+            named: OnceLock::new(),
+        })
+    }
+
     pub(crate) fn name<'a>(
         &self,
         unit: UnitRef<'_, R<'a>>,
@@ -438,20 +484,67 @@ impl Function {
         offset: gimli::UnitOffset<usize>,
         gathered: &mut Gathered,
     ) -> Sure<Function> {
+        Function::parse_with(unit, names, offset, gathered, true)
+    }
+
+    /// [`Self::parse`], with the fast walk or (`fast` false) gimli alone.
+    pub(crate) fn parse_with<'a>(
+        unit: UnitRef<'_, R<'a>>,
+        names: &Names<'_, 'a>,
+        offset: gimli::UnitOffset<usize>,
+        gathered: &mut Gathered,
+        fast: bool,
+    ) -> Sure<Function> {
         let NamedDie {
             name,
             mut entries,
             depth,
         } = die_name(unit, names, offset)?;
-        gathered.inlined.clear();
-        gathered.addresses.clear();
-        gathered.open.clear();
-        gathered.children(unit, &mut entries, depth)?;
+        // The fast walk steps over the DIEs that are not inlined calls and
+        // reads the attributes of those that are; where it cannot, gimli
+        // reads the whole subtree again.
+        gathered.clear();
+        if !(fast
+            && gathered.walk_children(unit, entries.next_offset(), entries.next_depth() > depth)?)
+        {
+            gathered.clear();
+            gathered.children(unit, &mut entries, depth)?;
+        }
         Ok(Function {
             name,
             inlined: gathered.inlined.drain(..).collect(),
             addresses: Addresses::new(&mut gathered.addresses),
         })
+    }
+}
+
+#[cfg(test)]
+impl Function {
+    /// Everything parsed, as text to compare.
+    pub(crate) fn dump(&self) -> String {
+        let inlined: Vec<_> = self
+            .inlined
+            .iter()
+            .map(|i| (i.name_at, i.call_file, i.call_line, i.call_column))
+            .collect();
+        let addresses: Vec<_> = match &self.addresses {
+            Addresses::Near { base, ranges } => ranges
+                .iter()
+                .map(|a| {
+                    (
+                        base + u64::from(a.begin),
+                        base + u64::from(a.end),
+                        a.call_depth,
+                        a.function,
+                    )
+                })
+                .collect(),
+            Addresses::Far(ranges) => ranges
+                .iter()
+                .map(|a| (a.range.begin, a.range.end, a.call_depth, a.function))
+                .collect(),
+        };
+        format!("{:?} {inlined:?} {addresses:?}", self.name)
     }
 }
 
@@ -505,7 +598,139 @@ impl Function {
     }
 }
 
+/// An inlined call's attributes as [`Gathered::inlined`] takes them, from
+/// the values the fast walk reads (see [`Raw`]).
+struct InlinedAttrs {
+    ranges: RangeAttrs,
+    inlined: Inlined,
+    origin: Option<u32>,
+    naming: usize,
+    /// What went wrong first: an error, or `None` where gimli must read the
+    /// DIE (a value the fast walk does not read as gimli does).
+    failed: Option<Option<Error>>,
+}
+
+impl InlinedAttrs {
+    fn new(die: gimli::UnitOffset<usize>) -> Sure<InlinedAttrs> {
+        Ok(InlinedAttrs {
+            ranges: RangeAttrs::default(),
+            inlined: Inlined::at(die)?,
+            origin: None,
+            naming: 0,
+            failed: None,
+        })
+    }
+
+    /// [`Gathered::inlined`]'s reading of one attribute.
+    fn take(&mut self, unit: UnitRef<'_, R<'_>>, name: gimli::DwAt, raw: Raw) {
+        if self.failed.is_some() {
+            return;
+        }
+        // As gimli's `udata_value`.
+        let udata = match raw {
+            Raw::Data(v) => Some(v),
+            Raw::Sdata(v) => u64::try_from(v).ok(),
+            _ => None,
+        };
+        match name {
+            gimli::DW_AT_low_pc | gimli::DW_AT_high_pc | gimli::DW_AT_ranges => {
+                match self.ranges.take(unit, name, raw) {
+                    Ok(true) => {}
+                    Ok(false) => self.failed = Some(None),
+                    Err(e) => self.failed = Some(Some(e)),
+                }
+            }
+            gimli::DW_AT_linkage_name
+            | gimli::DW_AT_MIPS_linkage_name
+            | gimli::DW_AT_name
+            | gimli::DW_AT_specification => self.naming += 1,
+            gimli::DW_AT_abstract_origin => {
+                self.naming += 1;
+                if let Raw::Ref(o) = raw {
+                    self.origin = u32::try_from(o).ok().filter(|&o| o != 0 && o & LINK == 0);
+                }
+            }
+            gimli::DW_AT_call_file => {
+                if let Some(i) = udata
+                    && (i > 0 || unit.header.version() >= 5)
+                {
+                    self.inlined.call_file = u32::try_from(i).unwrap_or(NO_FILE);
+                }
+            }
+            gimli::DW_AT_call_line => self.inlined.call_line = udata.unwrap_or(0) as u32,
+            gimli::DW_AT_call_column => self.inlined.call_column = udata.unwrap_or(0) as u32,
+            _ => {}
+        }
+    }
+}
+
 impl Gathered {
+    fn clear(&mut self) {
+        self.inlined.clear();
+        self.addresses.clear();
+        self.open.clear();
+    }
+
+    /// [`Self::children`] by the fast walk, the children starting at
+    /// `first` (when `has_children`); false where the walk could not read
+    /// them all as gimli does.
+    fn walk_children<'a>(
+        &mut self,
+        unit: UnitRef<'_, R<'a>>,
+        first: gimli::UnitOffset<usize>,
+        has_children: bool,
+    ) -> Sure<bool> {
+        if !has_children {
+            return Ok(true);
+        }
+        let header = &unit.header;
+        let Ok(input) = header.range_from(first..) else {
+            return Ok(false);
+        };
+        let mut walk = DieWalk::subtree(header, &unit.abbreviations, input.slice(), first.0, |a| {
+            matches!(
+                a.tag(),
+                gimli::DW_TAG_subprogram | gimli::DW_TAG_inlined_subroutine
+            )
+        });
+        // The depth of a nested subprogram whose DIEs are stepped over.
+        let mut nested = None;
+        while let Some(die) = walk.next_die() {
+            if let Some(d) = nested {
+                if die.depth > d {
+                    continue;
+                }
+                nested = None;
+            }
+            while self.open.last().is_some_and(|&d| die.depth <= d) {
+                self.open.pop();
+            }
+            if !die.wanted {
+                continue;
+            }
+            let Some(abbrev) = unit.abbreviations.get(die.code) else {
+                return Ok(false);
+            };
+            if abbrev.tag() == gimli::DW_TAG_subprogram {
+                nested = Some(die.depth);
+                continue;
+            }
+            let mut attrs = InlinedAttrs::new(gimli::UnitOffset(die.offset))?;
+            if !walk.attributes(&die, abbrev, |name, raw| attrs.take(unit, name, raw)) {
+                return Ok(false);
+            }
+            match attrs.failed {
+                None => {}
+                Some(None) => return Ok(false),
+                Some(Some(e)) => return Err(e),
+            }
+            let call_depth = self.open.len();
+            self.push(unit, attrs, call_depth)?;
+            self.open.push(die.depth);
+        }
+        Ok(walk.closed() && !walk.failed())
+    }
+
     /// The subprogram's descendants, depth first, without recursion.
     /// Nested subprograms are skipped with all they hold.
     fn children<'a>(
@@ -552,35 +777,21 @@ impl Gathered {
         abbrev: &gimli::Abbreviation,
         call_depth: usize,
     ) -> Sure<()> {
-        let mut ranges = RangeAttrs::default();
-        let mut inlined = Inlined {
-            name_at: u32::try_from(die.0)
-                .ok()
-                .filter(|d| d & LINK == 0)
-                .ok_or(Error::Malformed("unit size"))?,
-            call_file: NO_FILE,
-            call_line: 0,
-            call_column: 0,
-            named: OnceLock::new(),
-        };
-        let mut origin = None;
-        // The name comes from the link alone when it is the only attribute
-        // that names (see `DieName::take`).
-        let mut naming = 0;
+        let mut attrs = InlinedAttrs::new(die)?;
         for spec in abbrev.attributes() {
             let attr = entries.read_attribute(*spec)?;
-            ranges.read(unit, &attr)?;
+            attrs.ranges.read(unit, &attr)?;
             match attr.name() {
                 gimli::DW_AT_linkage_name
                 | gimli::DW_AT_MIPS_linkage_name
                 | gimli::DW_AT_name
-                | gimli::DW_AT_specification => naming += 1,
+                | gimli::DW_AT_specification => attrs.naming += 1,
                 gimli::DW_AT_abstract_origin => {
-                    naming += 1;
+                    attrs.naming += 1;
                     if let gimli::AttributeValue::UnitRef(o) = attr.value() {
                         // No DIE lies at offset 0: such a link is read
                         // through the DIE, as every other odd one.
-                        origin = u32::try_from(o.0).ok().filter(|&o| o != 0 && o & LINK == 0);
+                        attrs.origin = u32::try_from(o.0).ok().filter(|&o| o != 0 && o & LINK == 0);
                     }
                 }
                 gimli::DW_AT_call_file => {
@@ -588,18 +799,37 @@ impl Gathered {
                     if let gimli::AttributeValue::FileIndex(i) = attr.value()
                         && (i > 0 || unit.header.version() >= 5)
                     {
-                        inlined.call_file = u32::try_from(i).unwrap_or(NO_FILE);
+                        attrs.inlined.call_file = u32::try_from(i).unwrap_or(NO_FILE);
                     }
                 }
                 gimli::DW_AT_call_line => {
-                    inlined.call_line = attr.udata_value().unwrap_or(0) as u32;
+                    attrs.inlined.call_line = attr.udata_value().unwrap_or(0) as u32;
                 }
                 gimli::DW_AT_call_column => {
-                    inlined.call_column = attr.udata_value().unwrap_or(0) as u32;
+                    attrs.inlined.call_column = attr.udata_value().unwrap_or(0) as u32;
                 }
                 _ => {}
             }
         }
+        self.push(unit, attrs, call_depth)
+    }
+
+    /// The inlined call `attrs` read, at `call_depth`, with its ranges.
+    fn push(
+        &mut self,
+        unit: UnitRef<'_, R<'_>>,
+        attrs: InlinedAttrs,
+        call_depth: usize,
+    ) -> Sure<()> {
+        let InlinedAttrs {
+            ranges,
+            mut inlined,
+            origin,
+            naming,
+            ..
+        } = attrs;
+        // The name comes from the link alone when it is the only attribute
+        // that names (see `DieName::take`).
         if let (1, Some(origin)) = (naming, origin) {
             inlined.name_at = origin | LINK;
         }

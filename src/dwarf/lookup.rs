@@ -434,3 +434,38 @@ impl<'a> Engine<'a> {
         Ok(Some(Found::Frames(frames, column)))
     }
 }
+
+#[cfg(test)]
+impl<'a> Engine<'a> {
+    /// Each main unit's subprograms with code, each parsed with the fast
+    /// walk and with gimli alone, given to `compare` as the unit offset
+    /// and the two [`Function::dump`]s.
+    pub(crate) fn parse_functions_both_ways(
+        &self,
+        mut compare: impl FnMut(usize, Sure<String>, Sure<String>),
+    ) {
+        let mut gathered = Gathered::default();
+        for index in 0..self.main.units.len() {
+            let Ok(unit) = self.main.unit(index) else {
+                continue;
+            };
+            let unit = UnitRef::new(&self.main.dwarf, &unit);
+            let Ok((functions, _)) = Functions::parse(unit) else {
+                continue;
+            };
+            let names = Names {
+                engine: self,
+                within: Within::Main,
+            };
+            for &offset in &functions.offsets {
+                let mut parse = |fast| {
+                    Function::parse_with(unit, &names, offset, &mut gathered, fast)
+                        .map(|f| f.dump())
+                };
+                let fast = parse(true);
+                let at = offset.to_debug_info_offset(&unit.header).map_or(0, |o| o.0);
+                compare(at, fast, parse(false));
+            }
+        }
+    }
+}

@@ -474,3 +474,32 @@ fn units_are_claimed_where_llvm_finds_them() {
         assert!(!index.claims(0x10), "{name}");
     }
 }
+
+/// The inlined calls of every function of `path`, read by the fast walk,
+/// against gimli's reading; how many functions held inlined calls.
+fn functions_read_alike(path: &Path) -> usize {
+    let Some(dwarf) = load(path) else {
+        return 0;
+    };
+    let index = DwarfIndex::new(dwarf, None);
+    let mut inlining = 0;
+    index.engine.parse_functions_both_ways(|at, fast, gimli| {
+        assert_eq!(fast, gimli, "{} function at {at:#x}", path.display());
+        if fast.is_ok_and(|f| !f.contains(" [] ")) {
+            inlining += 1;
+        }
+    });
+    inlining
+}
+
+#[test]
+fn inlined_calls_are_read_by_the_fast_walk_as_by_gimli() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata");
+    let mut files = Vec::new();
+    fixtures(&root, &mut files);
+    files.extend(std::env::var_os("SYMFILTER_TEST_DWARF_FILE").map(PathBuf::from));
+    let libc = Path::new("/lib/x86_64-linux-gnu/libc.so.6");
+    files.extend(libc_debug_file(libc));
+    let inlining: usize = files.iter().map(|f| functions_read_alike(f)).sum();
+    assert!(inlining > 100, "{inlining}");
+}
