@@ -141,7 +141,8 @@ impl Walk<'_> {
         true
     }
 
-    /// Step over a LEB128 number (as [`uleb`](Self::uleb) reads it).
+    /// Step over a LEB128 number of any length, unread (as gimli's
+    /// `skip_leb128`).
     #[inline]
     fn skip_leb(&mut self) -> bool {
         while let Some(&byte) = self.data.get(self.pos) {
@@ -164,22 +165,6 @@ impl Walk<'_> {
         }
     }
 
-    fn uleb(&mut self) -> Option<u64> {
-        let mut result = 0u64;
-        let mut shift = 0u32;
-        loop {
-            let byte = *self.data.get(self.pos)?;
-            self.pos += 1;
-            if shift < 64 {
-                result |= u64::from(byte & 0x7f) << shift;
-            }
-            if byte & 0x80 == 0 {
-                return Some(result);
-            }
-            shift += 7;
-        }
-    }
-
     fn fixed(&mut self, n: usize) -> Option<u64> {
         let bytes = self.data.get(self.pos..self.pos.checked_add(n)?)?;
         self.pos += n;
@@ -198,7 +183,7 @@ impl Walk<'_> {
 
     /// An unsigned LEB128 number as gimli reads it: `None` where gimli
     /// fails (a tenth byte other than 0 or 1, or the bytes ending).
-    fn strict_uleb(&mut self) -> Option<u64> {
+    fn uleb(&mut self) -> Option<u64> {
         let mut result = 0u64;
         let mut shift = 0u32;
         loop {
@@ -216,7 +201,7 @@ impl Walk<'_> {
     }
 
     /// A signed LEB128 number as gimli reads it (`None` where it fails).
-    fn strict_sleb(&mut self) -> Option<i64> {
+    fn sleb(&mut self) -> Option<i64> {
         let mut result = 0i64;
         let mut shift = 0u32;
         loop {
@@ -250,7 +235,7 @@ impl Walk<'_> {
                 n @ (1 | 2 | 4 | 8) => Raw::Addr(self.fixed(usize::from(n))?),
                 _ => return None,
             },
-            DW_FORM_addrx | DW_FORM_GNU_addr_index => Raw::AddrIndex(self.strict_uleb()?),
+            DW_FORM_addrx | DW_FORM_GNU_addr_index => Raw::AddrIndex(self.uleb()?),
             DW_FORM_addrx1 => Raw::AddrIndex(self.fixed(1)?),
             DW_FORM_addrx2 => Raw::AddrIndex(self.fixed(2)?),
             DW_FORM_addrx3 => Raw::AddrIndex(self.fixed(3)?),
@@ -259,23 +244,26 @@ impl Walk<'_> {
             DW_FORM_data2 => Raw::Data(self.fixed(2)?),
             DW_FORM_data4 => Raw::Data(self.fixed(4)?),
             DW_FORM_data8 => Raw::Data(self.fixed(8)?),
-            DW_FORM_udata => Raw::Data(self.strict_uleb()?),
-            DW_FORM_sdata => Raw::Sdata(self.strict_sleb()?),
+            DW_FORM_udata => Raw::Data(self.uleb()?),
+            DW_FORM_sdata => Raw::Sdata(self.sleb()?),
             DW_FORM_implicit_const => Raw::Sdata(spec.implicit_const_value()?),
             DW_FORM_sec_offset => {
                 Raw::SecOffset(self.fixed(usize::from(encoding.format.word_size()))?)
             }
-            DW_FORM_rnglistx => Raw::RngListIndex(self.strict_uleb()?),
+            DW_FORM_rnglistx => Raw::RngListIndex(self.uleb()?),
             DW_FORM_ref1 => Raw::Ref(self.fixed(1)?),
             DW_FORM_ref2 => Raw::Ref(self.fixed(2)?),
             DW_FORM_ref4 => Raw::Ref(self.fixed(4)?),
             DW_FORM_ref8 => Raw::Ref(self.fixed(8)?),
-            DW_FORM_ref_udata => Raw::Ref(self.strict_uleb()?),
+            DW_FORM_ref_udata => Raw::Ref(self.uleb()?),
             DW_FORM_indirect => return None,
             form => {
-                let stepped = match form_size(form, encoding) {
-                    Some(n) => self.skip(n),
-                    None => self.variable(form, encoding),
+                let stepped = match (form_size(form, encoding), variable_step(form)) {
+                    (Some(n), _) => self.skip(n),
+                    // gimli reads these numbers (`strx`, `loclistx`), not
+                    // only steps over them.
+                    (None, Step::Leb) => self.uleb().is_some(),
+                    (None, _) => self.variable(form, encoding),
                 };
                 if !stepped {
                     return None;
@@ -450,7 +438,7 @@ impl<'d, 'a> DieWalk<'d, 'a> {
             pos,
             big_endian: self.walk.big_endian,
         };
-        if walk.strict_uleb() != Some(die.code) {
+        if walk.uleb() != Some(die.code) {
             return false;
         }
         for spec in abbrev.attributes() {
@@ -600,6 +588,45 @@ impl<'d, 'a> DieWalk<'d, 'a> {
                 code,
                 wanted: entry.wanted,
             });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn walk(data: &[u8]) -> Walk<'_> {
+        Walk {
+            data,
+            pos: 0,
+            big_endian: false,
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(5000))]
+
+        /// LEB128 numbers are read, and rejected, as gimli reads them.
+        #[test]
+        fn leb128_is_read_as_gimli_reads_it(
+            bytes in proptest::collection::vec(prop_oneof![Just(0x80u8), Just(0xffu8), Just(0x7fu8), any::<u8>()], 0..13),
+        ) {
+            let mut slice = gimli::EndianSlice::new(&bytes, gimli::LittleEndian);
+            let theirs = gimli::leb128::read::unsigned(&mut slice).ok();
+            let mut ours = walk(&bytes);
+            prop_assert_eq!(ours.uleb(), theirs);
+            if theirs.is_some() {
+                prop_assert_eq!(ours.pos, bytes.len() - slice.len());
+            }
+            let mut slice = gimli::EndianSlice::new(&bytes, gimli::LittleEndian);
+            let theirs = gimli::leb128::read::signed(&mut slice).ok();
+            let mut ours = walk(&bytes);
+            prop_assert_eq!(ours.sleb(), theirs);
+            if theirs.is_some() {
+                prop_assert_eq!(ours.pos, bytes.len() - slice.len());
+            }
         }
     }
 }

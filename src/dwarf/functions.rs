@@ -64,8 +64,8 @@ impl RangeAttrs {
     }
 
     /// [`Self::read`] for a value the fast walk read: false where gimli
-    /// must read it (a `DW_AT_ranges` in a form gimli may read as a section
-    /// offset, or one no range list is found through).
+    /// must read it (a `DW_AT_ranges` in a form other than `sec_offset` and
+    /// `rnglistx`: gimli may read a data form as a section offset).
     fn take(&mut self, unit: UnitRef<'_, R<'_>>, name: gimli::DwAt, raw: Raw) -> Sure<bool> {
         use gimli::AttributeValue as V;
         let index = |i: u64| usize::try_from(i).map_err(|_| Error::Malformed("index"));
