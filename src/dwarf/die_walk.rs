@@ -338,6 +338,26 @@ pub(crate) enum Raw {
     Other,
 }
 
+impl Raw {
+    /// A value gimli read, as the walk reads it.
+    pub(crate) fn of<T: Reader<Offset = usize>>(value: &gimli::AttributeValue<T>) -> Raw {
+        use gimli::AttributeValue as V;
+        match *value {
+            V::Addr(a) => Raw::Addr(a),
+            V::DebugAddrIndex(i) => Raw::AddrIndex(i.0 as u64),
+            V::Data1(v) => Raw::Data(v.into()),
+            V::Data2(v) => Raw::Data(v.into()),
+            V::Data4(v) => Raw::Data(v.into()),
+            V::Data8(v) | V::Udata(v) => Raw::Data(v),
+            V::Sdata(v) => Raw::Sdata(v),
+            V::SecOffset(o) => Raw::SecOffset(o as u64),
+            V::DebugRngListsIndex(i) => Raw::RngListIndex(i.0 as u64),
+            V::UnitRef(o) => Raw::Ref(o.0 as u64),
+            _ => Raw::Other,
+        }
+    }
+}
+
 /// The DIEs of one unit, in order, without recursion. Ends at the unit's
 /// end or at bytes it cannot read (an unknown code, a truncated form): the
 /// parser that comes after stops at the same place.

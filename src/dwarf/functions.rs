@@ -621,17 +621,11 @@ impl InlinedAttrs {
         })
     }
 
-    /// [`Gathered::inlined`]'s reading of one attribute.
+    /// One attribute the fast walk read.
     fn take(&mut self, unit: UnitRef<'_, R<'_>>, name: gimli::DwAt, raw: Raw) {
         if self.failed.is_some() {
             return;
         }
-        // As gimli's `udata_value`.
-        let udata = match raw {
-            Raw::Data(v) => Some(v),
-            Raw::Sdata(v) => u64::try_from(v).ok(),
-            _ => None,
-        };
         match name {
             gimli::DW_AT_low_pc | gimli::DW_AT_high_pc | gimli::DW_AT_ranges => {
                 match self.ranges.take(unit, name, raw) {
@@ -640,6 +634,19 @@ impl InlinedAttrs {
                     Err(e) => self.failed = Some(Some(e)),
                 }
             }
+            _ => self.take_call(unit.header.version(), name, raw),
+        }
+    }
+
+    /// One attribute of the call's name and place (not its ranges), as
+    /// gimli's `Attribute::value` and `udata_value` take it.
+    fn take_call(&mut self, version: u16, name: gimli::DwAt, raw: Raw) {
+        let udata = match raw {
+            Raw::Data(v) => Some(v),
+            Raw::Sdata(v) => u64::try_from(v).ok(),
+            _ => None,
+        };
+        match name {
             gimli::DW_AT_linkage_name
             | gimli::DW_AT_MIPS_linkage_name
             | gimli::DW_AT_name
@@ -647,12 +654,15 @@ impl InlinedAttrs {
             gimli::DW_AT_abstract_origin => {
                 self.naming += 1;
                 if let Raw::Ref(o) = raw {
+                    // No DIE lies at offset 0: such a link is read through
+                    // the DIE, as every other odd one.
                     self.origin = u32::try_from(o).ok().filter(|&o| o != 0 && o & LINK == 0);
                 }
             }
             gimli::DW_AT_call_file => {
+                // DWARF 5 numbers files from 0; before, 0 means none.
                 if let Some(i) = udata
-                    && (i > 0 || unit.header.version() >= 5)
+                    && (i > 0 || version >= 5)
                 {
                     self.inlined.call_file = u32::try_from(i).unwrap_or(NO_FILE);
                 }
@@ -781,35 +791,11 @@ impl Gathered {
         for spec in abbrev.attributes() {
             let attr = entries.read_attribute(*spec)?;
             attrs.ranges.read(unit, &attr)?;
-            match attr.name() {
-                gimli::DW_AT_linkage_name
-                | gimli::DW_AT_MIPS_linkage_name
-                | gimli::DW_AT_name
-                | gimli::DW_AT_specification => attrs.naming += 1,
-                gimli::DW_AT_abstract_origin => {
-                    attrs.naming += 1;
-                    if let gimli::AttributeValue::UnitRef(o) = attr.value() {
-                        // No DIE lies at offset 0: such a link is read
-                        // through the DIE, as every other odd one.
-                        attrs.origin = u32::try_from(o.0).ok().filter(|&o| o != 0 && o & LINK == 0);
-                    }
-                }
-                gimli::DW_AT_call_file => {
-                    // DWARF 5 numbers files from 0; before, 0 means none.
-                    if let gimli::AttributeValue::FileIndex(i) = attr.value()
-                        && (i > 0 || unit.header.version() >= 5)
-                    {
-                        attrs.inlined.call_file = u32::try_from(i).unwrap_or(NO_FILE);
-                    }
-                }
-                gimli::DW_AT_call_line => {
-                    attrs.inlined.call_line = attr.udata_value().unwrap_or(0) as u32;
-                }
-                gimli::DW_AT_call_column => {
-                    attrs.inlined.call_column = attr.udata_value().unwrap_or(0) as u32;
-                }
-                _ => {}
-            }
+            attrs.take_call(
+                unit.header.version(),
+                attr.name(),
+                Raw::of(&attr.raw_value()),
+            );
         }
         self.push(unit, attrs, call_depth)
     }
