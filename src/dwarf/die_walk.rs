@@ -5,7 +5,9 @@
 //! forms all have fixed sizes (most DIEs), else a short list of runs and
 //! variable-size forms. A unit's functions are indexed with it (measuring
 //! its nesting depth on the way) and the global-variable index finds
-//! variables with it; either reads the few DIEs it wants with gimli.
+//! variables with it; either reads the few DIEs it wants with gimli. A
+//! function's subtree is walked for its inlined calls, whose attributes the
+//! walk reads itself (see [`Raw`]): they are most of what a function holds.
 
 use gimli::{Endianity, Reader, ReaderOffset};
 
