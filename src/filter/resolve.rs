@@ -43,19 +43,19 @@ impl Filter {
     }
 
     /// Opening a module may take long (a debuginfod download): write out
-    /// what earlier lines produced first, so a reader sees them meanwhile.
+    /// what earlier lines produced first, so a reader sees them meanwhile,
+    /// and so that the module's diagnostics follow them. Done at the
+    /// filter's first asking, even when a background search has already
+    /// found the module: its diagnostics come at that asking all the same.
     /// A write error shows up again at the next write and is handled there.
     /// The module whose symbols were last found is remembered (a found
     /// module stays open): most elements are in it, and the symbolizer's
-    /// table of modules is not asked again for them. Whether it wrote them
-    /// out.
-    fn flush_before_first_open(&mut self, module: &Arc<Module>, out: &mut dyn Write) -> bool {
-        if !self.is_last_opened(module) && !self.symbolizer.is_opened(&module.build_id) {
+    /// table of modules is not asked again for them.
+    fn flush_before_first_open(&mut self, module: &Arc<Module>, out: &mut dyn Write) {
+        if !self.is_last_opened(module) && !self.symbolizer.was_asked(&module.build_id) {
             let _ = self.render.pause(out);
             let _ = out.flush();
-            return true;
         }
-        false
     }
 
     /// Remember `module` as the one whose symbols were last found.
@@ -92,28 +92,15 @@ impl Filter {
         out: Option<&mut dyn Write>,
         f: impl FnOnce(&crate::symbols::Memo) -> T,
     ) -> Option<T> {
-        let mut out = out;
-        let flushed = match out.as_deref_mut() {
-            Some(out) => self.flush_before_first_open(module, out),
-            None => false,
-        };
+        if let Some(out) = out {
+            self.flush_before_first_open(module, out);
+        }
         let explain = self.opts.explain;
         let context = &self.context;
         let opened = self
             .symbolizer
             .open_with(&module.build_id, || ModuleKey::of(context, module));
         let first = opened.first_time;
-        // The background search may have opened the module before the
-        // filter first asked: what earlier lines produced is still written
-        // out before this first asking's diagnostics, whenever that search
-        // ended.
-        if first
-            && !flushed
-            && let Some(out) = out
-        {
-            let _ = self.render.pause(out);
-            let _ = out.flush();
-        }
         let (result, miss_trail_len, warnings) = match opened.source {
             Ok(src) => {
                 let warnings = if first { src.warnings() } else { Vec::new() };

@@ -144,9 +144,9 @@ impl Symbolizer {
     }
 
     /// Whether `id` was asked for already (its source is open, or known
-    /// missing) or found in the background: asking will not block.
-    pub fn is_opened(&self, id: &BuildId) -> bool {
-        self.slots.contains_key(id) || self.prefetcher.as_ref().is_some_and(|p| p.is_ready(id))
+    /// missing).
+    pub fn was_asked(&self, id: &BuildId) -> bool {
+        self.slots.contains_key(id)
     }
 
     /// Every place tried for `id` (for `--explain`), if it was asked for.

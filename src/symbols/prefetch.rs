@@ -132,11 +132,6 @@ impl Prefetcher {
         self.shared.lock().jobs.contains_key(id)
     }
 
-    /// Whether a search for `id` has finished (taking it will not wait).
-    pub fn is_ready(&self, id: &BuildId) -> bool {
-        matches!(self.shared.lock().jobs.get(id), Some(Job::Done(_)))
-    }
-
     /// The result of the search for `id`, waiting for it if it is under
     /// way. `None` when there is none, or it had not started (it is
     /// dropped: the caller searches now rather than wait for a worker).
